@@ -1,0 +1,1 @@
+"""Entry points and wiring."""

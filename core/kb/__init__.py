@@ -1,0 +1,1 @@
+"""The local document knowledge base: loading, chunking, indexing, hybrid retrieval."""

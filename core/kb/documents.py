@@ -1,0 +1,194 @@
+"""Read files into titled sections; each format keeps what a citation needs (heading, page)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"})
+
+
+class UnreadableDocumentError(Exception):
+    """The file cannot be read as the document its name says it is."""
+
+
+@dataclass
+class Section:
+    text: str
+    headings: list[str] = field(default_factory=list)
+    page: int | None = None
+
+    @property
+    def location(self) -> str | None:
+        parts = []
+        if self.page is not None:
+            parts.append(f"page {self.page}")
+        if self.headings:
+            parts.append(" > ".join(self.headings))
+        return ", ".join(parts) or None
+
+
+@dataclass
+class Document:
+    title: str
+    sections: list[Section]
+    author: str | None = None
+    published: str | None = None
+
+
+def looks_binary(data: bytes) -> bool:
+    """True when bytes are not text: NULs, or many control bytes in the first 8 KiB."""
+    head = data[:8192]
+    if b"\x00" in head:
+        return True
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
+    return bool(head) and controls / len(head) > 0.05
+
+
+def read_document(path: Path, data: bytes) -> Document:
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return _read_pdf(path, data)
+    if looks_binary(data):
+        raise UnreadableDocumentError("binary content in a text file")
+    text = _decode(data)
+    if suffix in (".html", ".htm"):
+        return _read_html(path, text)
+    if suffix == ".rst":
+        return _split_sections(path, text, _rst_headings(text))
+    if suffix in (".md", ".markdown"):
+        return _split_sections(path, text, _markdown_headings(text))
+    return Document(title=_title_from_name(path), sections=[Section(text=text)])
+
+
+def _decode(data: bytes) -> str:
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+def _title_from_name(path: Path) -> str:
+    return path.stem.replace("_", " ").replace("-", " ").strip() or path.name
+
+
+def clean_heading(text: str) -> str:
+    """A heading as a reader sees it: no permalink marks, emphasis or code ticks."""
+    return re.sub(r"\s+", " ", text.replace("\u00b6", "").replace("`", "").replace("*", "")).strip()
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _markdown_headings(text: str) -> list[tuple[int, int, str]]:
+    """(line index, level, title) of each ATX heading outside code fences."""
+    found = []
+    in_fence = False
+    for index, line in enumerate(text.splitlines()):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        match = re.match(r"^(#{1,6})\s+(.+?)\s*#*\s*$", line)
+        if match and not in_fence:
+            found.append((index, len(match.group(1)), clean_heading(match.group(2))))
+    return found
+
+
+_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}\s*$")
+
+
+def _rst_headings(text: str) -> list[tuple[int, int, str]]:
+    """reStructuredText titles: a line underlined (optionally overlined) by punctuation."""
+    lines = text.splitlines()
+    levels: dict[str, int] = {}
+    found = []
+    for index in range(1, len(lines)):
+        title = lines[index - 1].strip()
+        adornment = _RST_ADORNMENT.match(lines[index])
+        if not adornment or not title or _RST_ADORNMENT.match(lines[index - 1]):
+            continue
+        if len(lines[index].rstrip()) < len(title):
+            continue
+        char = adornment.group(1)
+        overlined = index >= 2 and lines[index - 2].strip() == lines[index].strip()
+        key = ("over" if overlined else "") + char
+        level = levels.setdefault(key, len(levels) + 1)
+        found.append((index - 1, level, clean_heading(title)))
+    return found
+
+
+def _split_sections(path: Path, text: str, headings: list[tuple[int, int, str]]) -> Document:
+    lines = text.splitlines()
+    title = headings[0][2] if headings else _title_from_name(path)
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    skip = {h[0] for h in headings} | {h[0] + 1 for h in headings if _is_rst_underline(lines, h)}
+    skip |= {h[0] - 1 for h in headings if _is_rst_overline(lines, h)}
+    bounds = [h[0] for h in headings] + [len(lines)]
+    if not headings or bounds[0] > 0:
+        sections.append(Section(text="\n".join(lines[: bounds[0]])))
+    for (start, level, heading), end in zip(headings, bounds[1:], strict=True):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        body = [line for offset, line in enumerate(lines[start:end], start) if offset not in skip]
+        sections.append(Section(text="\n".join(body), headings=[h for _, h in stack]))
+    return Document(title=title, sections=[s for s in sections if s.text.strip()])
+
+
+def _is_rst_underline(lines: list[str], heading: tuple[int, int, str]) -> bool:
+    index = heading[0] + 1
+    return index < len(lines) and bool(_RST_ADORNMENT.match(lines[index]))
+
+
+def _is_rst_overline(lines: list[str], heading: tuple[int, int, str]) -> bool:
+    index = heading[0] - 1
+    return index >= 0 and bool(_RST_ADORNMENT.match(lines[index]))
+
+
+def _read_html(path: Path, html: str) -> Document:
+    import trafilatura
+
+    extracted = trafilatura.bare_extraction(
+        html,
+        output_format="python",
+        include_formatting=True,
+        include_tables=True,
+        include_comments=False,
+        favor_recall=True,
+        with_metadata=True,
+    )
+    if extracted is None:
+        raise UnreadableDocumentError("no main text found in the HTML")
+    data = extracted.as_dict() if hasattr(extracted, "as_dict") else dict(extracted)
+    body = data.get("text") or ""
+    if not body.strip():
+        raise UnreadableDocumentError("no main text found in the HTML")
+    document = _split_sections(path, body, _markdown_headings(body))
+    document.title = clean_heading(data.get("title") or document.title)
+    document.author = data.get("author")
+    document.published = data.get("date")
+    return document
+
+
+def _read_pdf(path: Path, data: bytes) -> Document:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise UnreadableDocumentError("the PDF is encrypted")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        title = (reader.metadata.title if reader.metadata else None) or _title_from_name(path)
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as error:
+        raise UnreadableDocumentError(f"not a readable PDF ({error})") from error
+    sections = [Section(text=text, page=n) for n, text in enumerate(pages, 1) if text.strip()]
+    if not sections:
+        raise UnreadableDocumentError("the PDF has no extractable text (scanned images?)")
+    return Document(title=str(title), sections=sections)

@@ -1,0 +1,432 @@
+"""Index files per tenant and search them with BM25 + dense vectors, fused, then MMR.
+
+Consistency: a changed file's catalogue rows are removed before its vectors change and written
+back only after all of its vectors are stored. Search ignores vectors without catalogue rows,
+so an index run stopped at any point leaves a store that answers from complete files and that
+a re-run completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from core.config import KnowledgeBaseSettings
+from core.db import kb_chunks, kb_files, kb_generations
+from core.embedding import Embedder
+from core.errors import IndexingError
+from core.kb.chunking import Chunk, chunk_sections
+from core.kb.documents import (
+    SUPPORTED_SUFFIXES,
+    Document,
+    UnreadableDocumentError,
+    read_document,
+)
+from core.models import Source, SourceMetadata, utcnow
+from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
+from core.text import terms
+from core.vectors import VectorCollection
+
+log = logging.getLogger(__name__)
+
+SearchMode = Literal["hybrid", "bm25", "dense"]
+FileEvent = Callable[[str, str], None]
+
+
+@dataclass
+class IndexReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class _ParsedFile:
+    path: str
+    sha256: str
+    document: Document
+    chunks: list[Chunk]
+
+
+@dataclass
+class _Corpus:
+    """Everything search needs in memory for one tenant at one catalogue generation."""
+
+    generation: int
+    ids: list[str]
+    rows: dict[str, dict[str, Any]]
+    bm25: Any
+
+
+class KnowledgeBase:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        chroma: Any,
+        embedder: Embedder,
+        settings: KnowledgeBaseSettings,
+    ) -> None:
+        self._engine = engine
+        self._chroma = chroma
+        self._embedder = embedder
+        self._settings = settings
+        self._corpora: dict[str, _Corpus] = {}
+        self._collections: dict[str, VectorCollection] = {}
+        self._corpus_lock = asyncio.Lock()
+
+    # ---- indexing -------------------------------------------------------------------------
+
+    async def index(
+        self, paths: list[Path], tenant: str, on_file: FileEvent | None = None
+    ) -> IndexReport:
+        started = time.perf_counter()
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            raise IndexingError(f"no such file or directory: {', '.join(missing)}")
+        notify = on_file or (lambda _path, _what: None)
+        report = IndexReport()
+        roots = [p.resolve() for p in paths]
+        known = await self._catalogue(tenant)
+        seen: set[str] = set()
+        for path in _walk(roots, report):
+            seen.add(str(path))
+            parsed = await asyncio.to_thread(self._parse, path, known, report)
+            if parsed is None:
+                notify(str(path), "skipped" if report.skipped and
+                       report.skipped[-1][0] == str(path) else "unchanged")
+                continue
+            existed = str(path) in known
+            await self._store_file(tenant, parsed)
+            (report.updated if existed else report.added).append(str(path))
+            report.chunks += len(parsed.chunks)
+            notify(str(path), "updated" if existed else "added")
+        for path in known:
+            if path not in seen and any(_is_under(Path(path), root) for root in roots):
+                await self._remove_file(tenant, path)
+                report.removed.append(path)
+                notify(path, "removed")
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _parse(
+        self, path: Path, known: dict[str, str], report: IndexReport
+    ) -> _ParsedFile | None:
+        limit = int(self._settings.max_file_mb * 1024 * 1024)
+        try:
+            if path.stat().st_size > limit:
+                report.skipped.append((str(path), f"larger than {self._settings.max_file_mb} MB"))
+                return None
+            data = path.read_bytes()
+        except OSError as error:
+            report.skipped.append((str(path), f"unreadable: {error.strerror or error}"))
+            return None
+        digest = hashlib.sha256(data).hexdigest()
+        if known.get(str(path)) == digest:
+            report.unchanged.append(str(path))
+            return None
+        try:
+            document = read_document(path, data)
+        except UnreadableDocumentError as error:
+            report.skipped.append((str(path), str(error)))
+            return None
+        chunks = chunk_sections(
+            document.sections, self._settings.chunk_tokens, self._settings.overlap_tokens
+        )
+        if not chunks:
+            report.skipped.append((str(path), "no text"))
+            return None
+        return _ParsedFile(str(path), digest, document, chunks)
+
+    async def _store_file(self, tenant: str, parsed: _ParsedFile) -> None:
+        file_id = _file_id(parsed.path)
+        texts = [_embedding_text(parsed.document.title, c) for c in parsed.chunks]
+        vectors = await asyncio.to_thread(self._embedder.embed, texts)
+        ids = [f"{file_id}-{parsed.sha256[:8]}-{c.ordinal}" for c in parsed.chunks]
+        async with self._engine.begin() as connection:
+            await self._forget(connection, tenant, parsed.path, file_id)
+        collection = self._collection(tenant)
+        await collection.delete(where={"file_id": file_id})
+        await collection.upsert(ids, vectors, [{"file_id": file_id} for _ in ids])
+        words = sum(len(c.text.split()) for c in parsed.chunks)
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                kb_chunks.insert(),
+                [
+                    {
+                        "id": chunk_id,
+                        "tenant": tenant,
+                        "file_id": file_id,
+                        "ordinal": chunk.ordinal,
+                        "text": chunk.text,
+                        "location": chunk.location,
+                    }
+                    for chunk_id, chunk in zip(ids, parsed.chunks, strict=True)
+                ],
+            )
+            await connection.execute(
+                kb_files.insert().values(
+                    tenant=tenant,
+                    path=parsed.path,
+                    file_id=file_id,
+                    sha256=parsed.sha256,
+                    title=parsed.document.title[:1000],
+                    author=parsed.document.author,
+                    published=parsed.document.published,
+                    chunks=len(ids),
+                    words=words,
+                    indexed_at=utcnow(),
+                )
+            )
+            await self._bump(connection, tenant)
+
+    async def _remove_file(self, tenant: str, path: str) -> None:
+        file_id = _file_id(path)
+        async with self._engine.begin() as connection:
+            await self._forget(connection, tenant, path, file_id)
+        await self._collection(tenant).delete(where={"file_id": file_id})
+
+    async def _forget(
+        self, connection: AsyncConnection, tenant: str, path: str, file_id: str
+    ) -> None:
+        await connection.execute(
+            delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == path)
+        )
+        await connection.execute(
+            delete(kb_chunks).where(kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id)
+        )
+        await self._bump(connection, tenant)
+
+    async def _bump(self, connection: AsyncConnection, tenant: str) -> None:
+        insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
+        statement = insert(kb_generations).values(tenant=tenant, generation=1)
+        await connection.execute(
+            statement.on_conflict_do_update(
+                index_elements=["tenant"],
+                set_={"generation": kb_generations.c.generation + 1},
+            )
+        )
+
+    async def _catalogue(self, tenant: str) -> dict[str, str]:
+        async with self._engine.connect() as connection:
+            rows = await connection.execute(
+                select(kb_files.c.path, kb_files.c.sha256).where(kb_files.c.tenant == tenant)
+            )
+            return {row.path: row.sha256 for row in rows}
+
+    async def stats(self, tenant: str) -> tuple[int, int]:
+        """(files, chunks) indexed for the tenant."""
+        async with self._engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    select(func.count(), func.coalesce(func.sum(kb_files.c.chunks), 0)).where(
+                        kb_files.c.tenant == tenant
+                    )
+                )
+            ).one()
+        return int(row[0]), int(row[1])
+
+    # ---- search ---------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        tenant: str,
+        limit: int = 8,
+        mode: SearchMode = "hybrid",
+        per_document: int | None = None,
+    ) -> list[Source]:
+        corpus = await self._corpus(tenant)
+        if not corpus.ids:
+            return []
+        vector = (await asyncio.to_thread(self._embedder.embed, [query]))[0]
+        candidates = self._settings.candidates
+        rankings: list[list[str]] = []
+        if mode in ("hybrid", "bm25"):
+            rankings.append(_bm25_ranking(corpus, query, candidates))
+        if mode in ("hybrid", "dense"):
+            hits = await self._collection(tenant).query(vector, min(candidates, len(corpus.ids)))
+            rankings.append([h.id for h in hits if h.id in corpus.rows])
+        fused = reciprocal_rank_fusion(rankings, self._settings.rrf_k)
+        ordered = sorted(fused, key=lambda i: -fused[i])[:candidates]
+        if not ordered:
+            return []
+        stored = await self._collection(tenant).get(ordered, with_vectors=True)
+        vectors_by_id = dict(zip(stored["ids"], stored["embeddings"], strict=True))
+        ordered = [i for i in ordered if i in vectors_by_id]
+        matrix = np.asarray([vectors_by_id[i] for i in ordered], dtype=np.float32)
+        similarity = matrix @ vector
+        if mode == "hybrid":
+            picked = maximal_marginal_relevance(
+                np.asarray([fused[i] for i in ordered]),
+                matrix,
+                limit,
+                self._settings.mmr_lambda,
+                group_of=lambda n: corpus.rows[ordered[n]]["file_id"],
+                per_group=per_document,
+            )
+        else:
+            picked = list(range(min(limit, len(ordered))))
+        sources = []
+        for n in picked:
+            source = _source(corpus.rows[ordered[n]], float(similarity[n]))
+            source.embedding = matrix[n].tolist()
+            sources.append(source)
+        return sources
+
+    async def _corpus(self, tenant: str) -> _Corpus:
+        async with self._corpus_lock:
+            generation = await self._generation(tenant)
+            cached = self._corpora.get(tenant)
+            if cached is not None and cached.generation == generation:
+                return cached
+            corpus = await self._load_corpus(tenant, generation)
+            self._corpora[tenant] = corpus
+            return corpus
+
+    async def _generation(self, tenant: str) -> int:
+        async with self._engine.connect() as connection:
+            value = await connection.scalar(
+                select(kb_generations.c.generation).where(kb_generations.c.tenant == tenant)
+            )
+        return int(value or 0)
+
+    async def _load_corpus(self, tenant: str, generation: int) -> _Corpus:
+        query = (
+            select(
+                kb_chunks.c.id,
+                kb_chunks.c.text,
+                kb_chunks.c.location,
+                kb_chunks.c.file_id,
+                kb_files.c.path,
+                kb_files.c.title,
+                kb_files.c.author,
+                kb_files.c.published,
+            )
+            .join(
+                kb_files,
+                (kb_files.c.tenant == kb_chunks.c.tenant)
+                & (kb_files.c.file_id == kb_chunks.c.file_id),
+            )
+            .where(kb_chunks.c.tenant == tenant)
+            .order_by(kb_chunks.c.file_id, kb_chunks.c.ordinal)
+        )
+        async with self._engine.connect() as connection:
+            rows = [dict(r._mapping) for r in await connection.execute(query)]
+        ids = [r["id"] for r in rows]
+        bm25 = await asyncio.to_thread(_build_bm25, rows) if rows else None
+        return _Corpus(generation, ids, {r["id"]: r for r in rows}, bm25)
+
+    def _collection(self, tenant: str) -> VectorCollection:
+        if tenant not in self._collections:
+            self._collections[tenant] = VectorCollection(self._chroma, "kb", tenant)
+        return self._collections[tenant]
+
+
+def _build_bm25(rows: list[dict[str, Any]]) -> Any:
+    import bm25s
+
+    retriever = bm25s.BM25()
+    corpus = [terms(f"{r['title']} {r['location'] or ''} {r['text']}") or ["_"] for r in rows]
+    retriever.index(corpus, show_progress=False)
+    return retriever
+
+
+def _bm25_ranking(corpus: _Corpus, query: str, limit: int) -> list[str]:
+    tokens = terms(query)
+    if not tokens or corpus.bm25 is None:
+        return []
+    k = min(limit, len(corpus.ids))
+    documents, scores = corpus.bm25.retrieve([tokens], k=k, show_progress=False)
+    return [corpus.ids[int(d)] for d, s in zip(documents[0], scores[0], strict=True) if s > 0]
+
+
+def _source(row: dict[str, Any], similarity: float) -> Source:
+    text = row["text"]
+    return Source(
+        id=row["id"],
+        title=row["title"],
+        path=row["path"],
+        location=row["location"],
+        snippet=_snippet(text),
+        content=text,
+        document_id=row["file_id"],
+        metadata=SourceMetadata(
+            author=row["author"],
+            published_at=_date(row["published"]),
+            word_count=len(text.split()),
+            provider="local",
+            relevance=round(max(0.0, min(1.0, similarity)), 4),
+        ),
+    )
+
+
+def _snippet(text: str, size: int = 280) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _date(value: str | None) -> Any:
+    from datetime import datetime
+
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _embedding_text(title: str, chunk: Chunk) -> str:
+    heading = " > ".join(chunk.headings[-2:])
+    prefix = f"{title}: {heading}" if heading and heading != title else title
+    return f"{prefix}\n{chunk.text}"
+
+
+def _file_id(path: str) -> str:
+    return hashlib.sha256(path.encode()).hexdigest()[:20]
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _walk(roots: list[Path], report: IndexReport) -> Iterator[Path]:
+    """Supported files under the roots, in a stable order, hidden files and folders left out."""
+    seen: set[Path] = set()
+    for root in roots:
+        for path in _files_under(root):
+            if path in seen:
+                continue
+            seen.add(path)
+            if path.suffix.lower() in SUPPORTED_SUFFIXES:
+                yield path
+            elif path == root:
+                report.skipped.append((str(path), f"unsupported file type {path.suffix!r}"))
+
+
+def _files_under(root: Path) -> Iterator[Path]:
+    if not root.is_dir():
+        yield root
+        return
+    for directory, folders, files in os.walk(root):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(files):
+            if not name.startswith("."):
+                yield Path(directory) / name

@@ -1,0 +1,221 @@
+"""Typed data that flows through the research pipeline."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_job_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class Depth(enum.StrEnum):
+    QUICK = "quick"
+    STANDARD = "standard"
+    DEEP = "deep"
+
+
+class QuestionType(enum.StrEnum):
+    FACTUAL = "factual"
+    COMPARISON = "comparison"
+    EXPLANATION = "explanation"
+    CURRENT_EVENT = "current_event"
+
+
+class JobStatus(enum.StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Confidence(enum.StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INSUFFICIENT = "insufficient"
+
+
+class Stage(enum.StrEnum):
+    INTAKE = "intake"
+    CACHE = "cache"
+    PLAN = "plan"
+    SEARCH = "search"
+    RANK = "rank"
+    SYNTHESIZE = "synthesize"
+    VERIFY = "verify"
+    GRADE = "grade"
+    DELIVER = "deliver"
+
+
+class ConversationTurn(BaseModel):
+    """An earlier question and answer that a follow-up builds on."""
+
+    question: str
+    answer: str = ""
+    source_ids: list[str] = Field(default_factory=list)
+
+
+class ResearchRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    context: list[ConversationTurn] = Field(default_factory=list)
+    tenant: str = "local"
+    user: str = ""
+    platform: str = "cli"
+    depth: Depth = Depth.STANDARD
+    bypass_cache: bool = False
+
+
+class TimeConstraint(BaseModel):
+    """A time window the question asks about; either end may be open."""
+
+    start_year: int | None = None
+    end_year: int | None = None
+    recent: bool = False
+
+
+class QueryIntent(BaseModel):
+    question_type: QuestionType = QuestionType.FACTUAL
+    entities: list[str] = Field(default_factory=list)
+    key_terms: list[str] = Field(default_factory=list)
+    time_constraint: TimeConstraint | None = None
+    language: str = "en"
+
+
+class SourceMetadata(BaseModel):
+    domain: str | None = None
+    published_at: datetime | None = None
+    author: str | None = None
+    word_count: int = 0
+    provider: str = ""
+    relevance: float = 0.0
+
+
+class Source(BaseModel):
+    """A retrieved passage or page. `id` is issued by code and is what citations refer to."""
+
+    id: str
+    title: str
+    url: str | None = None
+    path: str | None = None
+    location: str | None = None
+    snippet: str = ""
+    content: str = ""
+    document_id: str = ""
+    metadata: SourceMetadata = Field(default_factory=SourceMetadata)
+    # The passage's vector when the retriever has one; kept out of JSON and reprs.
+    embedding: list[float] | None = Field(default=None, exclude=True, repr=False)
+
+    @property
+    def reference(self) -> str:
+        """Where the source can be found, for a reference list."""
+        where = self.url or self.path or ""
+        return f"{where} ({self.location})" if self.location else where
+
+
+class Citation(BaseModel):
+    claim: str
+    source_id: str
+    quote: str
+
+
+class ResearchAnswer(BaseModel):
+    summary: str
+    detail: str = ""
+    citations: list[Citation] = Field(default_factory=list)
+    confidence: Confidence
+    limitations: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reference(BaseModel):
+    """A numbered entry of an answer's reference list, built by code."""
+
+    number: int
+    source_id: str
+    title: str
+    where: str
+
+
+class ResearchResult(BaseModel):
+    """What a research job returns to a front end."""
+
+    job_id: str
+    status: JobStatus
+    question: str
+    answer: ResearchAnswer
+    sources: list[Source] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
+    cached: bool = False
+    cached_at: datetime | None = None
+    duration_ms: int = 0
+    sources_considered: int = 0
+
+    def to_public_json(self) -> dict[str, Any]:
+        """The response shape of `researchbot ask --json`."""
+        return {
+            "job_id": self.job_id,
+            "status": self.status.value,
+            "answer": {
+                "summary": self.answer.summary,
+                "detail": self.answer.detail,
+                "confidence": self.answer.confidence.value,
+                "limitations": self.answer.limitations,
+            },
+            "citations": [c.model_dump() for c in self.answer.citations],
+            "references": [r.model_dump() for r in self.references],
+            "sources": [_public_source(s) for s in self.sources],
+            "metadata": {
+                "duration_ms": self.duration_ms,
+                "sources_considered": self.sources_considered,
+                "cached": self.cached,
+                "cached_at": self.cached_at.isoformat() if self.cached_at else None,
+                **self.answer.metadata,
+            },
+        }
+
+
+def _public_source(source: Source) -> dict[str, Any]:
+    data = source.model_dump(mode="json", exclude={"content", "document_id"}, exclude_none=True)
+    return data
+
+
+class Job(BaseModel):
+    id: str = Field(default_factory=new_job_id)
+    tenant: str = "local"
+    user: str = ""
+    platform: str = "cli"
+    request: dict[str, Any] = Field(default_factory=dict)
+    status: JobStatus = JobStatus.PENDING
+    stage: Stage | None = None
+    progress: float = Field(default=0.0, ge=0.0, le=1.0)
+    state: dict[str, Any] = Field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+class ProgressEvent(BaseModel):
+    """A stage started or finished; front ends render these while a job runs."""
+
+    job_id: str
+    stage: Stage
+    kind: Literal["started", "finished"]
+    progress: float
+    message: str
+    counts: dict[str, int] = Field(default_factory=dict)

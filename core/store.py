@@ -1,0 +1,113 @@
+"""Job and trace store: one row a research job, with its state, result and metrics."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from core.db import jobs
+from core.errors import JobNotFoundError
+from core.models import Job, JobStatus, Stage, utcnow
+
+
+class JobStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def create(self, job: Job) -> Job:
+        async with self._engine.begin() as connection:
+            await connection.execute(jobs.insert().values(**_row(job)))
+        return job
+
+    async def get(self, job_id: str) -> Job:
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(select(jobs).where(jobs.c.id == job_id))).first()
+        if row is None:
+            raise JobNotFoundError(f"no job with id {job_id!r}")
+        return _job(row._mapping)
+
+    async def recent(self, tenant: str | None = None, limit: int = 20) -> list[Job]:
+        query = select(jobs).order_by(jobs.c.created_at.desc()).limit(limit)
+        if tenant is not None:
+            query = query.where(jobs.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [_job(row._mapping) for row in rows]
+
+    async def start(self, job_id: str) -> None:
+        await self._update(job_id, status=JobStatus.IN_PROGRESS.value, started_at=utcnow())
+
+    async def advance(
+        self, job_id: str, stage: Stage, progress: float, state: dict[str, Any] | None = None
+    ) -> None:
+        values: dict[str, Any] = {"stage": stage.value, "progress": progress}
+        if state is not None:
+            values["state"] = state
+        await self._update(job_id, **values)
+
+    async def complete(
+        self, job_id: str, result: dict[str, Any], metrics: dict[str, Any], state: dict[str, Any]
+    ) -> None:
+        await self._update(
+            job_id,
+            status=JobStatus.COMPLETED.value,
+            progress=1.0,
+            result=result,
+            metrics=metrics,
+            state=state,
+            completed_at=utcnow(),
+        )
+
+    async def fail(self, job_id: str, error: str, metrics: dict[str, Any] | None = None) -> None:
+        values: dict[str, Any] = {
+            "status": JobStatus.FAILED.value,
+            "error": error,
+            "completed_at": utcnow(),
+        }
+        if metrics is not None:
+            values["metrics"] = metrics
+        await self._update(job_id, **values)
+
+    async def fail_abandoned(self, older_than: timedelta = timedelta(0)) -> int:
+        """Mark jobs left in_progress (or pending) by a crashed process as failed."""
+        cutoff = utcnow() - older_than
+        query = (
+            update(jobs)
+            .where(jobs.c.status.in_([JobStatus.IN_PROGRESS.value, JobStatus.PENDING.value]))
+            .where(jobs.c.created_at <= cutoff)
+            .values(
+                status=JobStatus.FAILED.value,
+                error="interrupted: the process running this job stopped before it finished",
+                completed_at=utcnow(),
+            )
+        )
+        async with self._engine.begin() as connection:
+            result = await connection.execute(query)
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    async def _update(self, job_id: str, **values: Any) -> None:
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(jobs).where(jobs.c.id == job_id).values(**values)
+            )
+        if not result.rowcount:  # type: ignore[attr-defined]
+            raise JobNotFoundError(f"no job with id {job_id!r}")
+
+
+def _row(job: Job) -> dict[str, Any]:
+    data = job.model_dump(mode="json")
+    for key in ("created_at", "started_at", "completed_at"):
+        data[key] = getattr(job, key)
+    return data
+
+
+def _job(mapping: Any) -> Job:
+    data = dict(mapping)
+    for key in ("created_at", "started_at", "completed_at"):
+        if data[key] is not None and data[key].tzinfo is None:
+            # SQLite returns naive datetimes; everything written is UTC.
+            data[key] = data[key].replace(tzinfo=utcnow().tzinfo)
+    return Job.model_validate(data)

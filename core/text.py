@@ -1,0 +1,62 @@
+"""Small text utilities shared by retrieval, intent detection and extractive answers."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    use used using get gets one ones also may might must shall tell explain describe give way
+    ways much many whats""".split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:[._'-][^\W_]+)*", re.UNICODE)
+_SUFFIXES = ("ational", "ization", "fulness", "iveness", "ations", "ation", "ings", "ing",
+             "edly", "ies", "ied", "es", "ed", "ly", "s")
+
+
+def normalise(text: str) -> str:
+    """Case-folded, accent-stripped, punctuation-free, single-spaced text."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return " ".join(w.lower() for w in _WORD.findall(text.casefold()))
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to match sort/sorted/sorting, not a linguist."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content words, in order, for lexical matching."""
+    words = []
+    for raw in _WORD.findall(text.casefold()):
+        for word in re.split(r"[._'-]", raw) if not raw.isalpha() else [raw]:
+            if len(word) > 1 and word not in STOPWORDS:
+                words.append(stem(word))
+    return words
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])")
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences; code blocks and tables are dropped."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    found: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        lines = [ln for ln in paragraph.splitlines() if not re.match(r"^\s*(\||>>>|\.\.\.)", ln)]
+        flat = re.sub(r"\s+", " ", " ".join(lines)).strip()
+        flat = re.sub(r"^[-*]\s+", "", flat)
+        found.extend(s.strip() for s in _SENTENCE.split(flat) if s.strip())
+    return found
