@@ -16,10 +16,10 @@ class StoreSettings(_Section):
         "(e.g. postgresql+asyncpg://user@host/db).",
     )
     stale_job_minutes: float = Field(
-        default=0.0,
-        ge=0,
-        description="At start-up, jobs in_progress for longer than this are marked failed "
-        "(0: every job left in_progress by an earlier process).",
+        default=60.0,
+        gt=0,
+        description="At start-up, unfinished jobs whose process is gone, or that are older "
+        "than this, are marked failed.",
     )
 
 

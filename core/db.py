@@ -33,6 +33,7 @@ jobs = Table(
     Column("tenant", String(255), nullable=False),
     Column("user", String(255), nullable=False, default=""),
     Column("platform", String(32), nullable=False, default=""),
+    Column("worker", String(255), nullable=False, default=""),
     Column("request", JSON, nullable=False),
     Column("status", String(16), nullable=False),
     Column("stage", String(16)),

@@ -197,6 +197,7 @@ class Job(BaseModel):
     tenant: str = "local"
     user: str = ""
     platform: str = "cli"
+    worker: str = ""
     request: dict[str, Any] = Field(default_factory=dict)
     status: JobStatus = JobStatus.PENDING
     stage: Stage | None = None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
@@ -61,9 +62,15 @@ class JobStore:
             completed_at=utcnow(),
         )
 
-    async def fail(self, job_id: str, error: str, metrics: dict[str, Any] | None = None) -> None:
+    async def fail(
+        self,
+        job_id: str,
+        error: str,
+        metrics: dict[str, Any] | None = None,
+        status: JobStatus = JobStatus.FAILED,
+    ) -> None:
         values: dict[str, Any] = {
-            "status": JobStatus.FAILED.value,
+            "status": status.value,
             "error": error,
             "completed_at": utcnow(),
         }
@@ -71,22 +78,36 @@ class JobStore:
             values["metrics"] = metrics
         await self._update(job_id, **values)
 
-    async def fail_abandoned(self, older_than: timedelta = timedelta(0)) -> int:
-        """Mark jobs left in_progress (or pending) by a crashed process as failed."""
+    async def fail_abandoned(
+        self, worker_alive: Callable[[str], bool], older_than: timedelta
+    ) -> int:
+        """Mark unfinished jobs failed when their worker is gone (per `worker_alive`) or when
+        they are older than `older_than`, so that none stays in_progress forever."""
+        unfinished = [JobStatus.IN_PROGRESS.value, JobStatus.PENDING.value]
         cutoff = utcnow() - older_than
-        query = (
-            update(jobs)
-            .where(jobs.c.status.in_([JobStatus.IN_PROGRESS.value, JobStatus.PENDING.value]))
-            .where(jobs.c.created_at <= cutoff)
-            .values(
-                status=JobStatus.FAILED.value,
-                error="interrupted: the process running this job stopped before it finished",
-                completed_at=utcnow(),
-            )
-        )
         async with self._engine.begin() as connection:
-            result = await connection.execute(query)
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+            rows = await connection.execute(
+                select(jobs.c.id, jobs.c.worker, jobs.c.created_at).where(
+                    jobs.c.status.in_(unfinished)
+                )
+            )
+            dead = [
+                row.id
+                for row in rows
+                if not worker_alive(row.worker) or _aware(row.created_at) <= cutoff
+            ]
+            if dead:
+                await connection.execute(
+                    update(jobs)
+                    .where(jobs.c.id.in_(dead), jobs.c.status.in_(unfinished))
+                    .values(
+                        status=JobStatus.FAILED.value,
+                        error="interrupted: the process running this job stopped before "
+                        "it finished",
+                        completed_at=utcnow(),
+                    )
+                )
+        return len(dead)
 
     async def _update(self, job_id: str, **values: Any) -> None:
         async with self._engine.begin() as connection:
@@ -107,7 +128,12 @@ def _row(job: Job) -> dict[str, Any]:
 def _job(mapping: Any) -> Job:
     data = dict(mapping)
     for key in ("created_at", "started_at", "completed_at"):
-        if data[key] is not None and data[key].tzinfo is None:
-            # SQLite returns naive datetimes; everything written is UTC.
-            data[key] = data[key].replace(tzinfo=utcnow().tzinfo)
+        data[key] = _aware(data[key])
     return Job.model_validate(data)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes; everything written is UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value

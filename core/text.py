@@ -14,7 +14,8 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
     use used using get gets one ones also may might must shall tell explain describe give way
-    ways much many whats""".split()
+    ways much many whats vs versus compare comparison difference differences
+    between since""".split()
 )
 
 _WORD = re.compile(r"[^\W_]+(?:[._'-][^\W_]+)*", re.UNICODE)

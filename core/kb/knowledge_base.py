@@ -292,7 +292,7 @@ class KnowledgeBase:
 
     async def _corpus(self, tenant: str) -> _Corpus:
         async with self._corpus_lock:
-            generation = await self._generation(tenant)
+            generation = await self.generation(tenant)
             cached = self._corpora.get(tenant)
             if cached is not None and cached.generation == generation:
                 return cached
@@ -300,7 +300,7 @@ class KnowledgeBase:
             self._corpora[tenant] = corpus
             return corpus
 
-    async def _generation(self, tenant: str) -> int:
+    async def generation(self, tenant: str) -> int:
         async with self._engine.connect() as connection:
             value = await connection.scalar(
                 select(kb_generations.c.generation).where(kb_generations.c.tenant == tenant)

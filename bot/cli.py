@@ -1,0 +1,157 @@
+"""The `researchbot` command. Heavy libraries are imported inside the commands that use them,
+so `researchbot --help` starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="researchbot",
+        description="Research questions against a local knowledge base; cited answers.",
+    )
+    parser.add_argument("--config", type=Path, help="config file (default ./config.toml)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ask = commands.add_parser("ask", help="research a question and print a cited answer")
+    ask.add_argument("question", help="the question, in quotes")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--no-cache", action="store_true", help="skip the answer cache")
+    ask.add_argument("--depth", choices=["quick", "standard", "deep"], default="standard")
+    ask.add_argument("--tenant", help="tenant whose knowledge base and cache to use")
+
+    index = commands.add_parser("index", help="add files or folders to the knowledge base")
+    index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    index.add_argument("--tenant", help="tenant whose knowledge base to update")
+
+    jobs = commands.add_parser("jobs", help="list recent research jobs")
+    jobs.add_argument("--limit", type=int, default=20)
+    jobs.add_argument("--tenant", help="only this tenant's jobs")
+
+    show = commands.add_parser("show", help="show one job: request, stages, result, metrics")
+    show.add_argument("job_id")
+    show.add_argument("--json", action="store_true", help="print the job as JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from bot.config import load_settings
+    from core.errors import ConfigurationError, InvalidQuestionError, ResearchBotError
+
+    try:
+        settings = load_settings(args.config)
+        return asyncio.run(_COMMANDS[args.command](args, settings))
+    except InvalidQuestionError as error:
+        return _fail(str(error), EXIT_BAD_INPUT)
+    except ConfigurationError as error:
+        return _fail(f"configuration: {error}", EXIT_ERROR)
+    except ResearchBotError as error:
+        return _fail(str(error), EXIT_ERROR)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"researchbot: error: {message}", file=sys.stderr)
+    return code
+
+
+async def _ask(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.cli import render_answer_markdown, render_progress
+    from bot.wiring import open_research
+    from core.intake import validate_question
+    from core.models import Depth, ResearchRequest
+
+    validate_question(args.question)  # bad input fails before any store is opened
+    request = ResearchRequest(
+        question=args.question,
+        tenant=args.tenant or settings.tenant,
+        platform="cli",
+        depth=Depth(args.depth),
+        bypass_cache=args.no_cache,
+    )
+
+    def progress(event: Any) -> None:
+        if not args.json:
+            print(render_progress(event), file=sys.stderr, flush=True)
+
+    async with open_research(settings) as research:
+        result = await research.pipeline.run(request, progress)
+    if args.json:
+        print(json.dumps(result.to_public_json(), ensure_ascii=False, default=str))
+    else:
+        print(render_answer_markdown(result))
+    return EXIT_OK
+
+
+async def _index(args: argparse.Namespace, settings: Any) -> int:
+    from bot.wiring import open_research
+
+    def on_file(path: str, what: str) -> None:
+        if what != "unchanged":
+            print(f"{what:>9}  {path}", file=sys.stderr, flush=True)
+
+    tenant = args.tenant or settings.tenant
+    async with open_research(settings) as research:
+        report = await research.knowledge_base.index(
+            [p.expanduser() for p in args.paths], tenant, on_file
+        )
+        files, chunks = await research.knowledge_base.stats(tenant)
+    for path, reason in report.skipped:
+        print(f"warning: skipped {path}: {reason}", file=sys.stderr)
+    print(
+        f"Indexed in {report.seconds:.1f} s: {len(report.added)} added, "
+        f"{len(report.updated)} updated, {len(report.unchanged)} unchanged, "
+        f"{len(report.removed)} removed, {len(report.skipped)} skipped; "
+        f"{report.chunks} new chunks. Knowledge base '{tenant}': {files} files, {chunks} chunks."
+    )
+    return EXIT_OK
+
+
+async def _jobs(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.cli import render_job_line
+    from bot.wiring import open_store
+
+    async with open_store(settings) as store:
+        jobs = await store.recent(args.tenant, args.limit)
+    if not jobs:
+        print("No jobs yet. Ask something: researchbot ask \"...\"")
+    for job in jobs:
+        print(render_job_line(job))
+    return EXIT_OK
+
+
+async def _show(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.cli import render_answer_markdown
+    from bot.wiring import open_store
+    from core.models import ResearchResult
+
+    async with open_store(settings) as store:
+        job = await store.get(args.job_id)
+    if args.json:
+        print(job.model_dump_json(indent=2))
+        return EXIT_OK
+    print(f"job {job.id}: {job.status.value} (stage {job.stage or '-'}, "
+          f"{job.progress:.0%}) · {job.platform} · tenant {job.tenant}")
+    print(f"created {job.created_at:%Y-%m-%d %H:%M:%S} · completed "
+          f"{job.completed_at:%Y-%m-%d %H:%M:%S}" if job.completed_at else "not completed")
+    if job.error:
+        print(f"error: {job.error}")
+    if job.result:
+        print()
+        print(render_answer_markdown(ResearchResult.model_validate(job.result)))
+    print()
+    print("metrics: " + json.dumps(job.metrics, sort_keys=True))
+    return EXIT_OK
+
+
+_COMMANDS = {"ask": _ask, "index": _index, "jobs": _jobs, "show": _show}

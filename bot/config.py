@@ -1,0 +1,96 @@
+"""The settings tree: config.toml, overridden by RESEARCHBOT_<SECTION>__<KEY> variables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from platformdirs import user_data_dir
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from core.config import (
+    CacheSettings,
+    EmbeddingSettings,
+    KnowledgeBaseSettings,
+    PipelineSettings,
+    StoreSettings,
+)
+from core.errors import ConfigurationError
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RESEARCHBOT_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    data_dir: Path = Field(
+        default_factory=lambda: Path(user_data_dir("researchbot", appauthor=False)),
+        description="Folder of every embedded store (SQLite, Chroma, caches).",
+    )
+    tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests.")
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+    @property
+    def store_url(self) -> str:
+        from core.db import sqlite_url
+
+        return self.store.url or sqlite_url(str(self.data_dir / "researchbot.sqlite3"))
+
+
+def config_path(explicit: Path | None = None) -> Path | None:
+    """--config, else RESEARCHBOT_CONFIG, else ./config.toml when it exists."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigurationError(f"config file not found: {explicit}")
+        return explicit
+    named = os.environ.get("RESEARCHBOT_CONFIG")
+    if named:
+        if not Path(named).is_file():
+            raise ConfigurationError(f"RESEARCHBOT_CONFIG: file not found: {named}")
+        return Path(named)
+    default = Path("config.toml")
+    return default if default.is_file() else None
+
+
+def load_settings(explicit: Path | None = None) -> Settings:
+    """Read and validate the settings once; ConfigurationError names each bad key."""
+    path = config_path(explicit)
+
+    class _FromFile(Settings):
+        model_config = SettingsConfigDict(toml_file=path)
+
+    try:
+        settings: Settings = _FromFile()
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+            for e in error.errors()
+        )
+        raise ConfigurationError(f"invalid settings ({path or 'defaults'}): {problems}") from None
+    except (OSError, ValueError) as error:  # unreadable or malformed TOML
+        raise ConfigurationError(f"cannot read {path}: {error}") from None
+    return Settings.model_validate(settings.model_dump())

@@ -1,0 +1,105 @@
+"""Open every resource once from the settings and pass it down; close it on the way out."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.config import Settings
+from core.store import JobStore
+
+if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.pipeline import ResearchPipeline
+
+
+@dataclass
+class Research:
+    """The wired research core: what front ends submit requests to."""
+
+    settings: Settings
+    engine: AsyncEngine
+    store: JobStore
+    pipeline: ResearchPipeline
+    knowledge_base: KnowledgeBase
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def worker_alive(worker: str) -> bool:
+    """False only when the worker ran on this host and its process is gone."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[JobStore]:
+    from core.db import open_database
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = await open_database(settings.store_url)
+    try:
+        yield JobStore(engine)
+    finally:
+        await engine.dispose()
+
+
+@asynccontextmanager
+async def open_research(settings: Settings) -> AsyncIterator[Research]:
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from core.cache import SemanticAnswerCache
+    from core.db import open_database
+    from core.embedding import build_embedder
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.pipeline import ResearchPipeline
+    from core.sources.local import LocalKnowledgeBaseSource
+    from core.synthesis.extractive import ExtractiveSynthesizer
+    from core.vectors import open_chroma
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = await open_database(settings.store_url)
+    try:
+        store = JobStore(engine)
+        await store.fail_abandoned(
+            worker_alive, timedelta(minutes=settings.store.stale_job_minutes)
+        )
+        embedder = build_embedder(settings.embedding)
+        chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url)
+        knowledge_base = KnowledgeBase(engine, chroma, embedder, settings.knowledge_base)
+
+        async def cache_scope(tenant: str) -> str:
+            return f"kb{await knowledge_base.generation(tenant)}"
+
+        pipeline = ResearchPipeline(
+            store=store,
+            sources={"local": LocalKnowledgeBaseSource(
+                knowledge_base, settings.pipeline.max_per_document)},
+            synthesizer=ExtractiveSynthesizer(embedder, settings.pipeline.answer_sentences),
+            embedder=embedder,
+            settings=settings.pipeline,
+            cache=SemanticAnswerCache(chroma, embedder, settings.cache)
+            if settings.cache.enabled else None,
+            cache_scope=cache_scope,
+            worker=worker_id(),
+        )
+        yield Research(settings, engine, store, pipeline, knowledge_base)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,137 @@
+"""Intake: validate a question and read its intent with heuristics (no model needed)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import UTC, datetime
+
+from core.errors import InvalidQuestionError
+from core.models import QueryIntent, QuestionType, TimeConstraint
+from core.text import STOPWORDS, terms
+
+MAX_QUESTION_CHARS = 2000
+
+
+def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
+    """The question, trimmed; InvalidQuestionError (with a message for the user) otherwise."""
+    if "\x00" in text or "\ufffd" in text or _mostly_unprintable(text):
+        raise InvalidQuestionError(
+            "The question contains binary data, not text. Please type it as plain text."
+        )
+    question = text.strip()
+    if not question:
+        raise InvalidQuestionError("The question is empty. Please ask something.")
+    if len(question) > max_chars:
+        raise InvalidQuestionError(
+            f"The question is {len(question):,} characters long; the limit is {max_chars:,}. "
+            "Please shorten it."
+        )
+    controls = sorted({f"U+{ord(c):04X}" for c in question if _is_control(c)})
+    if controls:
+        raise InvalidQuestionError(
+            f"The question contains control characters ({', '.join(controls[:5])}). "
+            "Please remove them and ask again."
+        )
+    if not any(c.isalnum() for c in question):
+        raise InvalidQuestionError("The question has no words in it. Please ask something.")
+    return re.sub(r"[ \t]+", " ", question)
+
+
+def _is_control(char: str) -> bool:
+    return unicodedata.category(char) in ("Cc", "Cf") and char not in "\n\t\r\u200d"
+
+
+def _mostly_unprintable(text: str) -> bool:
+    if not text:
+        return False
+    odd = sum(1 for c in text if unicodedata.category(c) in ("Cc", "Co", "Cs", "Cn"))
+    return odd / len(text) > 0.1 and odd > 3
+
+
+_COMPARISON = re.compile(
+    r"\b(vs\.?|versus|compare[sd]?|comparison|difference(s)? between|differ(s)? from|"
+    r"better than|worse than|faster than|slower than|pros and cons|similarities)\b",
+    re.I,
+)
+_CURRENT = re.compile(
+    r"\b(latest|newest|today|tonight|yesterday|this (week|month|year)|right now|currently|"
+    r"recent(ly)?|breaking|news|upcoming|so far this)\b",
+    re.I,
+)
+_EXPLANATION = re.compile(
+    r"^\s*(why|how (does|do|did|is|are|can|would)|explain|what (causes|happens|is the reason)|"
+    r"in what way)\b|\b(explain|mechanism|works?)\b",
+    re.I,
+)
+_QUANTITY = re.compile(r"\bhow (long|many|much|often|far|old)\b", re.I)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_ENTITY = re.compile(
+    r"\"([^\"]{2,80})\"|'([^']{2,80})'|`([^`]{1,80})`|"  # quoted
+    r"\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))|"  # code-like
+    r"\b((?:[A-Z][\w+#-]*)(?:\s+(?:of\s+|de\s+)?[A-Z][\w+#-]*)*)"  # capitalised runs
+)
+_LANGUAGE_WORDS = {
+    "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},
+    "de": {"der", "die", "das", "ist", "und", "warum", "wie", "nicht", "ein", "eine"},
+    "es": {"el", "los", "las", "es", "una", "por", "qué", "cómo", "cuál", "del"},
+}
+
+
+def detect_intent(question: str, now: datetime | None = None) -> QueryIntent:
+    year_now = (now or datetime.now(UTC)).year
+    time_constraint = _time_constraint(question, year_now)
+    if _COMPARISON.search(question):
+        question_type = QuestionType.COMPARISON
+    elif _CURRENT.search(question) or (
+        time_constraint is not None and (time_constraint.end_year or 0) >= year_now
+    ):
+        question_type = QuestionType.CURRENT_EVENT
+    elif _EXPLANATION.search(question):
+        question_type = QuestionType.EXPLANATION
+    else:
+        question_type = QuestionType.FACTUAL
+    return QueryIntent(
+        question_type=question_type,
+        entities=_entities(question),
+        key_terms=list(dict.fromkeys(terms(_QUANTITY.sub(" ", question)))),
+        time_constraint=time_constraint,
+        language=_language(question),
+    )
+
+
+def _time_constraint(question: str, year_now: int) -> TimeConstraint | None:
+    years = sorted(int(y) for y in _YEAR.findall(question))
+    recent = bool(_CURRENT.search(question))
+    if not years and not recent:
+        return None
+    if re.search(r"\b(since|after|from)\s+(1[5-9]\d\d|20\d\d)\b", question, re.I) and years:
+        return TimeConstraint(start_year=years[0], end_year=None, recent=recent)
+    if re.search(r"\b(before|until|prior to)\s+(1[5-9]\d\d|20\d\d)\b", question, re.I) and years:
+        return TimeConstraint(start_year=None, end_year=years[-1], recent=recent)
+    if years:
+        return TimeConstraint(start_year=years[0], end_year=years[-1], recent=recent)
+    return TimeConstraint(start_year=year_now - 1, end_year=year_now, recent=True)
+
+
+def _entities(question: str) -> list[str]:
+    found: list[str] = []
+    for match in _ENTITY.finditer(question):
+        index = next(n for n, g in enumerate(match.groups()) if g)
+        entity = match.groups()[index].strip(" ?.!,")
+        if index == 4 and match.start() == len(question) - len(question.lstrip()):
+            # A capital at the start of a sentence is not a name: drop that first word.
+            entity = entity.partition(" ")[2]
+        if entity and entity.lower() not in STOPWORDS and entity not in found:
+            found.append(entity)
+    return found
+
+
+def _language(question: str) -> str:
+    words = set(re.findall(r"\w+", question.lower()))
+    best, hits = "en", 0
+    for language, markers in _LANGUAGE_WORDS.items():
+        score = len(words & markers)
+        if score > hits and score >= 2:
+            best, hits = language, score
+    return best

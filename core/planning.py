@@ -1,0 +1,46 @@
+"""Plan: the query variations to run and the sources each goes to."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from core.models import QueryIntent, QuestionType
+
+
+class PlannedQuery(BaseModel):
+    text: str
+    purpose: str
+    sources: list[str]
+
+
+class ResearchPlan(BaseModel):
+    queries: list[PlannedQuery] = Field(default_factory=list)
+
+
+def plan_queries(
+    question: str, intent: QueryIntent, sources: list[str], max_queries: int = 4
+) -> ResearchPlan:
+    """The question itself, its key terms, and for comparisons each side on its own."""
+    candidates: list[tuple[str, str]] = [(question, "the question as asked")]
+    keywords = " ".join(intent.key_terms)
+    if keywords and len(intent.key_terms) >= 2:
+        candidates.append((" ".join(_surface_terms(question, intent)), "key terms"))
+    if intent.question_type == QuestionType.COMPARISON:
+        candidates.extend((entity, f"one side of the comparison: {entity}")
+                          for entity in intent.entities[:3])
+    seen: set[str] = set()
+    queries = []
+    for text, purpose in candidates:
+        key = text.casefold().strip()
+        if key and key not in seen:
+            seen.add(key)
+            queries.append(PlannedQuery(text=text, purpose=purpose, sources=list(sources)))
+    return ResearchPlan(queries=queries[:max_queries])
+
+
+def _surface_terms(question: str, intent: QueryIntent) -> list[str]:
+    """The question's content words as written (unstemmed), for a keyword query."""
+    from core.text import STOPWORDS
+
+    words = [w.strip("?!.,;:\"'()") for w in question.split()]
+    return [w for w in words if w and w.casefold() not in STOPWORDS] or intent.key_terms

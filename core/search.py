@@ -1,0 +1,87 @@
+"""Search stage: every planned query to its sources in parallel, each call under a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+from core.errors import SourceError
+from core.models import QueryIntent, Source
+from core.planning import ResearchPlan
+from core.sources.base import SearchQuery, SearchSource
+
+
+class SourceFailure(BaseModel):
+    source: str
+    query: str
+    reason: str
+
+
+class SearchOutcome(BaseModel):
+    """Ranked result lists (one a query and source) and what failed."""
+
+    results: list[list[Source]] = Field(default_factory=list)
+    failures: list[SourceFailure] = Field(default_factory=list)
+    queries_per_source: dict[str, int] = Field(default_factory=dict)
+    results_per_source: dict[str, int] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def documents(self) -> int:
+        return len({s.document_id or s.id for hits in self.results for s in hits})
+
+    @property
+    def passages(self) -> int:
+        return len({s.id for hits in self.results for s in hits})
+
+
+async def run_search(
+    plan: ResearchPlan,
+    sources: Mapping[str, SearchSource],
+    tenant: str,
+    intent: QueryIntent,
+    limit: int,
+    timeout_s: float,
+) -> SearchOutcome:
+    started = time.perf_counter()
+    calls = [
+        (name, planned.text)
+        for planned in plan.queries
+        for name in planned.sources
+        if name in sources
+    ]
+    outcomes = await asyncio.gather(
+        *(
+            _search_one(sources[name], SearchQuery(
+                text=text, tenant=tenant, limit=limit, intent=intent), timeout_s)
+            for name, text in calls
+        )
+    )
+    result = SearchOutcome(queries_per_source=dict(Counter(name for name, _ in calls)))
+    counts: Counter[str] = Counter()
+    for (name, text), outcome in zip(calls, outcomes, strict=True):
+        if isinstance(outcome, SourceFailure):
+            result.failures.append(outcome.model_copy(update={"query": text}))
+        else:
+            result.results.append(outcome)
+            counts[name] += len(outcome)
+    result.results_per_source = dict(counts)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+async def _search_one(
+    source: SearchSource, query: SearchQuery, timeout_s: float
+) -> list[Source] | SourceFailure:
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await source.search(query)
+    except TimeoutError:
+        return SourceFailure(source=source.name, query=query.text,
+                             reason=f"timed out after {timeout_s:g} s")
+    except SourceError as error:
+        return SourceFailure(source=source.name, query=query.text, reason=str(error))
