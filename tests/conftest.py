@@ -1,0 +1,222 @@
+"""Test-wide set-up: no telemetry, no hub downloads, and no connection beyond loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest  # noqa: E402
+
+REQUIRE_SERVICES = os.environ.get("RESEARCHBOT_REQUIRE_SERVICES") == "1"
+POSTGRES_URL = os.environ.get(
+    "RESEARCHBOT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+
+
+class NetworkGuardError(RuntimeError):
+    """A test tried to reach a host that is not loopback."""
+
+
+def _loopback(address: Any) -> bool:
+    if isinstance(address, (str, bytes)):  # AF_UNIX path
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+_connect = socket.socket.connect
+_connect_ex = socket.socket.connect_ex
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _loopback(address):
+        raise NetworkGuardError(f"tests may not connect to {address!r}")
+    return _connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+    if not _loopback(address):
+        raise NetworkGuardError(f"tests may not connect to {address!r}")
+    return _connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip where a server is missing on a laptop; fail in CI, which starts the servers."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{reason} (RESEARCHBOT_REQUIRE_SERVICES=1)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    from core.embedding import OnnxMiniLMEmbedder
+
+    return OnnxMiniLMEmbedder(threads=2)
+
+
+async def _postgres_engine() -> Any:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from core.db import metadata, open_database
+
+    probe = create_async_engine(POSTGRES_URL)
+    try:
+        async with probe.begin() as connection:
+            await connection.run_sync(metadata.drop_all)
+    except Exception as error:  # any failure here means "no usable server"
+        skip_or_fail(f"PostgreSQL not reachable at {POSTGRES_URL}: {error}")
+    finally:
+        await probe.dispose()
+    return await open_database(POSTGRES_URL)
+
+
+async def _sqlite_engine(folder: Path) -> Any:
+    from core.db import open_database, sqlite_url
+
+    return await open_database(sqlite_url(str(folder / "test.sqlite3")))
+
+
+@pytest.fixture
+async def sqlite_engine(tmp_path: Path) -> AsyncIterator[Any]:
+    engine = await _sqlite_engine(tmp_path)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """The same test on the embedded SQLite file and on the PostgreSQL server."""
+    from core.db import metadata
+
+    if request.param == "sqlite":
+        engine = await _sqlite_engine(tmp_path)
+    else:
+        engine = await _postgres_engine()
+    yield engine
+    if request.param == "postgresql":
+        async with engine.begin() as connection:
+            await connection.run_sync(metadata.drop_all)
+    await engine.dispose()
+
+
+@pytest.fixture
+def chroma(tmp_path: Path) -> Any:
+    from core.vectors import open_chroma
+
+    return open_chroma(tmp_path / "chroma", None)
+
+
+CORPUS = {
+    "cats.md": """# Cats
+
+Cats are small carnivorous mammals that people have kept as pets for thousands of years.
+
+## Sleep
+
+Domestic cats sleep between 12 and 16 hours a day. Kittens and old cats sleep even longer.
+Cats are most active at dawn and dusk, which makes them crepuscular animals.
+
+## Diet
+
+Cats are obligate carnivores: they need taurine, an amino acid found in meat.
+""",
+    "tea.txt": """Green tea and black tea come from the same plant, Camellia sinensis.
+Black tea is fully oxidised while green tea is not oxidised, which gives black tea its darker
+colour and stronger flavour. A cup of black tea has about 47 milligrams of caffeine, and a cup
+of green tea has about 28 milligrams.
+""",
+    "volcanoes.rst": """Volcanoes
+=========
+
+A volcano is a rupture in the crust of a planet that lets hot lava, ash and gases escape.
+
+Eruptions
+---------
+
+Mount Vesuvius erupted in the year 79 and buried the Roman city of Pompeii under ash.
+Explosive eruptions happen when gas-rich magma fragments as it rises.
+""",
+    "bread.html": """<html><head><title>Baking sourdough bread</title></head><body>
+<nav><a href="/">Home</a> | <a href="/shop">Shop our ovens</a> | Subscribe to the newsletter</nav>
+<main><article><h1>Baking sourdough bread</h1>
+<p>Sourdough bread rises because a starter of wild yeast and lactic acid bacteria ferments
+the dough. The bacteria produce lactic and acetic acids that give the bread its sour taste.</p>
+<h2>Baking</h2>
+<p>Bake the loaf at 250 degrees Celsius in a covered pot for twenty minutes, then uncovered
+for another twenty minutes until the crust is dark brown.</p>
+</article></main>
+<footer>Copyright Bakery Ltd. All rights reserved. Cookie settings.</footer>
+</body></html>""",
+}
+
+
+def write_pdf(path: Path, pages: list[str], title: str = "Solar system facts") -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title(title)
+    pdf.set_font("helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 8, text)
+    pdf.output(str(path))
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name, text in CORPUS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    write_pdf(
+        folder / "planets.pdf",
+        [
+            "The Sun is a star at the centre of the solar system.",
+            "Jupiter is the largest planet in the solar system. It has a Great Red Spot, "
+            "a storm larger than the Earth.",
+        ],
+    )
+    return folder
+
+
+@pytest.fixture
+def kb_settings() -> Any:
+    from core.config import KnowledgeBaseSettings
+
+    return KnowledgeBaseSettings()
+
+
+@pytest.fixture
+def knowledge_base(sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: Any) -> Any:
+    from core.kb.knowledge_base import KnowledgeBase
+
+    return KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """No RESEARCHBOT_* settings from the caller's shell; a fresh data dir; no config file."""
+    for key in list(os.environ):
+        if key.startswith("RESEARCHBOT_") and key != "RESEARCHBOT_REQUIRE_SERVICES":
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("RESEARCHBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path / "data"

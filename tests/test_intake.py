@@ -1,0 +1,55 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from core.errors import InvalidQuestionError
+from core.intake import detect_intent, validate_question
+from core.models import QuestionType
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ("   \n\t ", "empty"),
+        ("x" * 2001, "2,001 characters"),
+        ("what is\x07this", "control characters"),
+        ("what\x00is", "binary"),
+        ("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        ("?!?!", "no words"),
+    ],
+)
+def test_bad_questions_get_a_clear_message(text: str, message: str) -> None:
+    with pytest.raises(InvalidQuestionError, match=message):
+        validate_question(text)
+
+
+def test_a_good_question_is_trimmed() -> None:
+    assert validate_question("  How long do cats   sleep?\n") == "How long do cats sleep?"
+    assert validate_question("x" * 2000) == "x" * 2000
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How long do cats sleep?", QuestionType.FACTUAL),
+        ("asyncio.gather vs TaskGroup", QuestionType.COMPARISON),
+        ("What is the difference between green tea and black tea?", QuestionType.COMPARISON),
+        ("Why does the GIL exist?", QuestionType.EXPLANATION),
+        ("What is the latest news on the Linux kernel?", QuestionType.CURRENT_EVENT),
+    ],
+)
+def test_question_types(question: str, kind: QuestionType) -> None:
+    assert detect_intent(question).question_type == kind
+
+
+def test_entities_time_and_language() -> None:
+    now = datetime(2026, 11, 21, tzinfo=UTC)
+    intent = detect_intent('Compare PostgreSQL and MySQL releases since 2020', now)
+    assert intent.entities == ["PostgreSQL", "MySQL"]
+    assert intent.time_constraint is not None and intent.time_constraint.start_year == 2020
+    assert intent.time_constraint.end_year is None
+    assert detect_intent('What does "os.path.join" do?').entities == ["os.path.join"]
+    assert detect_intent("Pourquoi le ciel est-il bleu ?").language == "fr"
+    assert detect_intent("What happened in 2026?", now).question_type == QuestionType.CURRENT_EVENT
+    assert "long" not in detect_intent("How long do cats sleep?").key_terms

@@ -1,0 +1,129 @@
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from core.config import KnowledgeBaseSettings
+from core.errors import IndexingError
+from core.kb.knowledge_base import KnowledgeBase
+
+
+async def test_index_then_search_each_format(knowledge_base: Any, corpus: Path) -> None:
+    report = await knowledge_base.index([corpus], "t1")
+    assert len(report.added) == 5 and not report.skipped
+    cases = {
+        "How many hours a day do cats sleep?": ("cats.md", "Cats > Sleep"),
+        "Which city did Mount Vesuvius bury?": ("volcanoes.rst", "Eruptions"),
+        "Why does sourdough bread taste sour?": ("bread.html", None),
+        "What is the largest planet?": ("planets.pdf", "page 2"),
+        "How much caffeine is in black tea?": ("tea.txt", None),
+    }
+    for question, (name, location) in cases.items():
+        top = (await knowledge_base.search(question, "t1", limit=3))[0]
+        assert top.path is not None and top.path.endswith(name), question
+        if location:
+            assert location in (top.location or ""), question
+        assert 0 < top.metadata.relevance <= 1 and top.metadata.provider == "local"
+
+
+async def test_reindex_is_incremental(
+    any_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path
+) -> None:
+    knowledge_base = KnowledgeBase(any_engine, chroma, embedder, kb_settings)
+    await knowledge_base.index([corpus], "t1")
+    again = await knowledge_base.index([corpus], "t1")
+    assert len(again.unchanged) == 5 and not again.added and again.chunks == 0
+
+    (corpus / "tea.txt").write_text("Oolong tea is partly oxidised, between green and black.")
+    (corpus / "cats.md").unlink()
+    third = await knowledge_base.index([corpus], "t1")
+    assert [Path(p).name for p in third.updated] == ["tea.txt"]
+    assert [Path(p).name for p in third.removed] == ["cats.md"]
+    assert await knowledge_base.stats("t1") == (4, await _chunk_count(knowledge_base, "t1"))
+    hits = await knowledge_base.search("How long do cats sleep?", "t1", limit=8)
+    assert all(not (h.path or "").endswith("cats.md") for h in hits)
+    tea = await knowledge_base.search("oolong oxidised", "t1", limit=1)
+    assert "Oolong" in tea[0].content
+    assert all("47 milligrams" not in h.content for h in
+               await knowledge_base.search("caffeine in black tea", "t1", limit=8))
+
+
+async def _chunk_count(knowledge_base: Any, tenant: str) -> int:
+    corpus = await knowledge_base._corpus(tenant)
+    return len(corpus.ids)
+
+
+async def test_tenants_are_isolated(knowledge_base: Any, corpus: Path) -> None:
+    await knowledge_base.index([corpus / "cats.md"], "alpha")
+    assert await knowledge_base.search("cats sleep", "beta") == []
+    assert (await knowledge_base.search("cats sleep", "alpha"))[0].title == "Cats"
+
+
+async def test_missing_path_is_a_clear_error(knowledge_base: Any, tmp_path: Path) -> None:
+    with pytest.raises(IndexingError, match="no such file or directory: .*nope"):
+        await knowledge_base.index([tmp_path / "nope"], "t1")
+
+
+async def test_bad_files_are_skipped_with_a_reason(
+    sqlite_engine: Any, chroma: Any, embedder: Any, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nOctopuses have three hearts and blue blood.")
+    (folder / "binary.txt").write_bytes(b"\x00\xff\x00\xfe" * 1000)
+    (folder / "huge.txt").write_text("word " * 300_000)
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n garbage")
+    (folder / "image.png").write_bytes(b"\x89PNG")
+    (folder / "dangling.md").symlink_to(folder / "gone.md")
+    settings = KnowledgeBaseSettings(max_file_mb=1)
+    kb = KnowledgeBase(sqlite_engine, chroma, embedder, settings)
+    report = await kb.index([folder], "t1")
+    skipped = {Path(p).name: reason for p, reason in report.skipped}
+    assert [Path(p).name for p in report.added] == ["good.md"]
+    assert "binary" in skipped["binary.txt"]
+    assert "larger than 1" in skipped["huge.txt"]
+    assert "PDF" in skipped["broken.pdf"]
+    assert "image.png" not in skipped  # unsupported types inside a folder are ignored silently
+    assert "unreadable" in skipped["dangling.md"]
+    explicit = await kb.index([folder / "image.png"], "t1")
+    assert "unsupported file type" in explicit.skipped[0][1]
+
+
+class _FailingEmbedder:
+    """The real embedder, stopped (as by a crash) after a number of calls."""
+
+    def __init__(self, inner: Any, calls_before_failure: int) -> None:
+        self._inner = inner
+        self._left = calls_before_failure
+        self.name = inner.name
+
+    def embed(self, texts: Any) -> np.ndarray:
+        if self._left == 0:
+            raise KeyboardInterrupt("simulated interruption")
+        self._left -= 1
+        return self._inner.embed(texts)
+
+
+async def test_interrupted_index_leaves_a_consistent_store(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path, kb_settings: Any
+) -> None:
+    first = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+    await first.index([corpus], "t1")
+    for name in ("cats.md", "tea.txt"):
+        path = corpus / name
+        path.write_text(path.read_text() + "\n\nAn added closing line about updates.\n")
+    broken = KnowledgeBase(sqlite_engine, chroma, _FailingEmbedder(embedder, 1), kb_settings)
+    with pytest.raises(KeyboardInterrupt):
+        await broken.index([corpus], "t1")
+    # Search still answers from complete files only, and no orphan vectors leak through.
+    fresh = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+    for hit in await fresh.search("closing line about updates", "t1", limit=10):
+        assert hit.id in (await fresh._corpus("t1")).rows
+    rerun = await fresh.index([corpus], "t1")
+    # cats.md was finished before the interruption; only tea.txt is left to do.
+    assert [Path(p).name for p in rerun.updated] == ["tea.txt"] and not rerun.added
+    files, chunks = await fresh.stats("t1")
+    assert files == 5
+    vectors = await fresh._collection("t1").count()
+    assert vectors == chunks
