@@ -94,7 +94,7 @@ class JobStore:
             dead = [
                 row.id
                 for row in rows
-                if not worker_alive(row.worker) or _aware(row.created_at) <= cutoff
+                if not worker_alive(row.worker) or _utc(row.created_at) <= cutoff
             ]
             if dead:
                 await connection.execute(
@@ -114,7 +114,7 @@ class JobStore:
             result = await connection.execute(
                 update(jobs).where(jobs.c.id == job_id).values(**values)
             )
-        if not result.rowcount:  # type: ignore[attr-defined]
+        if not result.rowcount:
             raise JobNotFoundError(f"no job with id {job_id!r}")
 
 
@@ -133,7 +133,9 @@ def _job(mapping: Any) -> Job:
 
 
 def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)
+
+
+def _utc(value: datetime) -> datetime:
     """SQLite returns naive datetimes; everything written is UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -5,18 +5,19 @@ from __future__ import annotations
 import re
 import unicodedata
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    use used using get gets one ones also may might must shall tell explain describe give way
-    ways much many whats vs versus compare comparison difference differences
-    between since""".split()
-)
+_STOPWORDS_TEXT = """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only
+    or other our ours ourselves out over own same she should so some such than that the
+    their theirs them themselves then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you
+    your yours yourself yourselves use used using get gets one ones also may might must
+    shall tell explain describe give way ways much many whats vs versus compare comparison
+    difference differences between since
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+(?:[._'-][^\W_]+)*", re.UNICODE)
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ations", "ation", "ings", "ing",

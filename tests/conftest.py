@@ -14,7 +14,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import pytest  # noqa: E402
+import pytest
 
 REQUIRE_SERVICES = os.environ.get("RESEARCHBOT_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get(

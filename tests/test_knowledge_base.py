@@ -61,7 +61,7 @@ async def test_tenants_are_isolated(knowledge_base: Any, corpus: Path) -> None:
 
 
 async def test_missing_path_is_a_clear_error(knowledge_base: Any, tmp_path: Path) -> None:
-    with pytest.raises(IndexingError, match="no such file or directory: .*nope"):
+    with pytest.raises(IndexingError, match=r"no such file or directory: .*nope"):
         await knowledge_base.index([tmp_path / "nope"], "t1")
 
 

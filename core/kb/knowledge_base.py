@@ -117,11 +117,11 @@ class KnowledgeBase:
             (report.updated if existed else report.added).append(str(path))
             report.chunks += len(parsed.chunks)
             notify(str(path), "updated" if existed else "added")
-        for path in known:
-            if path not in seen and any(_is_under(Path(path), root) for root in roots):
-                await self._remove_file(tenant, path)
-                report.removed.append(path)
-                notify(path, "removed")
+        for gone in known:
+            if gone not in seen and any(_is_under(Path(gone), root) for root in roots):
+                await self._remove_file(tenant, gone)
+                report.removed.append(gone)
+                notify(gone, "removed")
         report.seconds = time.perf_counter() - started
         return report
 

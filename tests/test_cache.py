@@ -1,0 +1,56 @@
+from typing import Any
+
+import pytest
+
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings
+from core.intake import detect_intent
+from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
+
+
+def _result(summary: str, confidence: Confidence = Confidence.MEDIUM) -> ResearchResult:
+    return ResearchResult(
+        job_id="j1", status=JobStatus.COMPLETED, question="q",
+        answer=ResearchAnswer(summary=summary, confidence=confidence),
+    )
+
+
+@pytest.fixture
+def cache(chroma: Any, embedder: Any) -> SemanticAnswerCache:
+    return SemanticAnswerCache(chroma, embedder, CacheSettings())
+
+
+async def _store(cache: SemanticAnswerCache, question: str, tenant: str = "t1",
+                 summary: str = "Cats sleep 12 to 16 hours a day.", scope: str = "") -> bool:
+    return await cache.store(question, tenant, detect_intent(question), _result(summary), scope)
+
+
+async def test_exact_and_paraphrase_hits(cache: SemanticAnswerCache) -> None:
+    assert await _store(cache, "How many hours a day do cats sleep?")
+    exact = await cache.lookup("  how many HOURS a day do cats sleep ", "t1")
+    assert exact is not None and exact.exact and exact.similarity == 1.0
+    assert exact.result.answer.summary.startswith("Cats sleep")
+    paraphrase = await cache.lookup("How many hours per day do cats sleep?", "t1")
+    assert paraphrase is not None and not paraphrase.exact
+    assert paraphrase.similarity >= 0.92
+
+
+async def test_near_misses_and_other_tenants_miss(cache: SemanticAnswerCache) -> None:
+    await _store(cache, "How many hours a day do cats sleep?")
+    assert await cache.lookup("How many hours a day do dogs sleep?", "t1") is None
+    assert await cache.lookup("What do cats eat?", "t1") is None
+    assert await cache.lookup("How many hours a day do cats sleep?", "t2") is None
+
+
+async def test_scope_and_ttl_rules(chroma: Any, embedder: Any) -> None:
+    cache = SemanticAnswerCache(chroma, embedder, CacheSettings(current_event_ttl_hours=0))
+    await _store(cache, "How many hours a day do cats sleep?", scope="kb1")
+    assert await cache.lookup("How many hours a day do cats sleep?", "t1", "kb2") is None
+    assert await cache.lookup("How many hours a day do cats sleep?", "t1", "kb1") is not None
+    assert not await _store(cache, "What is the latest news about cats today?")
+    insufficient = _result("The sources do not answer this.", Confidence.INSUFFICIENT)
+    assert not await cache.store("Where do unicorns live?", "t1",
+                                 detect_intent("Where do unicorns live?"), insufficient)
+    expired = SemanticAnswerCache(chroma, embedder, CacheSettings(ttl_hours=0.0000001))
+    await _store(expired, "What is the boiling point of water?")
+    assert await expired.lookup("What is the boiling point of water?", "t1") is None

@@ -1,0 +1,85 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS
+
+
+def _run(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_help_is_fast_and_imports_no_heavy_library(clean_env: Path) -> None:
+    code = (
+        "import sys\nfrom bot.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('litellm', 'chromadb', 'onnxruntime', 'sqlalchemy') "
+        "if m in sys.modules]\nprint(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert "research" in out.stdout.lower() and out.stdout.strip().endswith("[]")
+
+
+def test_index_ask_jobs_show(clean_env: Path) -> None:
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text)
+    indexed = _run("index", str(docs))
+    assert indexed.returncode == 0, indexed.stderr
+    assert "4 added" in indexed.stdout
+
+    asked = _run("ask", "What gives sourdough bread its sour taste?", "--json")
+    assert asked.returncode == 0, asked.stderr
+    payload = json.loads(asked.stdout)
+    assert set(payload) >= {"job_id", "status", "answer", "citations", "sources", "metadata"}
+    assert set(payload["answer"]) == {"summary", "detail", "confidence", "limitations"}
+    assert "acid" in payload["answer"]["summary"] + payload["answer"]["detail"]
+    assert payload["sources"][0]["path"].endswith("bread.html")
+    assert payload["metadata"]["cached"] is False and payload["metadata"]["duration_ms"] > 0
+
+    again = _run("ask", "What gives sourdough bread its sour taste?")
+    assert again.returncode == 0 and "cached answer from" in again.stdout
+    assert "🔍" in again.stderr or "🗂️" in again.stderr
+    assert "**References:**" in again.stdout and "bread.html" in again.stdout
+
+    listed = _run("jobs")
+    assert payload["job_id"] in listed.stdout and "completed" in listed.stdout
+    shown = _run("show", payload["job_id"])
+    assert shown.returncode == 0 and "Confidence" in shown.stdout and "metrics:" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("ask", "   "), 2, "The question is empty"),
+        (("ask", "x" * 2500), 2, "limit is 2,000"),
+        (("index", "/no/such/folder"), 1, "no such file or directory: /no/such/folder"),
+        (("show", "nope"), 1, "no job with id 'nope'"),
+    ],
+)
+def test_errors_are_one_line_with_an_exit_code(clean_env: Path, args: tuple[str, ...],
+                                                code: int, message: str) -> None:
+    result = _run(*args)
+    assert result.returncode == code
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_invalid_settings_name_the_key(clean_env: Path) -> None:
+    result = _run("jobs", env_extra={"RESEARCHBOT_CACHE__SIMILARITY_THRESHOLD": "1.5"})
+    assert result.returncode == 1
+    assert "cache.similarity_threshold" in result.stderr
+    (clean_env.parent / "config.toml").write_text("[pipeline]\nmax_sources = 'many'\n")
+    result = _run("jobs")
+    assert result.returncode == 1 and "pipeline.max_sources" in result.stderr
+    (clean_env.parent / "config.toml").write_text("[pipeline]\nnot_a_setting = 1\n")
+    result = _run("jobs")
+    assert result.returncode == 1 and "pipeline.not_a_setting" in result.stderr

@@ -1,0 +1,132 @@
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings, PipelineSettings
+from core.errors import InvalidQuestionError, SourceError
+from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
+from core.pipeline import ResearchPipeline
+from core.sources.base import SearchQuery
+from core.sources.local import LocalKnowledgeBaseSource
+from core.store import JobStore
+from core.synthesis.extractive import ExtractiveSynthesizer
+
+
+class _DownSource:
+    """A remote source in an outage, as a search client reports it."""
+
+    name = "web"
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        raise SourceError("web", "HTTP 503", status=503)
+
+
+class _HangingSource:
+    name = "slow"
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        await asyncio.sleep(30)
+        return []
+
+
+@pytest.fixture
+async def pipeline(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
+                   corpus: Path) -> ResearchPipeline:
+    await knowledge_base.index([corpus], "t1")
+    return _pipeline(sqlite_engine, chroma, embedder, knowledge_base)
+
+
+def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, **extra: Any) -> ResearchPipeline:
+    sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
+    return ResearchPipeline(
+        store=JobStore(engine), sources=sources,
+        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
+        settings=PipelineSettings(source_timeout_s=1.0),
+        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
+    )
+
+
+async def test_a_cited_answer_with_progress(pipeline: ResearchPipeline,
+                                            sqlite_engine: Any) -> None:
+    events: list[ProgressEvent] = []
+    result = await pipeline.run(
+        ResearchRequest(question="How many hours a day do cats sleep?", tenant="t1"),
+        events.append,
+    )
+    assert "12 and 16 hours" in result.answer.summary
+    assert "[1]" in result.answer.summary
+    assert result.answer.confidence in (Confidence.HIGH, Confidence.MEDIUM)
+    assert result.references[0].where.endswith("cats.md (Cats > Sleep)")
+    assert {s.id for s in result.sources} == {r.source_id for r in result.references}
+    assert all(c.source_id in {s.id for s in result.sources} for c in result.answer.citations)
+    started = [e.stage for e in events if e.kind == "started"]
+    assert started == [Stage.INTAKE, Stage.CACHE, Stage.PLAN, Stage.SEARCH, Stage.RANK,
+                       Stage.SYNTHESIZE, Stage.VERIFY, Stage.GRADE, Stage.DELIVER]
+    search_done = next(e for e in events if e.stage == Stage.SEARCH and e.kind == "finished")
+    assert search_done.counts["documents"] >= 1
+    assert [e.progress for e in events] == sorted(e.progress for e in events)
+    job = await JobStore(sqlite_engine).get(result.job_id)
+    assert job.status == JobStatus.COMPLETED and job.result is not None
+    assert job.metrics["queries_per_source"]["local"] >= 1 and job.state["plan"]["queries"]
+
+
+async def test_second_ask_is_cached_and_bypass_refreshes(pipeline: ResearchPipeline) -> None:
+    question = "How many hours a day do cats sleep?"
+    first = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
+    second = await pipeline.run(ResearchRequest(question=question.upper(), tenant="t1"))
+    assert second.cached and second.cached_at is not None and second.job_id != first.job_id
+    assert second.answer.summary == first.answer.summary
+    fresh = await pipeline.run(ResearchRequest(question=question, tenant="t1",
+                                               bypass_cache=True))
+    assert not fresh.cached
+    other_tenant = await pipeline.run(ResearchRequest(question=question, tenant="t2"))
+    assert not other_tenant.cached
+    assert other_tenant.answer.confidence == Confidence.INSUFFICIENT
+
+
+async def test_no_evidence_is_insufficient_not_a_guess(pipeline: ResearchPipeline) -> None:
+    result = await pipeline.run(
+        ResearchRequest(question="Who won the 1998 football world cup?", tenant="t1"))
+    assert result.answer.confidence == Confidence.INSUFFICIENT
+    assert result.answer.summary == "The indexed sources do not answer this question."
+    assert result.references == [] and result.answer.citations == []
+
+
+async def test_an_outage_is_reported_not_hidden(sqlite_engine: Any, chroma: Any,
+                                                embedder: Any, knowledge_base: Any,
+                                                corpus: Path) -> None:
+    await knowledge_base.index([corpus], "t1")
+    pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base,
+                         web=_DownSource(), slow=_HangingSource())
+    result = await pipeline.run(ResearchRequest(
+        question="What is the largest planet in the solar system?", tenant="t1"))
+    assert "Jupiter" in result.answer.summary
+    assert result.answer.confidence != Confidence.HIGH
+    text = " ".join(result.answer.limitations)
+    assert "web source failed" in text and "503" in text
+    assert "slow source failed (timed out after 1 s)" in text
+
+
+async def test_bad_input_stores_no_job(pipeline: ResearchPipeline, sqlite_engine: Any) -> None:
+    with pytest.raises(InvalidQuestionError):
+        await pipeline.run(ResearchRequest(question="   ", tenant="t1"))
+    assert await JobStore(sqlite_engine).recent() == []
+
+
+async def test_a_failure_marks_the_job_failed(sqlite_engine: Any, chroma: Any, embedder: Any,
+                                              knowledge_base: Any) -> None:
+    class _BrokenSynthesizer:
+        name = "broken"
+
+        async def synthesize(self, *args: Any) -> Any:
+            raise RuntimeError("synthesis exploded")
+
+    pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base)
+    pipeline._synthesizer = _BrokenSynthesizer()
+    with pytest.raises(RuntimeError):
+        await pipeline.run(ResearchRequest(question="cats?", tenant="t1", bypass_cache=True))
+    job = (await JobStore(sqlite_engine).recent())[0]
+    assert job.status == JobStatus.FAILED and "synthesis exploded" in (job.error or "")
