@@ -1,0 +1,181 @@
+"""Benchmarks of issue 2 on the Python 3.11 HTML docs; prints tables.
+
+    .venv/bin/python bench/run.py [--pages N] [--cache-sizes 10000,100000]
+
+Installs Debian's python3.11-doc when the corpus is missing (needs root and the package
+registry). Numbers are ratios measured in one run: the machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from bench.questions import NEAR_MISSES, PARAPHRASES, QUESTIONS
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
+from core.db import open_database, sqlite_url
+from core.embedding import OnnxMiniLMEmbedder
+from core.kb.knowledge_base import KnowledgeBase
+from core.models import ResearchRequest
+from core.pipeline import ResearchPipeline
+from core.sources.local import LocalKnowledgeBaseSource
+from core.store import JobStore
+from core.synthesis.extractive import ExtractiveSynthesizer
+from core.vectors import VectorCollection, open_chroma
+
+DOCS = Path("/usr/share/doc/python3.11/html")
+
+
+def table(title: str, header: list[str], rows: list[list[object]]) -> None:
+    cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r]
+                        for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    print(f"\n{title}")
+    for n, row in enumerate(cells):
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        if n == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+
+
+def ensure_corpus() -> None:
+    if not DOCS.is_dir():
+        subprocess.run(["apt-get", "install", "-y", "python3.11-doc"], check=True,
+                       capture_output=True)
+
+
+def pick_pages(limit: int | None, workdir: Path) -> Path:
+    pages = sorted(p for p in DOCS.rglob("*.html") if "_static" not in p.parts)
+    wanted = {DOCS / page for _, page in QUESTIONS}
+    chosen = sorted(wanted) + [p for p in pages if p not in wanted]
+    chosen = chosen[: limit or len(chosen)]
+    target = workdir / "corpus"
+    for page in chosen:
+        destination = target / page.relative_to(DOCS)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(page, destination)
+    return target
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pages", type=int, default=None, help="index only N pages")
+    parser.add_argument("--cache-sizes", default="10000,100000")
+    args = parser.parse_args()
+    ensure_corpus()
+    workdir = Path(tempfile.mkdtemp(prefix="researchbot-bench-"))
+    corpus = pick_pages(args.pages, workdir)
+    embedder = OnnxMiniLMEmbedder()
+    engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
+    chroma = open_chroma(workdir / "chroma", None)
+    kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+
+    # 1. Indexing vs embedding alone
+    report = await kb.index([corpus], "bench")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows = (await kb._corpus("bench")).rows.values()
+    texts = [f"{r['title']}\n{r['text']}" for r in rows]
+    started = time.perf_counter()
+    embedder.embed(texts)
+    embed_s = time.perf_counter() - started
+    documents = len(report.added)
+    table("1. Indexing", ["documents", "chunks", "index s", "docs/s", "chunks/s",
+                          "embed-only s", "index/embed", "peak RSS MB"],
+          [[documents, report.chunks, report.seconds, documents / report.seconds,
+            report.chunks / report.seconds, embed_s, report.seconds / embed_s, peak_mb]])
+
+    # 2. Retrieval quality
+    quality = []
+    for mode in ("bm25", "dense", "hybrid"):
+        recall, reciprocal, latency = 0, 0.0, []
+        for question, page in QUESTIONS:
+            started = time.perf_counter()
+            hits = await kb.search(question, "bench", limit=10, mode=mode)  # type: ignore[arg-type]
+            latency.append(time.perf_counter() - started)
+            pages = list(dict.fromkeys(str(Path(h.path or "").relative_to(corpus))
+                                       for h in hits))
+            if page in pages[:5]:
+                recall += 1
+            if page in pages:
+                reciprocal += 1 / (pages.index(page) + 1)
+        quality.append([mode, recall / len(QUESTIONS), reciprocal / len(QUESTIONS),
+                        statistics.median(latency) * 1000])
+    table(f"2. Retrieval quality ({len(QUESTIONS)} questions, page-level)",
+          ["retriever", "recall@5", "MRR@10", "p50 ms"], quality)
+
+    # 3. Semantic cache
+    pairs = [(a, b, True) for a, b in PARAPHRASES] + [(a, b, False) for a, b in NEAR_MISSES]
+    vectors = embedder.embed([t for a, b, _ in pairs for t in (a, b)])
+    similarity = [float(vectors[2 * n] @ vectors[2 * n + 1]) for n in range(len(pairs))]
+    sweep = []
+    for threshold in (0.80, 0.85, 0.88, 0.90, 0.92, 0.94, 0.96):
+        hits = sum(s >= threshold for s, (_, _, p) in zip(similarity, pairs, strict=True) if p)
+        false = sum(s >= threshold for s, (_, _, p) in zip(similarity, pairs, strict=True)
+                    if not p)
+        sweep.append([threshold, hits / len(PARAPHRASES), false / len(NEAR_MISSES)])
+    table("3a. Cache threshold (paraphrase hit rate, near-miss false-hit rate)",
+          ["threshold", "hit rate", "false-hit rate"], sweep)
+    latency_rows = []
+    cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
+    for size in (int(s) for s in args.cache_sizes.split(",")):
+        tenant = f"cache{size}"
+        collection = VectorCollection(chroma, "cache", tenant)
+        rng = np.random.default_rng(size)
+        filler = rng.normal(size=(size, 384)).astype(np.float32)
+        filler /= np.linalg.norm(filler, axis=1, keepdims=True)
+        now = time.time()
+        started = time.perf_counter()
+        await collection.upsert([f"f{i}" for i in range(size)], filler,
+                                [{"question": "", "created_at": now, "expires_at": now + 1e6,
+                                  "scope": ""}] * size, ["{}"] * size)
+        fill_s = time.perf_counter() - started
+        timings = []
+        for question, _ in QUESTIONS[:40] * 3:
+            started = time.perf_counter()
+            await cache.lookup(question, tenant)
+            timings.append((time.perf_counter() - started) * 1000)
+        latency_rows.append([size, fill_s, np.percentile(timings, 50),
+                             np.percentile(timings, 99)])
+    table("3b. Cache lookup latency (miss path: exact get + embed + ANN query)",
+          ["entries", "fill s", "p50 ms", "p99 ms"], latency_rows)
+
+    # 4. Whole ask: cache hit vs miss
+    pipeline = ResearchPipeline(
+        store=JobStore(engine), sources={"local": LocalKnowledgeBaseSource(kb, 3)},
+        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
+        settings=PipelineSettings(), cache=SemanticAnswerCache(chroma, embedder,
+                                                               CacheSettings()))
+    miss, hit = [], []
+    for question, _ in QUESTIONS[:8]:
+        started = time.perf_counter()
+        await pipeline.run(ResearchRequest(question=question, tenant="bench"))
+        miss.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        cached = await pipeline.run(ResearchRequest(question=question, tenant="bench"))
+        hit.append(time.perf_counter() - started)
+        assert cached.cached
+    table("4. ask: cache miss vs hit (8 questions)",
+          ["miss p50 ms", "hit p50 ms", "miss/hit"],
+          [[statistics.median(miss) * 1000, statistics.median(hit) * 1000,
+            statistics.median(miss) / statistics.median(hit)]])
+    await engine.dispose()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
