@@ -15,7 +15,7 @@ _STOPWORDS_TEXT = """
     until up very was we were what when where which while who whom why will with would you
     your yours yourself yourselves use used using get gets one ones also may might must
     shall tell explain describe give way ways much many whats vs versus compare comparison
-    difference differences between since
+    difference differences between since work works happen happens
 """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
