@@ -39,11 +39,12 @@ async def pipeline(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_bas
     return _pipeline(sqlite_engine, chroma, embedder, knowledge_base)
 
 
-def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, **extra: Any) -> ResearchPipeline:
+def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any = None,
+              **extra: Any) -> ResearchPipeline:
     sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
     return ResearchPipeline(
         store=JobStore(engine), sources=sources,
-        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
+        synthesizer=synthesizer or ExtractiveSynthesizer(embedder), embedder=embedder,
         settings=PipelineSettings(source_timeout_s=1.0),
         cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
     )
@@ -124,8 +125,7 @@ async def test_a_failure_marks_the_job_failed(sqlite_engine: Any, chroma: Any, e
         async def synthesize(self, *args: Any) -> Any:
             raise RuntimeError("synthesis exploded")
 
-    pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base)
-    pipeline._synthesizer = _BrokenSynthesizer()
+    pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base, _BrokenSynthesizer())
     with pytest.raises(RuntimeError):
         await pipeline.run(ResearchRequest(question="cats?", tenant="t1", bypass_cache=True))
     job = (await JobStore(sqlite_engine).recent())[0]
