@@ -104,19 +104,26 @@ class KnowledgeBase:
         report = IndexReport()
         roots = [p.resolve() for p in paths]
         known = await self._catalogue(tenant)
-        seen: set[str] = set()
-        for path in _walk(roots, report):
-            seen.add(str(path))
-            parsed = await asyncio.to_thread(self._parse, path, known, report)
-            if parsed is None:
-                notify(str(path), "skipped" if report.skipped and
-                       report.skipped[-1][0] == str(path) else "unchanged")
+        files = list(_walk(roots, report))
+        seen = {str(path) for path in files}
+        # Parsing the next file overlaps with embedding this one (ONNX releases the GIL).
+        upcoming = self._parse_soon(files, 0, known)
+        for number, path in enumerate(files):
+            parsed = await upcoming
+            upcoming = self._parse_soon(files, number + 1, known)
+            if isinstance(parsed, str):
+                if parsed == "unchanged":
+                    report.unchanged.append(str(path))
+                else:
+                    report.skipped.append((str(path), parsed))
+                notify(str(path), "unchanged" if parsed == "unchanged" else "skipped")
                 continue
             existed = str(path) in known
             await self._store_file(tenant, parsed)
             (report.updated if existed else report.added).append(str(path))
             report.chunks += len(parsed.chunks)
             notify(str(path), "updated" if existed else "added")
+        upcoming.cancel()
         for gone in known:
             if gone not in seen and any(_is_under(Path(gone), root) for root in roots):
                 await self._remove_file(tenant, gone)
@@ -125,33 +132,36 @@ class KnowledgeBase:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _parse(
-        self, path: Path, known: dict[str, str], report: IndexReport
-    ) -> _ParsedFile | None:
+    def _parse_soon(
+        self, files: list[Path], number: int, known: dict[str, str]
+    ) -> asyncio.Future[_ParsedFile | str]:
+        if number >= len(files):
+            done: asyncio.Future[_ParsedFile | str] = asyncio.get_running_loop().create_future()
+            done.set_result("")
+            return done
+        return asyncio.ensure_future(asyncio.to_thread(self._parse, files[number], known))
+
+    def _parse(self, path: Path, known: dict[str, str]) -> _ParsedFile | str:
+        """The parsed file, or "unchanged", or why it is skipped."""
         limit = int(self._settings.max_file_mb * 1024 * 1024)
         try:
             if path.stat().st_size > limit:
-                report.skipped.append((str(path), f"larger than {self._settings.max_file_mb} MB"))
-                return None
+                return f"larger than {self._settings.max_file_mb} MB"
             data = path.read_bytes()
         except OSError as error:
-            report.skipped.append((str(path), f"unreadable: {error.strerror or error}"))
-            return None
+            return f"unreadable: {error.strerror or error}"
         digest = hashlib.sha256(data).hexdigest()
         if known.get(str(path)) == digest:
-            report.unchanged.append(str(path))
-            return None
+            return "unchanged"
         try:
             document = read_document(path, data)
         except UnreadableDocumentError as error:
-            report.skipped.append((str(path), str(error)))
-            return None
+            return str(error)
         chunks = chunk_sections(
             document.sections, self._settings.chunk_tokens, self._settings.overlap_tokens
         )
         if not chunks:
-            report.skipped.append((str(path), "no text"))
-            return None
+            return "no text"
         return _ParsedFile(str(path), digest, document, chunks)
 
     async def _store_file(self, tenant: str, parsed: _ParsedFile) -> None:
