@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -46,7 +47,7 @@ def table(title: str, header: list[str], rows: list[list[object]]) -> None:
     cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r]
                         for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    print(f"\n{title}")
+    print(f"\n{title}", flush=True)
     for n, row in enumerate(cells):
         print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
         if n == 0:
@@ -76,15 +77,27 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pages", type=int, default=None, help="index only N pages")
     parser.add_argument("--cache-sizes", default="10000,100000")
+    parser.add_argument("--only-cache", action="store_true", help="run table 3 alone")
     args = parser.parse_args()
-    ensure_corpus()
     workdir = Path(tempfile.mkdtemp(prefix="researchbot-bench-"))
-    corpus = pick_pages(args.pages, workdir)
     embedder = OnnxMiniLMEmbedder()
     engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
-    kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    if not args.only_cache:
+        ensure_corpus()
+        corpus = pick_pages(args.pages, workdir)
+        kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+        await bench_index_and_retrieval(kb, embedder, corpus)
+    bench_cache_threshold(embedder)
+    await bench_cache_latency(chroma, embedder, args.cache_sizes)
+    if not args.only_cache:
+        await bench_ask(engine, chroma, embedder, kb)
+    await engine.dispose()
+    shutil.rmtree(workdir, ignore_errors=True)
 
+
+async def bench_index_and_retrieval(kb: KnowledgeBase, embedder: OnnxMiniLMEmbedder,
+                                    corpus: Path) -> None:
     # 1. Indexing vs embedding alone
     report = await kb.index([corpus], "bench")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -118,7 +131,8 @@ async def main() -> None:
     table(f"2. Retrieval quality ({len(QUESTIONS)} questions, page-level)",
           ["retriever", "recall@5", "MRR@10", "p50 ms"], quality)
 
-    # 3. Semantic cache
+
+def bench_cache_threshold(embedder: OnnxMiniLMEmbedder) -> None:
     pairs = [(a, b, True) for a, b in PARAPHRASES] + [(a, b, False) for a, b in NEAR_MISSES]
     vectors = embedder.embed([t for a, b, _ in pairs for t in (a, b)])
     similarity = [float(vectors[2 * n] @ vectors[2 * n + 1]) for n in range(len(pairs))]
@@ -130,9 +144,12 @@ async def main() -> None:
         sweep.append([threshold, hits / len(PARAPHRASES), false / len(NEAR_MISSES)])
     table("3a. Cache threshold (paraphrase hit rate, near-miss false-hit rate)",
           ["threshold", "hit rate", "false-hit rate"], sweep)
+
+
+async def bench_cache_latency(chroma: Any, embedder: OnnxMiniLMEmbedder, sizes: str) -> None:
     latency_rows = []
     cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
-    for size in (int(s) for s in args.cache_sizes.split(",")):
+    for size in (int(s) for s in sizes.split(",")):
         tenant = f"cache{size}"
         collection = VectorCollection(chroma, "cache", tenant)
         rng = np.random.default_rng(size)
@@ -154,7 +171,9 @@ async def main() -> None:
     table("3b. Cache lookup latency (miss path: exact get + embed + ANN query)",
           ["entries", "fill s", "p50 ms", "p99 ms"], latency_rows)
 
-    # 4. Whole ask: cache hit vs miss
+
+async def bench_ask(engine: Any, chroma: Any, embedder: OnnxMiniLMEmbedder,
+                    kb: KnowledgeBase) -> None:
     pipeline = ResearchPipeline(
         store=JobStore(engine), sources={"local": LocalKnowledgeBaseSource(kb, 3)},
         synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
@@ -173,8 +192,6 @@ async def main() -> None:
           ["miss p50 ms", "hit p50 ms", "miss/hit"],
           [[statistics.median(miss) * 1000, statistics.median(hit) * 1000,
             statistics.median(miss) / statistics.median(hit)]])
-    await engine.dispose()
-    shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
