@@ -14,10 +14,11 @@ from pydantic import BaseModel
 from core.config import CacheSettings
 from core.embedding import Embedder
 from core.models import Confidence, QueryIntent, QuestionType, ResearchResult
-from core.text import normalise
+from core.text import normalise, terms
 from core.vectors import VectorCollection
 
 _NEIGHBOURS = 4
+_SUBSTITUTION_SIMILARITY = 0.97
 
 
 class CacheHit(BaseModel):
@@ -57,10 +58,15 @@ class SemanticAnswerCache:
         # hiding a fresh one only costs a miss.
         for hit in await collection.query(vector, _NEIGHBOURS):
             if (
-                hit.similarity >= self._settings.similarity_threshold
-                and hit.metadata.get("expires_at", 0) > now
+                hit.metadata.get("expires_at", 0) > now
                 and hit.metadata.get("scope") == scope
                 and hit.document
+                and is_same_question(
+                    question,
+                    str(hit.metadata.get("question", "")),
+                    hit.similarity,
+                    self._settings.similarity_threshold,
+                )
             ):
                 return _hit(hit.metadata, hit.document, hit.similarity, exact=False)
         return None
@@ -90,6 +96,25 @@ class SemanticAnswerCache:
         if tenant not in self._collections:
             self._collections[tenant] = VectorCollection(self._chroma, "cache", tenant)
         return self._collections[tenant]
+
+
+def is_same_question(question: str, cached: str, similarity: float, threshold: float) -> bool:
+    """Whether a cached question asks the same thing. Sentence embeddings barely see word
+    order or a swapped verb ("convert a string to an integer" vs "an integer to a string",
+    "make" vs "serve an HTTP request": cosine 0.97-0.99), so besides the threshold the
+    shared content words must come in the same order, and a question where each side has a
+    content word the other lacks needs near-identity."""
+    if similarity < threshold:
+        return False
+    mine, theirs = terms(question), terms(cached)
+    shared = set(mine) & set(theirs)
+    if set(mine) - shared and set(theirs) - shared and similarity < _SUBSTITUTION_SIMILARITY:
+        return False
+    return _ordered(mine, shared) == _ordered(theirs, shared)
+
+
+def _ordered(words: list[str], keep: set[str]) -> list[str]:
+    return list(dict.fromkeys(w for w in words if w in keep))
 
 
 def _key(question: str, scope: str) -> str:

@@ -54,3 +54,33 @@ async def test_scope_and_ttl_rules(chroma: Any, embedder: Any) -> None:
     expired = SemanticAnswerCache(chroma, embedder, CacheSettings(ttl_hours=0.0000001))
     await _store(expired, "What is the boiling point of water?")
     assert await expired.lookup("What is the boiling point of water?", "t1") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "cached", "same"),
+    [
+        ("How can I convert a string into an integer?", "How do I convert a string to an integer?",
+         True),
+        ("How do I convert an integer to a string?", "How do I convert a string to an integer?",
+         False),
+        ("How do I serve an HTTP request in Python?", "How do I make an HTTP request in Python?",
+         False),
+        ("How to remove duplicate items from a list?", "How do I remove duplicates from a list?",
+         True),
+    ],
+)
+def test_reordered_or_swapped_words_are_not_the_same_question(
+    embedder: Any, question: str, cached: str, same: bool
+) -> None:
+    from core.cache import is_same_question
+
+    vectors = embedder.embed([question, cached])
+    similarity = float(vectors[0] @ vectors[1])
+    assert similarity >= 0.92  # the embedding alone would call every pair a hit
+    assert is_same_question(question, cached, similarity, 0.92) is same
+
+
+async def test_a_near_miss_is_not_served(cache: SemanticAnswerCache) -> None:
+    await _store(cache, "How do I convert a string to an integer?", summary="Use int(s).")
+    assert await cache.lookup("How do I convert an integer to a string?", "t1") is None
+    assert await cache.lookup("How can I convert a string into an integer?", "t1") is not None
