@@ -21,7 +21,8 @@ STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+(?:[._'-][^\W_]+)*", re.UNICODE)
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ations", "ation", "ings", "ing",
-             "edly", "ies", "ied", "es", "ed", "ly", "s")
+             "edly", "ed", "ly")
+_PLURAL_ES = ("sses", "ches", "shes", "xes", "zes")
 
 
 def normalise(text: str) -> str:
@@ -32,11 +33,22 @@ def normalise(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to match sort/sorted/sorting, not a linguist."""
+    """A light suffix stripper: enough to match sort/sorted/sorting or duplicate/duplicates,
+    not a linguist."""
+    if len(word) <= 3:
+        return word
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        return word[:-3] + "y"
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    else:
+        if word.endswith(_PLURAL_ES):
+            word = word[:-2]
+        elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            word = word[:-1]
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def terms(text: str) -> list[str]:
