@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from core.cache import SemanticAnswerCache
@@ -15,6 +16,7 @@ from core.embedding import Embedder
 from core.grading import grade
 from core.intake import detect_intent, validate_question
 from core.models import (
+    Depth,
     Job,
     JobStatus,
     ProgressEvent,
@@ -33,6 +35,24 @@ from core.verify import verify_citations
 
 ProgressCallback = Callable[[ProgressEvent], Awaitable[None] | None]
 ScopeFunction = Callable[[str], Awaitable[str]]
+
+@dataclass(frozen=True)
+class _Tier:
+    """How far a depth tier searches: query variations, and passages kept relative to the
+    `pipeline.max_sources` setting (the LLM loop adds iteration, time and token budgets)."""
+
+    max_queries: int
+    source_factor: float
+
+    def sources(self, configured: int) -> int:
+        return max(1, round(configured * self.source_factor))
+
+
+_TIERS = {
+    Depth.QUICK: _Tier(max_queries=2, source_factor=0.625),
+    Depth.STANDARD: _Tier(max_queries=4, source_factor=1.0),
+    Depth.DEEP: _Tier(max_queries=6, source_factor=2.0),
+}
 
 _PROGRESS = {
     Stage.INTAKE: 0.05, Stage.CACHE: 0.1, Stage.PLAN: 0.15, Stage.SEARCH: 0.5,
@@ -110,14 +130,16 @@ class ResearchPipeline:
             await run.end(Stage.CACHE, "No earlier answer", {"hits": 0})
 
         await run.begin(Stage.PLAN, "Planning searches")
-        plan = plan_queries(question, intent, list(self._sources))
+        tier = _TIERS[request.depth]
+        plan = plan_queries(question, intent, list(self._sources), tier.max_queries)
         run.state["plan"] = plan.model_dump()
         await run.end(Stage.PLAN, f"Planned {len(plan.queries)} searches",
                       {"queries": len(plan.queries)})
 
-        await run.begin(Stage.SEARCH, "Searching " + ", ".join(self._sources))
+        await run.begin(Stage.SEARCH, "Searching " + ", ".join(
+            s.label for s in self._sources.values()))
         outcome = await run_search(plan, self._sources, request.tenant, intent,
-                                   self._settings.max_sources * 2,
+                                   tier.sources(self._settings.max_sources) * 2,
                                    self._settings.source_timeout_s)
         run.metrics.update(queries_per_source=outcome.queries_per_source,
                            results_per_source=outcome.results_per_source)
@@ -129,7 +151,8 @@ class ResearchPipeline:
 
         await run.begin(Stage.RANK, "Ranking evidence")
         ranked = await rank_sources(
-            question, outcome.results, self._embedder, self._settings.max_sources,
+            question, outcome.results, self._embedder,
+            tier.sources(self._settings.max_sources),
             self._settings.max_per_document, self._settings.min_relevance,
         )
         run.metrics["sources_processed"] = len(ranked)

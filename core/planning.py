@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
 from core.models import QueryIntent, QuestionType
@@ -26,8 +28,8 @@ def plan_queries(
     if keywords and len(intent.key_terms) >= 2:
         candidates.append((" ".join(_surface_terms(question, intent)), "key terms"))
     if intent.question_type == QuestionType.COMPARISON:
-        candidates.extend((entity, f"one side of the comparison: {entity}")
-                          for entity in intent.entities[:3])
+        candidates.extend((side, f"one side of the comparison: {side}")
+                          for side in comparison_sides(question, intent)[:3])
     seen: set[str] = set()
     queries = []
     for text, purpose in candidates:
@@ -36,6 +38,22 @@ def plan_queries(
             seen.add(key)
             queries.append(PlannedQuery(text=text, purpose=purpose, sources=list(sources)))
     return ResearchPlan(queries=queries[:max_queries])
+
+
+_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)\s*[?.!]*$", re.I)
+_VERSUS = re.compile(r"^(?:.*?\b(?:is|are|compare|comparing)\s+)?(.+?)\s+(?:vs\.?|versus|"
+                     r"or|compared to|better than|faster than)\s+(.+?)\s*[?.!]*$", re.I)
+
+
+def comparison_sides(question: str, intent: QueryIntent) -> list[str]:
+    """The things a comparison compares: named entities, else the phrases around
+    "between X and Y" or "X vs Y"."""
+    if len(intent.entities) >= 2:
+        return intent.entities
+    match = _BETWEEN.search(question) or _VERSUS.search(question)
+    if not match:
+        return intent.entities
+    return [side.strip(" ,") for side in match.groups() if side.strip(" ,")]
 
 
 def _surface_terms(question: str, intent: QueryIntent) -> list[str]:

@@ -22,7 +22,7 @@ def test_builtin_embedder_is_normalised_and_semantic(embedder: OnnxMiniLMEmbedde
 
 
 def test_a_model_string_must_name_a_provider() -> None:
-    with pytest.raises(ConfigurationError, match="embedding.model"):
+    with pytest.raises(ConfigurationError, match=r"embedding\.model"):
         build_embedder(EmbeddingSettings(model="text-embedding-3-small"))
 
 

@@ -19,6 +19,7 @@ class _DownSource:
     """A remote source in an outage, as a search client reports it."""
 
     name = "web"
+    label = "the web"
 
     async def search(self, query: SearchQuery) -> list[Source]:
         raise SourceError("web", "HTTP 503", status=503)
@@ -26,6 +27,7 @@ class _DownSource:
 
 class _HangingSource:
     name = "slow"
+    label = "a slow source"
 
     async def search(self, query: SearchQuery) -> list[Source]:
         await asyncio.sleep(30)
@@ -130,3 +132,15 @@ async def test_a_failure_marks_the_job_failed(sqlite_engine: Any, chroma: Any, e
         await pipeline.run(ResearchRequest(question="cats?", tenant="t1", bypass_cache=True))
     job = (await JobStore(sqlite_engine).recent())[0]
     assert job.status == JobStatus.FAILED and "synthesis exploded" in (job.error or "")
+
+
+async def test_depth_tiers_search_more_or_less(pipeline: ResearchPipeline,
+                                               sqlite_engine: Any) -> None:
+    question = "What is the difference between green tea and black tea caffeine?"
+    counts = {}
+    for depth in ("quick", "deep"):
+        result = await pipeline.run(ResearchRequest(question=question, tenant="t1",
+                                                    depth=depth, bypass_cache=True))
+        job = await JobStore(sqlite_engine).get(result.job_id)
+        counts[depth] = len(job.state["plan"]["queries"])
+    assert counts["quick"] <= 2 < counts["deep"]

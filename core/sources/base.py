@@ -20,5 +20,6 @@ class SearchSource(Protocol):
     """A place to search. Raises SourceError on an outage; returns [] only for "nothing found"."""
 
     name: str
+    label: str  # how progress messages name it, e.g. "the knowledge base"
 
     async def search(self, query: SearchQuery) -> list[Source]: ...

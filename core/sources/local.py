@@ -9,6 +9,7 @@ from core.sources.base import SearchQuery
 
 class LocalKnowledgeBaseSource:
     name = "local"
+    label = "the knowledge base"
 
     def __init__(self, knowledge_base: KnowledgeBase, per_document: int) -> None:
         self._knowledge_base = knowledge_base
