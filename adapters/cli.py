@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from core.models import Confidence, Job, ProgressEvent, ResearchResult, Stage
 
 STAGE_ICONS = {
@@ -24,7 +26,19 @@ def render_progress(event: ProgressEvent) -> str:
     return f"   {event.message}"
 
 
+_TERMINAL_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text from documents cannot move the cursor, recolour or clear the user's terminal."""
+    return _TERMINAL_CONTROL.sub("", text)
+
+
 def render_answer_markdown(result: ResearchResult) -> str:
+    return terminal_safe(_answer_markdown(result))
+
+
+def _answer_markdown(result: ResearchResult) -> str:
     answer = result.answer
     lines = [f"## {result.question}", "", answer.summary]
     if answer.detail:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error), EXIT_ERROR)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except Exception as error:  # a bug or an unreachable server: one line, not a traceback
+        if os.environ.get("RESEARCHBOT_DEBUG") == "1":
+            raise
+        return _fail(
+            f"unexpected {type(error).__name__}: {error} (RESEARCHBOT_DEBUG=1 shows details)",
+            EXIT_ERROR,
+        )
 
 
 def _fail(message: str, code: int) -> int:
@@ -86,6 +94,10 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
 
     async with open_research(settings) as research:
         result = await research.pipeline.run(request, progress)
+        files, _ = await research.knowledge_base.stats(request.tenant)
+    if not files:
+        print(f"hint: the knowledge base of tenant '{request.tenant}' is empty; add documents "
+              "with: researchbot index PATH", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_public_json(), ensure_ascii=False, default=str))
     else:

@@ -83,3 +83,30 @@ def test_invalid_settings_name_the_key(clean_env: Path) -> None:
     (clean_env.parent / "config.toml").write_text("[pipeline]\nnot_a_setting = 1\n")
     result = _run("jobs")
     assert result.returncode == 1 and "pipeline.not_a_setting" in result.stderr
+
+
+def test_an_empty_knowledge_base_answers_insufficient_with_a_hint(clean_env: Path) -> None:
+    result = _run("ask", "How long do cats sleep?", "--json")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["answer"]["confidence"] == "insufficient"
+    assert "knowledge base of tenant 'local' is empty" in result.stderr
+
+
+def test_an_unreachable_store_is_one_line(clean_env: Path) -> None:
+    result = _run("jobs", env_extra={
+        "RESEARCHBOT_STORE__URL": "postgresql+asyncpg://nobody@127.0.0.1:1/none"})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "unexpected" in result.stderr
+
+
+def test_terminal_control_sequences_from_documents_are_removed() -> None:
+    from adapters.cli import render_answer_markdown
+    from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
+
+    result = ResearchResult(
+        job_id="j", status=JobStatus.COMPLETED, question="q\x1b[2J",
+        answer=ResearchAnswer(summary="Red \x1b[31mtext\x1b[0m and a bell\x07 [1].",
+                              confidence=Confidence.LOW))
+    text = render_answer_markdown(result)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Red text and a bell [1]." in text
