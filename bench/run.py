@@ -66,6 +66,8 @@ def pick_pages(limit: int | None, workdir: Path) -> Path:
     chosen = sorted(wanted) + [p for p in pages if p not in wanted]
     chosen = chosen[: limit or len(chosen)]
     target = workdir / "corpus"
+    if target.exists():
+        shutil.rmtree(target)
     for page in chosen:
         destination = target / page.relative_to(DOCS)
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -78,8 +80,11 @@ async def main() -> None:
     parser.add_argument("--pages", type=int, default=None, help="index only N pages")
     parser.add_argument("--cache-sizes", default="10000,100000")
     parser.add_argument("--only-cache", action="store_true", help="run table 3 alone")
+    parser.add_argument("--data-dir", type=Path, help="keep the stores here (a re-run reuses "
+                        "the index: table 1 then measures an unchanged re-index)")
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="researchbot-bench-"))
+    workdir = args.data_dir or Path(tempfile.mkdtemp(prefix="researchbot-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     embedder = OnnxMiniLMEmbedder()
     engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
@@ -93,7 +98,8 @@ async def main() -> None:
     if not args.only_cache:
         await bench_ask(engine, chroma, embedder, kb)
     await engine.dispose()
-    shutil.rmtree(workdir, ignore_errors=True)
+    if args.data_dir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def bench_index_and_retrieval(kb: KnowledgeBase, embedder: OnnxMiniLMEmbedder,
