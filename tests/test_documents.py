@@ -71,3 +71,15 @@ def test_code_blocks_and_tables_are_not_split() -> None:
     chunks = chunk_sections([Section(text=f"{prose}\n\n{code}\n\n{table}\n\n{prose}")], 200, 30)
     assert sum(code in c.text for c in chunks) == 1
     assert sum(table in c.text for c in chunks) == 1
+
+
+def test_html_metadata_comes_from_meta_tags() -> None:
+    html = (
+        b'<html><head><title>Old &amp; news</title><meta name="author" content="Ada">'
+        b'<meta content="2015-05-03" property="article:published_time"></head><body>'
+        b"<p>A paragraph long enough for the extractor to keep it as the main text of the "
+        b"page, about the history of calculating engines.</p></body></html>"
+    )
+    document = read_document(Path("old.html"), html)
+    assert (document.title, document.author, document.published) == (
+        "Old & news", "Ada", "2015-05-03")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from html import unescape
 from pathlib import Path
 
 SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"})
@@ -152,6 +153,8 @@ def _is_rst_overline(lines: list[str], heading: tuple[int, int, str]) -> bool:
 def _read_html(path: Path, html: str) -> Document:
     import trafilatura
 
+    # trafilatura's own metadata pass (htmldate, dateparser) costs as much as the text
+    # extraction itself; the few fields we keep are read from the tags below instead.
     extracted = trafilatura.bare_extraction(
         html,
         output_format="python",
@@ -159,19 +162,48 @@ def _read_html(path: Path, html: str) -> Document:
         include_tables=True,
         include_comments=False,
         favor_recall=True,
-        with_metadata=True,
+        with_metadata=False,
     )
-    if extracted is None:
-        raise UnreadableDocumentError("no main text found in the HTML")
-    data = extracted.as_dict() if hasattr(extracted, "as_dict") else dict(extracted)
+    data = {} if extracted is None else (
+        extracted.as_dict() if hasattr(extracted, "as_dict") else dict(extracted)
+    )
     body = data.get("text") or ""
     if not body.strip():
         raise UnreadableDocumentError("no main text found in the HTML")
-    document = _split_sections(path, body, _markdown_headings(body))
-    document.title = clean_heading(data.get("title") or document.title)
-    document.author = data.get("author")
-    document.published = data.get("date")
+    headings = _markdown_headings(body)
+    document = _split_sections(path, body, headings)
+    meta = _html_meta(html)
+    if not headings:
+        document.title = meta.get("title") or document.title
+    document.author = meta.get("author")
+    document.published = meta.get("published")
     return document
+
+
+_META_TAG = re.compile(r"<meta\s[^>]*>", re.I)
+_ATTRIBUTE = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_TITLE_TAG = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+_DATE_NAMES = ("article:published_time", "date", "dc.date", "dc.date.issued",
+               "dcterms.created", "citation_publication_date", "pubdate")
+
+
+def _html_meta(html: str) -> dict[str, str]:
+    """Title, author and publication date from <title> and <meta> tags."""
+    found: dict[str, str] = {}
+    title = _TITLE_TAG.search(html[:200_000])
+    if title:
+        found["title"] = clean_heading(unescape(re.sub(r"<[^>]+>", "", title.group(1))))
+    for tag in _META_TAG.findall(html[:200_000]):
+        attributes = {k.lower(): a or b for k, a, b in _ATTRIBUTE.findall(tag)}
+        name = (attributes.get("name") or attributes.get("property") or "").lower()
+        content = unescape(attributes.get("content", "")).strip()
+        if not content:
+            continue
+        if name == "author":
+            found.setdefault("author", content)
+        elif name in _DATE_NAMES:
+            found.setdefault("published", content[:64])
+    return found
 
 
 def _read_pdf(path: Path, data: bytes) -> Document:
