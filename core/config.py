@@ -31,7 +31,13 @@ class EmbeddingSettings(_Section):
     )
     api_base: str | None = Field(default=None, description="Base URL for a litellm model.")
     api_key: SecretStr | None = Field(default=None, description="API key for a litellm model.")
-    batch_size: int = Field(default=32, ge=1, le=1024, description="Texts per embedding call.")
+    batch_size: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="Texts per embedding call (default 8 for 'builtin': larger batches of "
+        "256-token passages cost ~3x the memory and run slower on CPU; 64 for litellm).",
+    )
     threads: int = Field(default=0, ge=0, description="ONNX threads for 'builtin' (0: all cores).")
 
 

@@ -39,7 +39,7 @@ class OnnxMiniLMEmbedder:
     dimensions = 384
     max_tokens = 256
 
-    def __init__(self, threads: int = 0, batch_size: int = 32) -> None:
+    def __init__(self, threads: int = 0, batch_size: int = 8) -> None:
         os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         import onnxruntime
         from tokenizers import Tokenizer
@@ -113,14 +113,14 @@ class LiteLLMEmbedder:
 
 def build_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.model == "builtin":
-        return OnnxMiniLMEmbedder(threads=settings.threads, batch_size=settings.batch_size)
+        return OnnxMiniLMEmbedder(threads=settings.threads, batch_size=settings.batch_size or 8)
     if "/" not in settings.model:
         raise ConfigurationError(
             f"embedding.model: {settings.model!r} is neither 'builtin' nor a litellm "
             "'provider/model' string"
         )
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    return LiteLLMEmbedder(settings.model, settings.api_base, key, settings.batch_size)
+    return LiteLLMEmbedder(settings.model, settings.api_base, key, settings.batch_size or 64)
 
 
 def _normalise(matrix: Vectors) -> Vectors:
