@@ -65,6 +65,8 @@ async def open_store(settings: Settings) -> AsyncIterator[JobStore]:
 async def open_research(settings: Settings) -> AsyncIterator[Research]:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import diskcache
+
     from core.cache import SemanticAnswerCache
     from core.db import open_database
     from core.embedding import build_embedder
@@ -83,7 +85,10 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
         )
         embedder = build_embedder(settings.embedding)
         chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url)
-        knowledge_base = KnowledgeBase(engine, chroma, embedder, settings.knowledge_base)
+        index_cache = diskcache.Cache(str(settings.data_dir / "index-cache"),
+                                      size_limit=2**30)
+        knowledge_base = KnowledgeBase(engine, chroma, embedder, settings.knowledge_base,
+                                       index_cache)
 
         async def cache_scope(tenant: str) -> str:
             return f"kb{await knowledge_base.generation(tenant)}"
@@ -100,6 +105,9 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
             cache_scope=cache_scope,
             worker=worker_id(),
         )
-        yield Research(settings, engine, store, pipeline, knowledge_base)
+        try:
+            yield Research(settings, engine, store, pipeline, knowledge_base)
+        finally:
+            index_cache.close()
     finally:
         await engine.dispose()

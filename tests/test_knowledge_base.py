@@ -127,3 +127,27 @@ async def test_interrupted_index_leaves_a_consistent_store(
     assert files == 5
     vectors = await fresh._collection("t1").count()
     assert vectors == chunks
+
+
+async def test_a_saved_bm25_index_is_reused_only_while_current(
+    sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path,
+    tmp_path: Path
+) -> None:
+    import diskcache
+
+    with diskcache.Cache(str(tmp_path / "index-cache")) as index_cache:
+        first = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
+        await first.index([corpus], "t1")
+        before = await first.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
+        generation, ids, _ = index_cache.get("bm25:t1")
+        assert generation == await first.generation("t1") and len(ids) > 5
+
+        second = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
+        again = await second.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
+        assert [s.id for s in again] == [s.id for s in before]
+
+        (corpus / "tea.txt").write_text("Rooibos is a herbal infusion from South Africa.")
+        await second.index([corpus], "t1")
+        third = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
+        fresh = await third.search("rooibos herbal infusion", "t1", limit=1, mode="bm25")
+        assert "Rooibos" in fresh[0].content
