@@ -61,6 +61,8 @@ def terms(text: str) -> list[str]:
     return words
 
 
+# An API reference entry "name(args) - Description": the sentence is the description.
+_SIGNATURE = re.compile(r"^[\w.]+\([^)]*\)\s+-\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])")
 
 
@@ -71,6 +73,6 @@ def sentences(text: str) -> list[str]:
     for paragraph in re.split(r"\n\s*\n", text):
         lines = [ln for ln in paragraph.splitlines() if not re.match(r"^\s*(\||>>>|\.\.\.)", ln)]
         flat = re.sub(r"\s+", " ", " ".join(lines)).strip()
-        flat = re.sub(r"^[-*]\s+", "", flat)
+        flat = _SIGNATURE.sub("", re.sub(r"^[-*]\s+", "", flat))
         found.extend(s.strip() for s in _SENTENCE.split(flat) if s.strip())
     return found

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
 
+# Part of every file's content hash: a new version re-indexes files read the old way.
+READER_VERSION = "2"
 SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"})
 
 
@@ -167,7 +169,7 @@ def _read_html(path: Path, html: str) -> Document:
     data = {} if extracted is None else (
         extracted.as_dict() if hasattr(extracted, "as_dict") else dict(extracted)
     )
-    body = data.get("text") or ""
+    body = _unescape_prose((data.get("text") or "").replace("\u00b6", ""))
     if not body.strip():
         raise UnreadableDocumentError("no main text found in the HTML")
     headings = _markdown_headings(body)
@@ -178,6 +180,18 @@ def _read_html(path: Path, html: str) -> Document:
     document.author = meta.get("author")
     document.published = meta.get("published")
     return document
+
+
+# trafilatura's markdown escapes punctuation (parse\_float, \[1\]); readers want it plain.
+_MARKDOWN_ESCAPE = re.compile(r"\\([`*_\[\]])")
+
+
+def _unescape_prose(markdown: str) -> str:
+    """Drop markdown escapes outside fenced code, where backslashes are the code's own."""
+    parts = re.split(r"(```.*?```)", markdown, flags=re.S)
+    return "".join(
+        part if part.startswith("```") else _MARKDOWN_ESCAPE.sub(r"\1", part) for part in parts
+    )
 
 
 _META_TAG = re.compile(r"<meta\s[^>]*>", re.I)

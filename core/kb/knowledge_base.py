@@ -30,6 +30,7 @@ from core.embedding import Embedder
 from core.errors import IndexingError
 from core.kb.chunking import Chunk, chunk_sections
 from core.kb.documents import (
+    READER_VERSION,
     SUPPORTED_SUFFIXES,
     Document,
     UnreadableDocumentError,
@@ -154,7 +155,7 @@ class KnowledgeBase:
             data = path.read_bytes()
         except OSError as error:
             return f"unreadable: {error.strerror or error}"
-        digest = hashlib.sha256(data).hexdigest()
+        digest = hashlib.sha256(READER_VERSION.encode() + b"\0" + data).hexdigest()
         if known.get(str(path)) == digest:
             return "unchanged"
         try:
