@@ -87,11 +87,11 @@ def test_html_metadata_comes_from_meta_tags() -> None:
 
 def test_html_text_is_plain_but_code_keeps_its_backslashes() -> None:
     html = (
-        "<html><body><article><h1>Regular expressions</h1>"
-        "<p>The function parse_float receives [1] the matched text of each float found in "
-        "the document, which is the common case for most parsers in the library.</p>"
-        "<pre>pattern = r'\\d+\\.\\d+'</pre></article></body></html>"
-    ).encode()
+        b"<html><body><article><h1>Regular expressions</h1>"
+        b"<p>The function parse_float receives [1] the matched text of each float found in "
+        b"the document, which is the common case for most parsers in the library.</p>"
+        b"<pre>pattern = r'\\d+\\.\\d+'</pre></article></body></html>"
+    )
     text = " ".join(s.text for s in read_document(Path("re.html"), html).sections)
     assert "parse_float receives [1]" in text
     assert "\\d+\\.\\d+" in text
