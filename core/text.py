@@ -15,7 +15,7 @@ _STOPWORDS_TEXT = """
     until up very was we were what when where which while who whom why will with would you
     your yours yourself yourselves use used using get gets one ones also may might must
     shall tell explain describe give way ways much many whats vs versus compare comparison
-    difference differences between since work works happen happens
+    difference differences between since work works happen happens compared comparing
 """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
@@ -62,8 +62,8 @@ def terms(text: str) -> list[str]:
 
 
 # An API reference entry "name(args) - Description": the sentence is the description.
-_SIGNATURE = re.compile(r"^[\w.]+\([^)]*\)\s+-\s+")
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9])")
+_SIGNATURE = re.compile(r"^(?:@?[\w.]+\([^)]*\)\s+-\s+)+")
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9]|>>>)")
 
 
 def sentences(text: str) -> list[str]:

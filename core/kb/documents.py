@@ -8,7 +8,7 @@ from html import unescape
 from pathlib import Path
 
 # Part of every file's content hash: a new version re-indexes files read the old way.
-READER_VERSION = "2"
+READER_VERSION = "3"
 SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"})
 
 
@@ -183,7 +183,7 @@ def _read_html(path: Path, html: str) -> Document:
 
 
 # trafilatura's markdown escapes punctuation (parse\_float, \[1\]); readers want it plain.
-_MARKDOWN_ESCAPE = re.compile(r"\\([`*_\[\]])")
+_MARKDOWN_ESCAPE = re.compile(r"\\([`*_\[\]>])")
 
 
 def _unescape_prose(markdown: str) -> str:

@@ -60,7 +60,7 @@ class ExtractiveSynthesizer:
             np.asarray([candidates[n].score for n in keep]),
             vectors[1:][keep],
             self._max_sentences,
-            trade_off=0.7,
+            trade_off=0.85,
         )]
         picked = _cover_entities(picked, candidates, keep, intent)
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
@@ -91,8 +91,8 @@ def _candidates(sources: list[Source]) -> list[_Candidate]:
 
 
 def _usable(sentence: str) -> bool:
-    if not 25 <= len(sentence) <= 600:
-        return False
+    if not 25 <= len(sentence) <= 600 or ">>>" in sentence:
+        return False  # interactive-session code flattened into prose reads as noise
     letters = sum(c.isalpha() for c in sentence)
     return letters / len(sentence) > 0.55 and len(sentence.split()) >= 5
 
