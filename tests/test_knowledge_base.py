@@ -151,3 +151,15 @@ async def test_a_saved_bm25_index_is_reused_only_while_current(
         third = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
         fresh = await third.search("rooibos herbal infusion", "t1", limit=1, mode="bm25")
         assert "Rooibos" in fresh[0].content
+
+
+async def test_a_file_that_turns_unreadable_leaves_the_index(
+    knowledge_base: Any, corpus: Path
+) -> None:
+    await knowledge_base.index([corpus], "t1")
+    (corpus / "volcanoes.rst").write_bytes(b"\x00\x01corrupted\x00" * 100)
+    report = await knowledge_base.index([corpus], "t1")
+    assert [Path(p).name for p in report.removed] == ["volcanoes.rst"]
+    assert "binary" in report.skipped[0][1]
+    hits = await knowledge_base.search("Vesuvius Pompeii", "t1", limit=8)
+    assert all(not (h.path or "").endswith("volcanoes.rst") for h in hits)

@@ -116,12 +116,16 @@ class KnowledgeBase:
         for number, path in enumerate(files):
             parsed = await upcoming
             upcoming = self._parse_soon(files, number + 1, known)
+            if parsed == "unchanged":
+                report.unchanged.append(str(path))
+                notify(str(path), "unchanged")
+                continue
             if isinstance(parsed, str):
-                if parsed == "unchanged":
-                    report.unchanged.append(str(path))
-                else:
-                    report.skipped.append((str(path), parsed))
-                notify(str(path), "unchanged" if parsed == "unchanged" else "skipped")
+                report.skipped.append((str(path), parsed))
+                notify(str(path), "skipped")
+                if str(path) in known:  # what it said before is no longer what it says
+                    await self._remove_file(tenant, str(path))
+                    report.removed.append(str(path))
                 continue
             existed = str(path) in known
             await self._store_file(tenant, parsed)
