@@ -1,0 +1,1 @@
+"""Slack front end. So far: Block Kit rendering (pure functions); the bolt app arrives next."""

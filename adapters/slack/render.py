@@ -1,0 +1,162 @@
+"""Research results as Slack Block Kit messages: pure functions, every limit respected by
+construction, every piece of untrusted text escaped so it cannot mention or link anyone."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.models import Confidence, ProgressEvent, ResearchResult, Source
+
+MAX_BLOCKS = 50
+MAX_SECTION = 3000
+MAX_HEADER = 150
+MAX_CONTEXT_ELEMENTS = 10
+MAX_FALLBACK_TEXT = 3000  # the notification text; Slack allows 40,000, nobody reads that much
+
+Block = dict[str, Any]
+Message = dict[str, Any]  # {"text": fallback, "blocks": [...]}
+
+CONFIDENCE = {
+    Confidence.HIGH: ":large_green_circle: High confidence",
+    Confidence.MEDIUM: ":large_yellow_circle: Medium confidence",
+    Confidence.LOW: ":large_orange_circle: Low confidence",
+    Confidence.INSUFFICIENT: ":white_circle: Insufficient evidence",
+}
+
+
+def escape_mrkdwn(text: str) -> str:
+    """`&`, `<` and `>` as entities: `<!channel>`, `<@U123>` and `<http://x|y>` become text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_plain(text: str) -> str:
+    """For plain_text fields (headers): Slack does not parse them, but keep them one line."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def render_answer(result: ResearchResult) -> list[Message]:
+    """The answer as one or more messages, each within Block Kit's limits."""
+    answer = result.answer
+    blocks: list[Block] = [_header(result.question)]
+    body = answer.summary if not answer.detail else f"{answer.summary}\n\n{answer.detail}"
+    blocks += [_section(piece) for piece in split_text(escape_mrkdwn(body), MAX_SECTION)]
+    blocks.append(_section(f"*{CONFIDENCE[answer.confidence]}*"))
+    if answer.limitations:
+        items = [escape_mrkdwn(item) for item in answer.limitations]
+        blocks += _context_blocks(["*Limitations*", *items])
+    origin = (
+        f"cached answer from {result.cached_at:%Y-%m-%d %H:%M} UTC"
+        if result.cached and result.cached_at
+        else "fresh answer"
+    )
+    count = len(result.references)
+    blocks += _context_blocks(
+        [f"{count} source{'s' if count != 1 else ''} (in the thread) · {origin} · "
+         f"job `{escape_mrkdwn(result.job_id)}`"]
+    )
+    fallback = escape_mrkdwn(f"{result.question}: {answer.summary}")
+    return _paginate(blocks, fallback)
+
+
+def render_sources(result: ResearchResult) -> list[Message]:
+    """The numbered references, one section each, for the thread under the answer."""
+    if not result.references:
+        return [{"text": "No sources were cited.",
+                 "blocks": [_section("_No sources were cited._")]}]
+    by_id = {s.id: s for s in result.sources}
+    blocks = [_section(f"*Sources ({len(result.references)})*")]
+    for reference in result.references:
+        source = by_id.get(reference.source_id)
+        blocks.append(_section(_source_line(reference.number, reference.title,
+                                            reference.where, source)))
+    return _paginate(blocks, f"Sources ({len(result.references)})")
+
+
+def render_progress(event: ProgressEvent) -> str:
+    return f":hourglass_flowing_sand: {escape_mrkdwn(event.message)}…"
+
+
+def render_error(message: str) -> Message:
+    text = f":warning: {escape_mrkdwn(message)}"
+    return {"text": text, "blocks": [_section(text)]}
+
+
+def _source_line(number: int, title: str, where: str, source: Source | None) -> str:
+    label = escape_mrkdwn(_trim(title, 200)) or "Untitled"
+    url = source.url if source is not None else None
+    if url and url.startswith(("http://", "https://")) and not re.search(r"[<>|\s]", url):
+        line = f"*{number}.* <{url}|{label}>"
+    else:
+        line = f"*{number}.* {label} — {escape_mrkdwn(_trim(where, 500))}"
+    details = []
+    if source is not None:
+        if source.metadata.domain:
+            details.append(escape_mrkdwn(source.metadata.domain))
+        if source.metadata.published_at:
+            details.append(f"{source.metadata.published_at:%Y-%m-%d}")
+        if source.snippet:
+            details.append(f"_{escape_mrkdwn(_trim(source.snippet, 300))}_")
+    text = line + ("\n" + " · ".join(details) if details else "")
+    return _trim(text, MAX_SECTION)
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Pieces of at most `limit` characters, cut at paragraph, sentence or word ends, never
+    inside an escape such as `&amp;`."""
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind(". ") + 1, 0)
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        if cut < limit // 2:
+            cut = limit
+        amp = window.rfind("&", 0, cut)
+        if amp != -1 and ";" not in window[amp:cut]:
+            cut = amp  # do not split an entity in two
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    if rest:
+        pieces.append(rest)
+    return pieces
+
+
+def _header(text: str) -> Block:
+    return {"type": "header",
+            "text": {"type": "plain_text", "text": _trim(escape_plain(text), MAX_HEADER)}}
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": _trim(text, MAX_SECTION)}}
+
+
+def _context_blocks(items: list[str]) -> list[Block]:
+    return [
+        {"type": "context",
+         "elements": [{"type": "mrkdwn", "text": _trim(item, MAX_SECTION)}
+                      for item in items[start:start + MAX_CONTEXT_ELEMENTS]]}
+        for start in range(0, len(items), MAX_CONTEXT_ELEMENTS)
+    ]
+
+
+def _paginate(blocks: list[Block], fallback: str) -> list[Message]:
+    pages = [blocks[start:start + MAX_BLOCKS] for start in range(0, len(blocks), MAX_BLOCKS)]
+    total = len(pages)
+    return [
+        {"text": _trim(fallback if total == 1 else f"({n}/{total}) {fallback}",
+                       MAX_FALLBACK_TEXT),
+         "blocks": page}
+        for n, page in enumerate(pages, 1)
+    ]
+
+
+def _trim(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    amp = cut.rfind("&")
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    return cut.rstrip() + "…"
