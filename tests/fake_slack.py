@@ -1,0 +1,59 @@
+"""A fake Slack Web API on 127.0.0.1 that records every call (POST /api/{method})."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+from aiohttp import web
+
+
+class FakeSlack:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._ts = itertools.count(1)
+        self.app = web.Application()
+        self.app.router.add_post("/api/{method}", self._handle)
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+        self.changed = asyncio.Event()
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = f"http://127.0.0.1:{port}/api/"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def named(self, method: str) -> list[dict[str, Any]]:
+        return [args for name, args in self.calls if name == method]
+
+    async def wait_for(self, predicate: Any, timeout: float = 30.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        # slack_sdk sends some methods as JSON, some as a form, some as query parameters.
+        args: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            args.update(await request.json())
+        else:
+            args.update(await request.post())
+        self.calls.append((method, args))
+        self.changed.set()
+        if method == "auth.test":
+            return web.json_response({"ok": True, "user_id": "UBOT", "bot_id": "BBOT",
+                                      "team_id": "T1", "user": "researchbot"})
+        if method in ("chat.postMessage", "chat.update"):
+            ts = args.get("ts") or f"1700000000.{next(self._ts):06d}"
+            return web.json_response({"ok": True, "channel": args.get("channel"), "ts": ts})
+        return web.json_response({"ok": True})
