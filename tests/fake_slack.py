@@ -34,8 +34,8 @@ class FakeSlack:
     def named(self, method: str) -> list[dict[str, Any]]:
         return [args for name, args in self.calls if name == method]
 
-    async def wait_for(self, predicate: Any, timeout: float = 30.0) -> None:
-        async with asyncio.timeout(timeout):
+    async def wait_for(self, predicate: Any, within_s: float = 30.0) -> None:
+        async with asyncio.timeout(within_s):
             while not predicate():
                 self.changed.clear()
                 await self.changed.wait()
