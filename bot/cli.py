@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--limit", type=int, default=20)
     jobs.add_argument("--tenant", help="only this tenant's jobs")
 
+    commands.add_parser("slack", help="run the Slack bot (HTTP, or Socket Mode with an "
+                        "app token)")
+
     show = commands.add_parser("show", help="show one job: request, stages, result, metrics")
     show.add_argument("job_id")
     show.add_argument("--json", action="store_true", help="print the job as JSON")
@@ -166,4 +169,11 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"ask": _ask, "index": _index, "jobs": _jobs, "show": _show}
+async def _slack(args: argparse.Namespace, settings: Any) -> int:
+    from bot.slack import run_slack
+
+    await run_slack(settings)
+    return EXIT_OK
+
+
+_COMMANDS = {"ask": _ask, "index": _index, "jobs": _jobs, "show": _show, "slack": _slack}

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from platformdirs import user_data_dir
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,6 +22,24 @@ from core.config import (
     StoreSettings,
 )
 from core.errors import ConfigurationError
+
+
+class SlackSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bot_token: SecretStr | None = Field(default=None, description="xoxb- bot token.")
+    signing_secret: SecretStr | None = Field(
+        default=None, description="Verifies that HTTP requests come from Slack."
+    )
+    app_token: SecretStr | None = Field(
+        default=None, description="xapp- app-level token: Socket Mode instead of HTTP."
+    )
+    host: str = Field(default="0.0.0.0", description="HTTP mode: address to listen on.")
+    port: int = Field(default=3000, ge=0, le=65535, description="HTTP mode: port.")
+    path: str = Field(default="/slack/events", description="HTTP mode: request URL path.")
+    api_base_url: str = Field(
+        default="https://slack.com/api/", description="Slack Web API base URL (a proxy)."
+    )
 
 
 class Settings(BaseSettings):
@@ -42,6 +60,7 @@ class Settings(BaseSettings):
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,62 @@
+"""`researchbot slack` as a real process: HTTP mode against the fake Slack Web API."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import CORPUS
+from tests.fake_slack import FakeSlack
+from tests.test_slack_app import SECRET, _answered, _mention, _Server
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_missing_tokens_are_named(clean_env: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "bot", "slack"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and "slack.bot_token" in result.stderr
+
+
+async def test_the_slack_command_answers_a_mention(clean_env: Path) -> None:
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text)
+    indexed = subprocess.run([sys.executable, "-m", "bot", "index", str(docs), "--tenant", "T1"],
+                             capture_output=True, text=True, timeout=120)
+    assert indexed.returncode == 0, indexed.stderr
+    slack = FakeSlack()
+    await slack.start()
+    port = _free_port()
+    env = {**os.environ, "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
+           "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
+           "RESEARCHBOT_SLACK__HOST": "127.0.0.1", "RESEARCHBOT_SLACK__PORT": str(port),
+           "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "slack", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        server = _Server(f"http://127.0.0.1:{port}/slack/events", slack, [])
+        for _ in range(300):
+            try:
+                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                assert process.returncode is None, "the bot exited"
+                await asyncio.sleep(0.1)
+        assert await server.post(_mention("Which city did Mount Vesuvius bury?")) == 200
+        await slack.wait_for(lambda: _answered(slack), within_s=60)
+        answer = str(slack.named("chat.update")[-1])
+        assert "Pompeii" in answer
+    finally:
+        process.terminate()
+        await process.wait()
+        await slack.stop()
