@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CORPUS
 from tests.fake_slack import FakeSlack
 from tests.test_slack_app import SECRET, _answered, _mention, _Server
@@ -24,7 +26,9 @@ def test_missing_tokens_are_named(clean_env: Path) -> None:
     assert result.returncode == 1 and "slack.bot_token" in result.stderr
 
 
-async def test_the_slack_command_answers_a_mention(clean_env: Path) -> None:
+@pytest.fixture
+def workspace_docs(clean_env: Path) -> Path:
+    """The workspace T1's knowledge base, indexed through the CLI."""
     docs = clean_env.parent / "docs"
     docs.mkdir()
     for name, text in CORPUS.items():
@@ -32,6 +36,10 @@ async def test_the_slack_command_answers_a_mention(clean_env: Path) -> None:
     indexed = subprocess.run([sys.executable, "-m", "bot", "index", str(docs), "--tenant", "T1"],
                              capture_output=True, text=True, timeout=120)
     assert indexed.returncode == 0, indexed.stderr
+    return docs
+
+
+async def test_the_slack_command_answers_a_mention(workspace_docs: Path) -> None:
     slack = FakeSlack()
     await slack.start()
     port = _free_port()
