@@ -15,10 +15,8 @@ log = logging.getLogger(__name__)
 
 async def run_slack(settings: Settings) -> None:
     from aiohttp import web
-    from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
-    from slack_sdk.web.async_client import AsyncWebClient
 
-    from adapters.slack.app import build_app, web_app
+    from adapters.slack.app import build_app, web_app, web_client
 
     slack = settings.slack
     if slack.bot_token is None:
@@ -30,11 +28,7 @@ async def run_slack(settings: Settings) -> None:
         )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    client = AsyncWebClient(
-        token=slack.bot_token.get_secret_value(),
-        base_url=slack.api_base_url,
-        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
-    )
+    client = web_client(slack.bot_token.get_secret_value(), slack.api_base_url)
     secret = slack.signing_secret.get_secret_value() if slack.signing_secret else ""
     async with open_research(settings) as research:
         app = build_app(research.pipeline.run, secret, client)

@@ -18,6 +18,7 @@ class FakeSlack:
         self._runner: web.AppRunner | None = None
         self.base_url = ""
         self.changed = asyncio.Event()
+        self.rate_limited: dict[str, int] = {}  # method -> how many calls to answer with 429
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app)
@@ -50,6 +51,10 @@ class FakeSlack:
             args.update(await request.post())
         self.calls.append((method, args))
         self.changed.set()
+        if self.rate_limited.get(method, 0) > 0:
+            self.rate_limited[method] -= 1
+            return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                     headers={"Retry-After": "1"})
         if method == "auth.test":
             return web.json_response({"ok": True, "user_id": "UBOT", "bot_id": "BBOT",
                                       "team_id": "T1", "user": "researchbot"})

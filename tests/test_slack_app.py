@@ -9,9 +9,8 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.app import build_app, web_app
+from adapters.slack.app import build_app, web_app, web_client
 from core.config import PipelineSettings
 from core.models import ProgressEvent, ResearchRequest, ResearchResult
 from core.pipeline import ResearchPipeline
@@ -59,7 +58,7 @@ async def server(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base:
 
     slack = FakeSlack()
     await slack.start()
-    client = AsyncWebClient(token="xoxb-test", base_url=slack.base_url)
+    client = web_client("xoxb-test", slack.base_url)
     runner = web.AppRunner(web_app(build_app(research, SECRET, client)))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -141,3 +140,14 @@ def test_progress_events_render_as_text() -> None:
                           message="Found 3 passages in 2 documents <!channel>")
     assert render_progress(event).endswith("Found 3 passages in 2 documents &lt;!channel&gt;…")
 
+
+
+async def test_a_429_is_waited_out_and_retried(server: _Server) -> None:
+    server.slack.rate_limited["chat.postMessage"] = 1
+    started = time.perf_counter()
+    assert await server.post(_mention("How many hours a day do cats sleep?")) == 200
+    await server.slack.wait_for(lambda: _answered(server.slack))
+    posts = server.slack.named("chat.postMessage")
+    assert posts[0] == posts[1]  # the refused status message, sent again
+    assert time.perf_counter() - started >= 1.0  # Retry-After was honoured
+    assert "Sources (" in json.dumps(posts[-1])

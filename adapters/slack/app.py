@@ -13,6 +13,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.render import render_answer, render_error, render_progress, render_sources
@@ -41,6 +42,15 @@ class RecentEvents:
             return False
         self._seen[event_id] = now
         return True
+
+
+def web_client(token: str, base_url: str = "https://slack.com/api/") -> AsyncWebClient:
+    """A Web API client that waits out 429s (Retry-After) instead of failing."""
+    return AsyncWebClient(
+        token=token,
+        base_url=base_url,
+        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+    )
 
 
 def build_app(
