@@ -5,6 +5,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
@@ -29,13 +30,14 @@ class _Server:
         self.requests = requests
 
     async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
-                   timestamp: int | None = None) -> int:
-        body = json.dumps(payload)
+                   timestamp: int | None = None, form: bool = False) -> int:
+        body = urlencode(payload) if form else json.dumps(payload)
         stamp = str(timestamp if timestamp is not None else int(time.time()))
         digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(),
                           hashlib.sha256).hexdigest()
         headers = {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}",
-                   "Content-Type": "application/json"}
+                   "Content-Type": "application/x-www-form-urlencoded" if form
+                   else "application/json"}
         async with aiohttp.ClientSession() as session, session.post(
                 self.url, data=body, headers=headers) as response:
             return response.status
@@ -151,3 +153,20 @@ async def test_a_429_is_waited_out_and_retried(server: _Server) -> None:
     assert posts[0] == posts[1]  # the refused status message, sent again
     assert time.perf_counter() - started >= 1.0  # Retry-After was honoured
     assert "Sources (" in json.dumps(posts[-1])
+
+
+async def test_the_slash_command_asks_in_the_channel_and_answers_in_a_thread(
+    server: _Server,
+) -> None:
+    command = {"command": "/research", "text": "Which city did Mount Vesuvius bury? <!here>",
+               "user_id": "U1", "channel_id": "C9", "team_id": "T1",
+               "response_url": "http://127.0.0.1:9/unused", "trigger_id": "1.2"}
+    started = time.perf_counter()
+    assert await server.post(command, form=True) == 200
+    assert time.perf_counter() - started < 3
+    await server.slack.wait_for(lambda: _answered(server.slack))
+    root, *replies = server.slack.named("chat.postMessage")
+    assert root["channel"] == "C9" and "thread_ts" not in root
+    assert root["text"].startswith("<@U1> asked: Which city") and "&lt;!here&gt;" in root["text"]
+    assert all(r["thread_ts"] == "1700000000.000001" for r in replies)
+    assert "Pompeii" in json.dumps(server.slack.named("chat.update")[-1])

@@ -16,7 +16,13 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.render import render_answer, render_error, render_progress, render_sources
+from adapters.slack.render import (
+    escape_mrkdwn,
+    render_answer,
+    render_error,
+    render_progress,
+    render_sources,
+)
 from core.errors import InvalidQuestionError
 from core.models import ProgressEvent, ResearchRequest, ResearchResult
 
@@ -78,6 +84,21 @@ def build_app(
         if event.get("channel_type") == "im" and not event.get("subtype") \
                 and not event.get("bot_id"):
             await answer_in_thread(research, client, event, body.get("team_id", ""))
+
+    @app.command("/research")
+    async def on_command(ack: Callable[..., Awaitable[None]], command: dict[str, Any],
+                         client: AsyncWebClient) -> None:
+        await ack()
+        question = command.get("text", "")
+        user = command.get("user_id", "")
+        asker = f"<@{user}>" if re.fullmatch(r"[UW][A-Z0-9]+", user) else "Someone"
+        root = await client.chat_postMessage(
+            channel=command["channel_id"], unfurl_links=False,
+            text=f"{asker} asked: {escape_mrkdwn(question.strip()) or '(nothing)'}")
+        await answer_in_thread(research, client, {
+            "channel": command["channel_id"], "ts": root["ts"], "text": question,
+            "user": user,
+        }, command.get("team_id", ""))
 
     return app
 
