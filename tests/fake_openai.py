@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from aiohttp import web
 
+from tests.local_server import LocalServer
+
 DIMENSIONS = 64
 
 
@@ -22,25 +24,15 @@ def bag_of_words_vector(text: str) -> list[float]:
     return (vector / norm).tolist()
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self.app = web.Application()
+        super().__init__()
         self.app.router.add_post("/v1/embeddings", self._embeddings)
-        self._runner: web.AppRunner | None = None
-        self.base_url = ""
 
-    async def start(self) -> None:
-        self._runner = web.AppRunner(self.app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
 
     async def _embeddings(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != "Bearer test-key":

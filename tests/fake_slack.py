@@ -8,29 +8,21 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.local_server import LocalServer
 
-class FakeSlack:
+
+class FakeSlack(LocalServer):
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._ts = itertools.count(1)
-        self.app = web.Application()
+        super().__init__()
         self.app.router.add_post("/api/{method}", self._handle)
-        self._runner: web.AppRunner | None = None
-        self.base_url = ""
         self.changed = asyncio.Event()
         self.rate_limited: dict[str, int] = {}  # method -> how many calls to answer with 429
 
-    async def start(self) -> None:
-        self._runner = web.AppRunner(self.app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/api/"
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
 
     def named(self, method: str) -> list[dict[str, Any]]:
         return [args for name, args in self.calls if name == method]
