@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
 from bot.config import Settings
 from core.store import JobStore
 
@@ -24,9 +22,6 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
 class Research:
     """The wired research core: what front ends submit requests to."""
 
-    settings: Settings
-    engine: AsyncEngine
-    store: JobStore
     pipeline: ResearchPipeline
     knowledge_base: KnowledgeBase
 
@@ -106,7 +101,7 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
             worker=worker_id(),
         )
         try:
-            yield Research(settings, engine, store, pipeline, knowledge_base)
+            yield Research(pipeline, knowledge_base)
         finally:
             index_cache.close()
     finally:

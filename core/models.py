@@ -176,7 +176,10 @@ class ResearchResult(BaseModel):
             },
             "citations": [c.model_dump() for c in self.answer.citations],
             "references": [r.model_dump() for r in self.references],
-            "sources": [_public_source(s) for s in self.sources],
+            "sources": [
+                s.model_dump(mode="json", exclude={"content", "document_id"}, exclude_none=True)
+                for s in self.sources
+            ],
             "metadata": {
                 "duration_ms": self.duration_ms,
                 "sources_considered": self.sources_considered,
@@ -185,11 +188,6 @@ class ResearchResult(BaseModel):
                 **self.answer.metadata,
             },
         }
-
-
-def _public_source(source: Source) -> dict[str, Any]:
-    data = source.model_dump(mode="json", exclude={"content", "document_id"}, exclude_none=True)
-    return data
 
 
 class Job(BaseModel):

@@ -1,3 +1,4 @@
+import asyncio
 import hashlib
 import hmac
 import json
@@ -13,8 +14,9 @@ from aiohttp import web
 
 from adapters.slack.app import build_app, web_app, web_client
 from core.config import PipelineSettings
-from core.models import ProgressEvent, ResearchRequest, ResearchResult
+from core.models import ProgressEvent, ResearchRequest, ResearchResult, Source
 from core.pipeline import ResearchPipeline
+from core.sources.base import SearchQuery
 from core.sources.local import LocalKnowledgeBaseSource
 from core.store import JobStore
 from core.synthesis.extractive import ExtractiveSynthesizer
@@ -43,13 +45,31 @@ class _Server:
             return response.status
 
 
+class _SlowSource:
+    """A remote source that takes its time and finds nothing."""
+
+    name = "slow"
+    label = "a slow archive"
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay_s = delay_s
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        await asyncio.sleep(self._delay_s)
+        return []
+
+
 @pytest.fixture
-async def server(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
-                 corpus: Path) -> AsyncIterator[_Server]:
+async def server(request: pytest.FixtureRequest, sqlite_engine: Any, chroma: Any,
+                 embedder: Any, knowledge_base: Any, corpus: Path) -> AsyncIterator[_Server]:
+    """The bolt app over HTTP; `indirect` parametrisation adds a source that takes N s."""
     await knowledge_base.index([corpus], "T1")
+    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
+    delay_s = getattr(request, "param", 0)
+    if delay_s:
+        sources["slow"] = _SlowSource(delay_s)
     pipeline = ResearchPipeline(
-        store=JobStore(sqlite_engine), sources={"local": LocalKnowledgeBaseSource(
-            knowledge_base, 3)},
+        store=JobStore(sqlite_engine), sources=sources,
         synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
         settings=PipelineSettings())
     requests: list[ResearchRequest] = []
@@ -170,3 +190,15 @@ async def test_the_slash_command_asks_in_the_channel_and_answers_in_a_thread(
     assert root["text"].startswith("<@U1> asked: Which city") and "&lt;!here&gt;" in root["text"]
     assert all(r["thread_ts"] == "1700000000.000001" for r in replies)
     assert "Pompeii" in json.dumps(server.slack.named("chat.update")[-1])
+
+
+@pytest.mark.parametrize("server", [1.2], indirect=True)
+async def test_progress_shows_in_the_status_message_at_most_once_a_second(
+    server: _Server,
+) -> None:
+    assert await server.post(_mention("How many hours a day do cats sleep?")) == 200
+    await server.slack.wait_for(lambda: _answered(server.slack))
+    updates = [u["text"] for u in server.slack.named("chat.update")]
+    progress = [t for t in updates if t.startswith(":hourglass_flowing_sand:")]
+    assert progress and "Found" in progress[0]  # the slow search finished after 1.2 s
+    assert len(progress) <= 2  # ~1.3 s of research: never one update per stage

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 Research = Callable[[ResearchRequest, Callable[[ProgressEvent], Awaitable[None]]],
                     Awaitable[ResearchResult]]
 FAILURE = "Sorry, the research failed before it finished. Please try again in a moment."
+PROGRESS_INTERVAL_S = 1.0
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
 
 
@@ -43,7 +44,9 @@ class RecentEvents:
 
     def first_time(self, event_id: str) -> bool:
         now = time.monotonic()
-        self._seen = {k: t for k, t in self._seen.items() if now - t < self._ttl}
+        # Insertion order is arrival order: expired ids are at the front.
+        while self._seen and now - next(iter(self._seen.values())) >= self._ttl:
+            del self._seen[next(iter(self._seen))]
         if event_id in self._seen:
             return False
         self._seen[event_id] = now
@@ -114,8 +117,14 @@ async def answer_in_thread(
         channel=channel, thread_ts=thread, text=":mag: Researching…", unfurl_links=False)
     status_ts = status["ts"]
 
+    last_update = time.monotonic()
+
     async def progress(event: ProgressEvent) -> None:
-        if event.kind == "finished":
+        # Each update costs a Web API call (rate-limited per workspace) on the research's
+        # critical path: at most one a second, the rest are replaced before anyone reads them.
+        nonlocal last_update
+        if event.kind == "finished" and time.monotonic() - last_update >= PROGRESS_INTERVAL_S:
+            last_update = time.monotonic()
             await client.chat_update(channel=channel, ts=status_ts,
                                      text=render_progress(event))
 
