@@ -20,6 +20,7 @@ from core.models import (
     Job,
     JobStatus,
     ProgressEvent,
+    QueryIntent,
     ResearchAnswer,
     ResearchRequest,
     ResearchResult,
@@ -195,14 +196,21 @@ class ResearchPipeline:
             duration_ms=_ms(started),
             sources_considered=outcome.passages,
         )
-        await self._deliver(run, result)
-        if self._cache is not None:
-            stored = await self._cache.store(question, request.tenant, intent, result, scope)
-            run.metrics["cache_stored"] = stored
-        return result
+        return await self._deliver(run, result, (intent, request.tenant, scope))
 
-    async def _deliver(self, run: _Run, result: ResearchResult) -> ResearchResult:
+    async def _deliver(
+        self,
+        run: _Run,
+        result: ResearchResult,
+        cache_as: tuple[QueryIntent, str, str] | None = None,
+    ) -> ResearchResult:
+        """Cache a fresh answer (`cache_as`: intent, tenant, scope), then store the job."""
         await run.begin(Stage.DELIVER, "Saving the answer")
+        if cache_as is not None and self._cache is not None:
+            intent, tenant, scope = cache_as
+            run.metrics["cache_stored"] = await self._cache.store(
+                result.question, tenant, intent, result, scope
+            )
         run.metrics["duration_ms"] = result.duration_ms
         await self._store.complete(run.job_id, result.model_dump(mode="json"), run.metrics,
                                    run.state)

@@ -74,6 +74,7 @@ async def test_a_cited_answer_with_progress(pipeline: ResearchPipeline,
     job = await JobStore(sqlite_engine).get(result.job_id)
     assert job.status == JobStatus.COMPLETED and job.result is not None
     assert job.metrics["queries_per_source"]["local"] >= 1 and job.state["plan"]["queries"]
+    assert job.metrics["cache_stored"] is True
 
 
 async def test_second_ask_is_cached_and_bypass_refreshes(pipeline: ResearchPipeline) -> None:
