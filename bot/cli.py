@@ -157,8 +157,8 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
         return EXIT_OK
     print(f"job {job.id}: {job.status.value} (stage {job.stage or '-'}, "
           f"{job.progress:.0%}) · {job.platform} · tenant {job.tenant}")
-    print(f"created {job.created_at:%Y-%m-%d %H:%M:%S} · completed "
-          f"{job.completed_at:%Y-%m-%d %H:%M:%S}" if job.completed_at else "not completed")
+    finished = f"{job.completed_at:%Y-%m-%d %H:%M:%S}" if job.completed_at else "not yet"
+    print(f"created {job.created_at:%Y-%m-%d %H:%M:%S} · completed {finished}")
     if job.error:
         print(f"error: {job.error}")
     if job.result:

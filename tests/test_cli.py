@@ -54,6 +54,7 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
     assert payload["job_id"] in listed.stdout and "completed" in listed.stdout
     shown = _run("show", payload["job_id"])
     assert shown.returncode == 0 and "Confidence" in shown.stdout and "metrics:" in shown.stdout
+    assert "created " in shown.stdout and " · completed 20" in shown.stdout
 
 
 @pytest.mark.parametrize(
