@@ -6,8 +6,8 @@ from aiohttp import web
 
 
 class LocalServer:
-    def __init__(self) -> None:
-        self.app = web.Application()
+    def __init__(self, app: web.Application | None = None) -> None:
+        self.app = app or web.Application()
         self._runner: web.AppRunner | None = None
         self.port = 0
 

@@ -10,7 +10,6 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from adapters.slack.app import build_app, web_app, web_client
 from core.config import PipelineSettings
@@ -21,6 +20,7 @@ from core.sources.local import LocalKnowledgeBaseSource
 from core.store import JobStore
 from core.synthesis.extractive import ExtractiveSynthesizer
 from tests.fake_slack import FakeSlack
+from tests.local_server import LocalServer
 
 SECRET = "test-signing-secret"
 
@@ -81,13 +81,10 @@ async def server(request: pytest.FixtureRequest, sqlite_engine: Any, chroma: Any
     slack = FakeSlack()
     await slack.start()
     client = web_client("xoxb-test", slack.base_url)
-    runner = web.AppRunner(web_app(build_app(research, SECRET, client)))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield _Server(f"http://127.0.0.1:{port}/slack/events", slack, requests)
-    await runner.cleanup()
+    bot = LocalServer(web_app(build_app(research, SECRET, client)))
+    await bot.start()
+    yield _Server(f"http://127.0.0.1:{bot.port}/slack/events", slack, requests)
+    await bot.stop()
     await slack.stop()
 
 
