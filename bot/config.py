@@ -22,12 +22,37 @@ from core.config import (
     StoreSettings,
 )
 from core.errors import ConfigurationError
+from core.models import Depth
+
+
+class ChatSettings(BaseModel):
+    """What every chat front end shares: limits, redelivery dedupe, the default depth."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    depth: Depth = Field(default=Depth.STANDARD, description="Research depth of chat questions "
+                         "(quick, standard or deep).")
+    user_questions_per_minute: int = Field(
+        default=5, ge=1, description="Questions one person may ask per minute.")
+    tenant_questions_per_minute: int = Field(
+        default=60, ge=1, description="Questions one workspace (Slack) or server (Discord) may "
+        "ask per minute.")
+    max_queue_seconds: float = Field(
+        default=20.0, ge=0, description="A question over a limit waits in a queue up to this "
+        "long; beyond it, it is refused with a friendly message saying when to ask again.")
+    redis_url: str | None = Field(
+        default=None, description="Redis URL (redis://host:6379/0): event dedupe and question "
+        "limits shared by every bot process. Default: kept in each process.")
+    event_ttl_seconds: float = Field(
+        default=3600.0, gt=0, description="How long a delivered event id is remembered, so "
+        "that a platform's re-delivery is answered once.")
 
 
 class SlackSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    bot_token: SecretStr | None = Field(default=None, description="xoxb- bot token.")
+    bot_token: SecretStr | None = Field(
+        default=None, description="xoxb- bot token: one workspace (leave unset for OAuth).")
     signing_secret: SecretStr | None = Field(
         default=None, description="Verifies that HTTP requests come from Slack."
     )
@@ -40,6 +65,19 @@ class SlackSettings(BaseModel):
     api_base_url: str = Field(
         default="https://slack.com/api/", description="Slack Web API base URL (a proxy)."
     )
+    client_id: str | None = Field(
+        default=None, description="OAuth client id: install in many workspaces; installations "
+        "are kept in the job store's database.")
+    client_secret: SecretStr | None = Field(default=None, description="OAuth client secret.")
+    install_path: str = Field(default="/slack/install", description="OAuth: install page path.")
+    redirect_path: str = Field(
+        default="/slack/oauth_redirect", description="OAuth: redirect URL path (add "
+        "https://<your host><path> as a redirect URL in the app settings).")
+    scopes: list[str] = Field(
+        default_factory=lambda: [
+            "app_mentions:read", "channels:history", "groups:history", "im:history",
+            "mpim:history", "chat:write", "reactions:read", "reactions:write", "commands"],
+        description="OAuth: bot scopes requested at install.")
 
 
 class Settings(BaseSettings):
@@ -60,6 +98,7 @@ class Settings(BaseSettings):
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
 
     @classmethod

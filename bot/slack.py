@@ -5,12 +5,50 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from typing import TYPE_CHECKING
 
-from bot.config import Settings
-from bot.wiring import open_research
+from bot.config import Settings, SlackSettings
+from bot.wiring import open_desk, open_research
 from core.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
 log = logging.getLogger(__name__)
+
+
+def check_slack_settings(slack: SlackSettings) -> None:
+    if slack.client_id is not None and slack.client_secret is None:
+        raise ConfigurationError("slack.client_secret is required with slack.client_id")
+    if slack.bot_token is None and slack.client_id is None:
+        raise ConfigurationError(
+            "set slack.bot_token (one workspace) or slack.client_id and slack.client_secret "
+            "(OAuth, many workspaces)")
+    if slack.app_token is None and slack.signing_secret is None:
+        raise ConfigurationError(
+            "slack.signing_secret is required in HTTP mode (or set slack.app_token for "
+            "Socket Mode)")
+    if slack.app_token is not None and slack.client_id is not None:
+        raise ConfigurationError(
+            "OAuth installs need HTTP mode: unset slack.app_token or slack.client_id")
+
+
+async def oauth_settings(slack: SlackSettings, engine: AsyncEngine) -> AsyncOAuthSettings:
+    """Installations and OAuth states in the job store's database."""
+    from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+    from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
+    from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
+
+    assert slack.client_id is not None and slack.client_secret is not None
+    installations = AsyncSQLAlchemyInstallationStore(slack.client_id, engine)
+    states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
+    await installations.create_tables()
+    await states.create_tables()
+    return AsyncOAuthSettings(
+        client_id=slack.client_id, client_secret=slack.client_secret.get_secret_value(),
+        scopes=slack.scopes, installation_store=installations, state_store=states,
+        install_path=slack.install_path, redirect_uri_path=slack.redirect_path)
 
 
 async def run_slack(settings: Settings) -> None:
@@ -19,19 +57,16 @@ async def run_slack(settings: Settings) -> None:
     from adapters.slack.app import build_app, web_app, web_client
 
     slack = settings.slack
-    if slack.bot_token is None:
-        raise ConfigurationError("slack.bot_token is required (RESEARCHBOT_SLACK__BOT_TOKEN)")
-    if slack.app_token is None and slack.signing_secret is None:
-        raise ConfigurationError(
-            "slack.signing_secret is required in HTTP mode (or set slack.app_token for "
-            "Socket Mode)"
-        )
+    check_slack_settings(slack)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    client = web_client(slack.bot_token.get_secret_value(), slack.api_base_url)
+    token = slack.bot_token.get_secret_value() if slack.client_id is None \
+        and slack.bot_token else None
+    client = web_client(token, slack.api_base_url)
     secret = slack.signing_secret.get_secret_value() if slack.signing_secret else ""
-    async with open_research(settings) as research:
-        app = build_app(research.pipeline.run, secret, client)
+    async with open_research(settings) as research, open_desk(settings, research) as desk:
+        oauth = await oauth_settings(slack, research.engine) if slack.client_id else None
+        app = build_app(desk, secret, client, oauth)
         if slack.app_token is not None:
             from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 

@@ -14,6 +14,10 @@ from bot.config import Settings
 from core.store import JobStore
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from adapters.desk import ResearchDesk
+    from core.conversations import ConversationStore
     from core.kb.knowledge_base import KnowledgeBase
     from core.pipeline import ResearchPipeline
 
@@ -24,6 +28,8 @@ class Research:
 
     pipeline: ResearchPipeline
     knowledge_base: KnowledgeBase
+    conversations: ConversationStore
+    engine: AsyncEngine
 
 
 def worker_id() -> str:
@@ -63,6 +69,7 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
     import diskcache
 
     from core.cache import SemanticAnswerCache
+    from core.conversations import ConversationStore
     from core.db import open_database
     from core.embedding import build_embedder
     from core.kb.knowledge_base import KnowledgeBase
@@ -101,8 +108,42 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
             worker=worker_id(),
         )
         try:
-            yield Research(pipeline, knowledge_base)
+            yield Research(pipeline, knowledge_base, ConversationStore(engine), engine)
         finally:
             index_cache.close()
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def open_desk(settings: Settings, research: Research) -> AsyncIterator[ResearchDesk]:
+    """What the chat front ends share: limits and event dedupe in this process, or in Redis
+    when `chat.redis_url` is set (several bot processes behind one load balancer)."""
+    from adapters.desk import ResearchDesk
+    from core.dedupe import LocalEventLog, RedisEventLog
+    from core.limits import LocalQuestionLimiter, RedisQuestionLimiter
+
+    chat = settings.chat
+    limits = (chat.user_questions_per_minute, chat.tenant_questions_per_minute, 60.0,
+              chat.max_queue_seconds)
+    if chat.redis_url is None:
+        yield ResearchDesk(research.pipeline.run, research.conversations,
+                           LocalQuestionLimiter(*limits), LocalEventLog(chat.event_ttl_seconds),
+                           chat.depth)
+        return
+    from redis.asyncio import Redis
+
+    from core.errors import ConfigurationError
+
+    try:
+        redis = Redis.from_url(chat.redis_url)
+        await redis.ping()
+    except Exception as error:  # bad URL or no server: stop at start-up, name the setting
+        raise ConfigurationError(f"chat.redis_url: cannot use {chat.redis_url!r}: {error}") \
+            from error
+    try:
+        yield ResearchDesk(research.pipeline.run, research.conversations,
+                           RedisQuestionLimiter(redis, *limits),
+                           RedisEventLog(redis, chat.event_ttl_seconds), chat.depth)
+    finally:
+        await redis.aclose()

@@ -67,14 +67,29 @@ kb_files = Table(
 kb_chunks = Table(
     "kb_chunks",
     metadata,
+    # Chunk ids derive from the file's path and content: two tenants indexing the same
+    # files get the same ids, so the tenant is part of the key.
+    Column("tenant", String(255), primary_key=True),
     Column("id", String(64), primary_key=True),
-    Column("tenant", String(255), nullable=False),
     Column("file_id", String(32), nullable=False),
     Column("ordinal", Integer, nullable=False),
     Column("text", Text, nullable=False),
     Column("location", Text),
-    Index("ix_kb_chunks_tenant", "tenant"),
     Index("ix_kb_chunks_file", "tenant", "file_id"),
+)
+
+# Chat messages that carry an answer: which job each answered and which thread it sits in, so
+# that a follow-up in the thread gets the thread's context and a retry finds its question.
+answer_messages = Table(
+    "answer_messages",
+    metadata,
+    Column("platform", String(32), primary_key=True),
+    Column("tenant", String(255), primary_key=True),
+    Column("message", String(255), primary_key=True),
+    Column("thread", String(255), nullable=False),
+    Column("job_id", String(32), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_answer_messages_thread", "platform", "tenant", "thread", "created_at"),
 )
 
 kb_generations = Table(

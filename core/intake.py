@@ -7,7 +7,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from core.errors import InvalidQuestionError
-from core.models import QueryIntent, QuestionType, TimeConstraint
+from core.models import ConversationTurn, QueryIntent, QuestionType, TimeConstraint
 from core.text import STOPWORDS, terms
 
 MAX_QUESTION_CHARS = 2000
@@ -135,3 +135,23 @@ def _language(question: str) -> str:
         if score > hits and score >= 2:
             best, hits = language, score
     return best
+
+
+_REFERRING_TEXT = """it its it's they them their theirs this that these those he him his she
+    her hers one ones there then also too instead else same"""
+_REFERRING = frozenset(_REFERRING_TEXT.split())
+_CONTINUING = re.compile(r"^\s*(and|but|so|also|what about|how about|why|why not|"
+                         r"what else|anything else|more|then)\b", re.I)
+
+
+def standalone_question(question: str, context: list[ConversationTurn]) -> str:
+    """A follow-up searched alone loses what it refers to ("and in dogs?"): when it leans on
+    the conversation (a referring word, a continuing opener, or fewer than three content
+    words), the previous question is carried along in brackets."""
+    if not context:
+        return question
+    words = re.findall(r"[\w']+", question.casefold())
+    content = [w for w in words if w not in STOPWORDS]
+    leans = (any(w in _REFERRING for w in words) or bool(_CONTINUING.match(question))
+             or len(content) < 3)
+    return f"{question} ({context[-1].question})" if leans else question

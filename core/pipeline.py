@@ -14,7 +14,7 @@ from core.cache import SemanticAnswerCache
 from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.grading import grade
-from core.intake import detect_intent, validate_question
+from core.intake import detect_intent, standalone_question, validate_question
 from core.models import (
     Depth,
     Job,
@@ -112,12 +112,18 @@ class ResearchPipeline:
         self, run: _Run, request: ResearchRequest, question: str, started: float
     ) -> ResearchResult:
         await run.begin(Stage.INTAKE, "Reading the question")
-        intent = detect_intent(question)
+        # A follow-up is researched as its standalone form; what it means depends on its
+        # conversation, so its answer is neither looked up in nor added to the shared cache.
+        subject = standalone_question(question, request.context)
+        cacheable = subject == question
+        intent = detect_intent(subject)
         run.state["intent"] = intent.model_dump(mode="json")
+        if not cacheable:
+            run.state["standalone_question"] = subject
         await run.end(Stage.INTAKE, f"Question type: {intent.question_type.value}")
 
         scope = await self._cache_scope(request.tenant) if self._cache_scope else ""
-        if self._cache is not None and not request.bypass_cache:
+        if self._cache is not None and cacheable and not request.bypass_cache:
             await run.begin(Stage.CACHE, "Checking earlier answers")
             hit = await self._cache.lookup(question, request.tenant, scope)
             if hit is not None:
@@ -132,7 +138,7 @@ class ResearchPipeline:
 
         await run.begin(Stage.PLAN, "Planning searches")
         tier = _TIERS[request.depth]
-        plan = plan_queries(question, intent, list(self._sources), tier.max_queries)
+        plan = plan_queries(subject, intent, list(self._sources), tier.max_queries)
         run.state["plan"] = plan.model_dump()
         await run.end(Stage.PLAN, f"Planned {len(plan.queries)} searches",
                       {"queries": len(plan.queries)})
@@ -152,7 +158,7 @@ class ResearchPipeline:
 
         await run.begin(Stage.RANK, "Ranking evidence")
         ranked = await rank_sources(
-            question, outcome.results, self._embedder,
+            subject, outcome.results, self._embedder,
             tier.sources(self._settings.max_sources),
             self._settings.max_per_document, self._settings.min_relevance,
         )
@@ -161,6 +167,8 @@ class ResearchPipeline:
                       {"kept": len(ranked)})
 
         await run.begin(Stage.SYNTHESIZE, "Writing the answer")
+        # The passages were found for the standalone form; the answer is written for what
+        # the follow-up itself asks ("what do they eat?"), not for the earlier question.
         draft = await self._synthesizer.synthesize(question, intent, ranked)
         await run.end(Stage.SYNTHESIZE, f"Drafted {len(draft.citations)} cited statements",
                       {"statements": len(draft.citations)})
@@ -196,7 +204,8 @@ class ResearchPipeline:
             duration_ms=_ms(started),
             sources_considered=outcome.passages,
         )
-        return await self._deliver(run, result, (intent, request.tenant, scope))
+        return await self._deliver(run, result,
+                                   (intent, request.tenant, scope) if cacheable else None)
 
     async def _deliver(
         self,

@@ -14,12 +14,16 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+from contextlib import asynccontextmanager
+
 import pytest
 
 REQUIRE_SERVICES = os.environ.get("RESEARCHBOT_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get(
     "RESEARCHBOT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
+
+REDIS_URL = os.environ.get("RESEARCHBOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 class NetworkGuardError(RuntimeError):
@@ -115,6 +119,30 @@ async def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         async with engine.begin() as connection:
             await connection.run_sync(metadata.drop_all)
     await engine.dispose()
+
+
+@asynccontextmanager
+async def redis_server() -> AsyncIterator[Any]:
+    """The Redis server's database 15, emptied before and after."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(REDIS_URL)
+    try:
+        await client.flushdb()
+    except Exception as error:  # any failure here means "no usable server"
+        await client.aclose()
+        skip_or_fail(f"Redis not reachable at {REDIS_URL}: {error}")
+    try:
+        yield client
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[Any]:
+    async with redis_server() as client:
+        yield client
 
 
 @pytest.fixture

@@ -19,6 +19,9 @@ class FakeSlack(LocalServer):
         self.app.router.add_post("/api/{method}", self._handle)
         self.changed = asyncio.Event()
         self.rate_limited: dict[str, int] = {}  # method -> how many calls to answer with 429
+        self.teams = {"xoxb-test": "T1"}  # bot token -> workspace, for auth.test
+        self.installed = {"access_token": "xoxb-installed", "team": {"id": "T3", "name": "Three"},
+                          "bot_user_id": "UBOT3"}  # what oauth.v2.access grants
 
     @property
     def base_url(self) -> str:
@@ -41,6 +44,9 @@ class FakeSlack(LocalServer):
             args.update(await request.json())
         else:
             args.update(await request.post())
+        bearer = request.headers.get("Authorization", "")
+        if bearer.startswith("Bearer "):
+            args["token"] = bearer.removeprefix("Bearer ")
         self.calls.append((method, args))
         self.changed.set()
         if self.rate_limited.get(method, 0) > 0:
@@ -48,8 +54,17 @@ class FakeSlack(LocalServer):
             return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
                                      headers={"Retry-After": "1"})
         if method == "auth.test":
+            team = self.teams.get(args.get("token", ""))
+            if team is None:
+                return web.json_response({"ok": False, "error": "invalid_auth"})
             return web.json_response({"ok": True, "user_id": "UBOT", "bot_id": "BBOT",
-                                      "team_id": "T1", "user": "researchbot"})
+                                      "team_id": team, "user": "researchbot"})
+        if method == "oauth.v2.access":
+            self.teams[self.installed["access_token"]] = self.installed["team"]["id"]
+            return web.json_response({"ok": True, "app_id": "A1", "token_type": "bot",
+                                      "scope": "chat:write", "authed_user": {"id": "U9"},
+                                      "enterprise": None, "is_enterprise_install": False,
+                                      **self.installed})
         if method in ("chat.postMessage", "chat.update"):
             ts = args.get("ts") or f"1700000000.{next(self._ts):06d}"
             return web.json_response({"ok": True, "channel": args.get("channel"), "ts": ts})

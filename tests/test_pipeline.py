@@ -145,3 +145,26 @@ async def test_depth_tiers_search_more_or_less(pipeline: ResearchPipeline,
         job = await JobStore(sqlite_engine).get(result.job_id)
         counts[depth] = len(job.state["plan"]["queries"])
     assert counts["quick"] <= 2 < counts["deep"]
+
+
+async def test_a_follow_up_is_researched_with_its_conversation(
+    pipeline: ResearchPipeline, sqlite_engine: Any,
+) -> None:
+    from core.models import ConversationTurn
+
+    first = await pipeline.run(ResearchRequest(
+        question="How many hours a day do cats sleep?", tenant="t1"))
+    turn = ConversationTurn(question=first.question, answer=first.answer.summary,
+                            source_ids=[s.id for s in first.sources])
+    follow_up = ResearchRequest(question="What do they need to eat?", tenant="t1",
+                                context=[turn])
+    result = await pipeline.run(follow_up)
+    assert "taurine" in result.answer.summary
+    assert result.question == "What do they need to eat?"
+    job = await JobStore(sqlite_engine).get(result.job_id)
+    assert job.state["standalone_question"] == (
+        "What do they need to eat? (How many hours a day do cats sleep?)")
+    # What "they" means depends on the thread: such an answer is not shared through the cache.
+    assert not job.metrics.get("cache_stored")
+    again = await pipeline.run(follow_up)
+    assert not again.cached

@@ -1,109 +1,42 @@
-import asyncio
-import hashlib
-import hmac
 import json
 import time
 from collections.abc import AsyncIterator
+from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import aiohttp
 import pytest
 
-from adapters.slack.app import build_app, web_app, web_client
-from core.config import PipelineSettings
-from core.models import ProgressEvent, ResearchRequest, ResearchResult, Source
-from core.pipeline import ResearchPipeline
-from core.sources.base import SearchQuery
-from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
-from tests.fake_slack import FakeSlack
-from tests.local_server import LocalServer
+from core.models import ProgressEvent, Stage
+from tests.slack_harness import (
+    Options,
+    SlackHarness,
+    blocks_text,
+    envelope,
+    mention,
+    serve_slack,
+)
 
-SECRET = "test-signing-secret"
-
-
-class _Server:
-    def __init__(self, url: str, slack: FakeSlack, requests: list[ResearchRequest]) -> None:
-        self.url = url
-        self.slack = slack
-        self.requests = requests
-
-    async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
-                   timestamp: int | None = None, form: bool = False) -> int:
-        body = urlencode(payload) if form else json.dumps(payload)
-        stamp = str(timestamp if timestamp is not None else int(time.time()))
-        digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(),
-                          hashlib.sha256).hexdigest()
-        headers = {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}",
-                   "Content-Type": "application/x-www-form-urlencoded" if form
-                   else "application/json"}
-        async with aiohttp.ClientSession() as session, session.post(
-                self.url, data=body, headers=headers) as response:
-            return response.status
-
-
-class _SlowSource:
-    """A remote source that takes its time and finds nothing."""
-
-    name = "slow"
-    label = "a slow archive"
-
-    def __init__(self, delay_s: float) -> None:
-        self._delay_s = delay_s
-
-    async def search(self, query: SearchQuery) -> list[Source]:
-        await asyncio.sleep(self._delay_s)
-        return []
+QUESTION = "How many hours a day do cats sleep?"
 
 
 @pytest.fixture
 async def server(request: pytest.FixtureRequest, sqlite_engine: Any, chroma: Any,
-                 embedder: Any, knowledge_base: Any, corpus: Path) -> AsyncIterator[_Server]:
-    """The bolt app over HTTP; `indirect` parametrisation adds a source that takes N s."""
-    await knowledge_base.index([corpus], "T1")
-    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
-    delay_s = getattr(request, "param", 0)
-    if delay_s:
-        sources["slow"] = _SlowSource(delay_s)
-    pipeline = ResearchPipeline(
-        store=JobStore(sqlite_engine), sources=sources,
-        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
-        settings=PipelineSettings())
-    requests: list[ResearchRequest] = []
-
-    async def research(request: ResearchRequest, progress: Any) -> ResearchResult:
-        requests.append(request)
-        return await pipeline.run(request, progress)
-
-    slack = FakeSlack()
-    await slack.start()
-    client = web_client("xoxb-test", slack.base_url)
-    bot = LocalServer(web_app(build_app(research, SECRET, client)))
-    await bot.start()
-    yield _Server(f"http://127.0.0.1:{bot.port}/slack/events", slack, requests)
-    await bot.stop()
-    await slack.stop()
+                 embedder: Any, knowledge_base: Any, corpus: Path
+                 ) -> AsyncIterator[SlackHarness]:
+    """The bolt app over HTTP; `indirect` parametrisation passes Options."""
+    options = getattr(request, "param", Options())
+    async with serve_slack(options, sqlite_engine, chroma, embedder, knowledge_base,
+                           corpus) as harness:
+        yield harness
 
 
-def _mention(text: str, event_id: str = "Ev1", ts: str = "1700000000.000100") -> dict[str, Any]:
-    return {"type": "event_callback", "team_id": "T1", "api_app_id": "A1",
-            "event_id": event_id, "event_time": int(time.time()),
-            "event": {"type": "app_mention", "user": "U1", "text": f"<@UBOT> {text}",
-                      "ts": ts, "channel": "C1", "event_ts": ts}}
-
-
-def _answered(slack: FakeSlack) -> bool:
-    return any(a.get("name") == "repeat" for a in slack.named("reactions.add"))
-
-
-async def test_a_mention_is_answered_in_its_thread(server: _Server) -> None:
+async def test_a_mention_is_answered_in_its_thread(server: SlackHarness) -> None:
     started = time.perf_counter()
-    assert await server.post(_mention("How many hours a day do cats sleep?")) == 200
+    assert await server.post(mention(QUESTION)) == 200
     assert time.perf_counter() - started < 3
-    await server.slack.wait_for(lambda: _answered(server.slack))
+    await server.wait_answers(1)
     slack = server.slack
     eyes = slack.named("reactions.add")[0]
     assert (eyes["channel"], eyes["timestamp"], eyes["name"]) == (
@@ -111,29 +44,28 @@ async def test_a_mention_is_answered_in_its_thread(server: _Server) -> None:
     assert slack.named("reactions.remove")[0]["name"] == "eyes"
     posts = slack.named("chat.postMessage")
     assert all(p["thread_ts"] == "1700000000.000100" for p in posts)
-    answer = slack.named("chat.update")[-1]
-    blocks = answer["blocks"] if isinstance(answer["blocks"], list) else json.loads(
-        answer["blocks"])
-    text = json.dumps(blocks)
+    text = blocks_text(slack.named("chat.update")[-1])
     assert "12 and 16 hours" in text and "[1]" in text
     assert "Sources (" in json.dumps(posts[-1])
     assert all("link_names" not in p and "parse" not in p for p in posts)
+    assert all(call.get("token") == "xoxb-test" for _, call in slack.calls)
     assert server.requests[0].tenant == "T1" and server.requests[0].platform == "slack"
-    assert server.requests[0].question == "How many hours a day do cats sleep?"
+    assert server.requests[0].question == QUESTION
 
 
-async def test_a_redelivered_event_is_answered_once(server: _Server) -> None:
-    event = _mention("What is the largest planet?", event_id="EvSame")
+async def test_a_redelivered_event_is_answered_once(server: SlackHarness) -> None:
+    event = mention("What is the largest planet?", event_id="EvSame")
     assert await server.post(event) == 200
-    assert await server.post(event) == 200
-    await server.slack.wait_for(lambda: _answered(server.slack))
+    assert await server.post(event, headers={"X-Slack-Retry-Num": "1",
+                                             "X-Slack-Retry-Reason": "http_timeout"}) == 200
+    await server.wait_answers(1)
     assert len(server.requests) == 1
     assert len(server.slack.named("reactions.add")) == 2  # eyes, then repeat
 
 
 @pytest.mark.parametrize("kind", ["forged", "stale"])
-async def test_bad_signatures_do_no_work(server: _Server, kind: str) -> None:
-    event = _mention("What is the largest planet?")
+async def test_bad_signatures_do_no_work(server: SlackHarness, kind: str) -> None:
+    event = mention("What is the largest planet?")
     if kind == "forged":
         status = await server.post(event, secret="wrong")
     else:
@@ -143,29 +75,38 @@ async def test_bad_signatures_do_no_work(server: _Server, kind: str) -> None:
     assert [name for name, _ in server.slack.calls if name != "auth.test"] == []
 
 
-async def test_bad_input_gets_a_friendly_message(server: _Server) -> None:
-    assert await server.post(_mention("   ")) == 200
+async def test_bad_input_gets_a_friendly_message(server: SlackHarness) -> None:
+    assert await server.post(mention("   ")) == 200
     await server.slack.wait_for(lambda: bool(server.slack.named("chat.update")))
     update = server.slack.named("chat.update")[-1]
     assert "question is empty" in json.dumps(update)
     assert "Traceback" not in json.dumps(update)
+    await server.slack.wait_for(lambda: bool(server.slack.named("reactions.remove")))
+
+
+@pytest.mark.parametrize("server", [Options(broken_synthesis=True)], indirect=True)
+async def test_a_failure_mid_research_is_a_friendly_message(server: SlackHarness) -> None:
+    assert await server.post(mention(QUESTION)) == 200
+    await server.slack.wait_for(lambda: bool(server.slack.named("reactions.remove")))
+    final = json.dumps(server.slack.named("chat.update")[-1])
+    assert "research failed before it finished" in final
+    assert "10.0.0.7" not in final and "ConnectionResetError" not in final
+    assert server.answers() == []
 
 
 def test_progress_events_render_as_text() -> None:
     from adapters.slack.render import render_progress
-    from core.models import Stage
 
     event = ProgressEvent(job_id="j", stage=Stage.SEARCH, kind="finished", progress=0.5,
                           message="Found 3 passages in 2 documents <!channel>")
     assert render_progress(event).endswith("Found 3 passages in 2 documents &lt;!channel&gt;…")
 
 
-
-async def test_a_429_is_waited_out_and_retried(server: _Server) -> None:
+async def test_a_429_is_waited_out_and_retried(server: SlackHarness) -> None:
     server.slack.rate_limited["chat.postMessage"] = 1
     started = time.perf_counter()
-    assert await server.post(_mention("How many hours a day do cats sleep?")) == 200
-    await server.slack.wait_for(lambda: _answered(server.slack))
+    assert await server.post(mention(QUESTION)) == 200
+    await server.wait_answers(1)
     posts = server.slack.named("chat.postMessage")
     assert posts[0] == posts[1]  # the refused status message, sent again
     assert time.perf_counter() - started >= 1.0  # Retry-After was honoured
@@ -173,7 +114,7 @@ async def test_a_429_is_waited_out_and_retried(server: _Server) -> None:
 
 
 async def test_the_slash_command_asks_in_the_channel_and_answers_in_a_thread(
-    server: _Server,
+    server: SlackHarness,
 ) -> None:
     command = {"command": "/research", "text": "Which city did Mount Vesuvius bury? <!here>",
                "user_id": "U1", "channel_id": "C9", "team_id": "T1",
@@ -181,7 +122,7 @@ async def test_the_slash_command_asks_in_the_channel_and_answers_in_a_thread(
     started = time.perf_counter()
     assert await server.post(command, form=True) == 200
     assert time.perf_counter() - started < 3
-    await server.slack.wait_for(lambda: _answered(server.slack))
+    await server.wait_answers(1)
     root, *replies = server.slack.named("chat.postMessage")
     assert root["channel"] == "C9" and "thread_ts" not in root
     assert root["text"].startswith("<@U1> asked: Which city") and "&lt;!here&gt;" in root["text"]
@@ -189,12 +130,156 @@ async def test_the_slash_command_asks_in_the_channel_and_answers_in_a_thread(
     assert "Pompeii" in json.dumps(server.slack.named("chat.update")[-1])
 
 
-@pytest.mark.parametrize("server", [1.2], indirect=True)
-async def test_progress_shows_in_the_status_message_at_most_once_a_second(
-    server: _Server,
+async def test_a_direct_message_is_answered_in_its_thread(server: SlackHarness) -> None:
+    dm = {"type": "message", "channel_type": "im", "channel": "D1", "user": "U1",
+          "text": "Which city did Mount Vesuvius bury?", "ts": "1700000001.000100"}
+    assert await server.post(envelope(dm, "EvDm")) == 200
+    await server.wait_answers(1)
+    posts = server.slack.named("chat.postMessage")
+    assert {(p["channel"], p["thread_ts"]) for p in posts} == {("D1", "1700000001.000100")}
+    assert "Pompeii" in blocks_text(server.slack.named("chat.update")[-1])
+    # Bot messages and edits in the DM are not questions.
+    for n, extra in enumerate([{"bot_id": "BBOT"}, {"subtype": "message_changed"},
+                               {"user": "UBOT"}]):
+        await server.post(envelope({**dm, "ts": f"17000000{n + 2}.000100", **extra},
+                                   f"EvDm{n}"))
+    assert await server.post(mention("What is the largest planet?", event_id="EvAfter")) == 200
+    await server.wait_answers(2)
+    assert len(server.requests) == 2
+
+
+async def test_a_thread_reply_follows_up_with_the_threads_context(server: SlackHarness) -> None:
+    assert await server.post(mention(QUESTION, ts="1700000000.000100")) == 200
+    await server.wait_answers(1)
+    thread = "1700000000.000100"
+    reply = {"type": "message", "channel_type": "channel", "channel": "C1", "user": "U2",
+             "text": "What do they need to eat?", "ts": "1700000005.000100",
+             "thread_ts": thread}
+    # The bot's own messages in the thread, and a reply in a thread it never answered in,
+    # are not follow-ups.
+    await server.post(envelope({**reply, "user": "UBOT", "ts": "1700000004.1"}, "EvOwn"))
+    await server.post(envelope({**reply, "bot_id": "BBOT", "ts": "1700000004.2"}, "EvBot"))
+    await server.post(envelope({**reply, "thread_ts": "1600000000.000001",
+                                "ts": "1700000004.3"}, "EvOther"))
+    assert await server.post(envelope(reply, "EvFollow")) == 200
+    await server.wait_answers(2)
+    assert len(server.requests) == 2
+    follow_up = server.requests[1]
+    assert follow_up.question == "What do they need to eat?"
+    assert [turn.question for turn in follow_up.context] == [QUESTION]
+    assert "12 and 16 hours" in follow_up.context[0].answer
+    answer = blocks_text(server.slack.named("chat.update")[-1])
+    assert "taurine" in answer  # "they" resolved to cats through the thread
+    eyes = [a for a in server.slack.named("reactions.add") if a["name"] == "eyes"]
+    assert eyes[-1]["timestamp"] == "1700000005.000100"
+    assert all(p["thread_ts"] == thread for p in server.slack.named("chat.postMessage"))
+
+
+async def test_the_repeat_reaction_researches_again_without_the_cache(
+    server: SlackHarness,
 ) -> None:
-    assert await server.post(_mention("How many hours a day do cats sleep?")) == 200
-    await server.slack.wait_for(lambda: _answered(server.slack))
+    assert await server.post(mention(QUESTION)) == 200
+    await server.wait_answers(1)
+    answer_ts = server.answers()[0]["timestamp"]
+    reaction = {"type": "reaction_added", "user": "U2", "reaction": "repeat",
+                "item": {"type": "message", "channel": "C1", "ts": answer_ts},
+                "item_user": "UBOT", "event_ts": "1700000009.000100"}
+    # The bot's own 🔁, and 🔁 on a message that is not an answer, do nothing.
+    await server.post(envelope({**reaction, "user": "UBOT"}, "EvOwnRepeat"))
+    await server.post(envelope({**reaction, "item": {"type": "message", "channel": "C1",
+                                                     "ts": "1600000000.1"}}, "EvStranger"))
+    assert await server.post(envelope(reaction, "EvRepeat")) == 200
+    await server.wait_answers(2)
+    assert len(server.requests) == 2
+    retry = server.requests[1]
+    assert retry.bypass_cache and retry.question == QUESTION and retry.user == "U2"
+    assert "fresh answer" in blocks_text(server.slack.named("chat.update")[-1])
+    assert all(p["thread_ts"] == "1700000000.000100"
+               for p in server.slack.named("chat.postMessage"))
+
+
+@pytest.mark.parametrize("server", [Options(per_user=1, max_wait_s=0)], indirect=True)
+async def test_over_the_limit_a_person_is_told_when_to_ask_again(server: SlackHarness) -> None:
+    assert await server.post(mention(QUESTION, event_id="EvA")) == 200
+    assert await server.post(mention("What is the largest planet?", event_id="EvB",
+                                     ts="1700000002.000100")) == 200
+    await server.slack.wait_for(lambda: bool(server.slack.named("chat.postEphemeral")))
+    await server.wait_answers(1)
+    refusal = server.slack.named("chat.postEphemeral")[0]
+    assert refusal["user"] == "U1"
+    assert refusal["text"].startswith("You have asked 1 questions in the last 60 seconds")
+    assert len(server.requests) == 1
+    await server.slack.wait_for(lambda: len(server.slack.named("reactions.remove")) == 2)
+
+
+@pytest.mark.parametrize("server", [Options(per_tenant=1, max_wait_s=0)], indirect=True)
+async def test_a_workspace_limit_applies_to_everyone_in_it(server: SlackHarness) -> None:
+    assert await server.post(mention(QUESTION, event_id="EvA")) == 200
+    assert await server.post(mention(QUESTION, event_id="EvB", user="U2")) == 200
+    await server.slack.wait_for(lambda: bool(server.slack.named("chat.postEphemeral")))
+    assert server.slack.named("chat.postEphemeral")[0]["text"].startswith(
+        "This workspace has asked 1 questions")
+
+
+async def test_two_workspaces_each_use_their_own_token_and_cache(
+    sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any, corpus: Path,
+) -> None:
+    options = Options(oauth=True, teams=("T1", "T2"))
+    async with serve_slack(options, sqlite_engine, chroma, embedder, knowledge_base,
+                           corpus) as server:
+        for n, team in enumerate(["T1", "T2", "T1"]):
+            assert await server.post(mention(QUESTION, event_id=f"Ev{n}", team=team,
+                                             channel=f"C{team}")) == 200
+            await server.wait_answers(n + 1)
+        tokens: dict[str, set[str]] = {}
+        for _, call in server.slack.calls:
+            if "channel" in call:
+                tokens.setdefault(call["channel"], set()).add(call["token"])
+        assert tokens == {"CT1": {"xoxb-one"}, "CT2": {"xoxb-two"}}
+        footers = [blocks_text(u) for u in server.slack.named("chat.update")
+                   if "job" in blocks_text(u)]
+        assert ["cached answer" in f for f in footers] == [False, False, True]
+        assert [r.tenant for r in server.requests] == ["T1", "T2", "T1"]
+
+
+async def test_installing_through_oauth_stores_the_workspace(
+    sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any, corpus: Path,
+) -> None:
+    options = Options(oauth=True, teams=("T3",))
+    async with serve_slack(options, sqlite_engine, chroma, embedder, knowledge_base,
+                           corpus) as server:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{server.url}/slack/install",
+                                   allow_redirects=False) as page:
+                assert page.status == 200
+                html = await page.text()
+                assert "client_id=111.222" in html and "state=" in html
+                state = html.split("state=")[1].split("&")[0].split('"')[0]
+                # The state cookie is Secure: a browser would send it back over https.
+                cookie = SimpleCookie(page.headers["Set-Cookie"])
+                assert cookie["slack-app-oauth-state"].value == state
+            async with session.get(f"{server.url}/slack/oauth_redirect",
+                                   params={"code": "c0de", "state": state},
+                                   headers={"Cookie": f"slack-app-oauth-state={state}"}
+                                   ) as done:
+                assert done.status == 200
+            async with session.get(f"{server.url}/slack/oauth_redirect",
+                                   params={"code": "c0de", "state": "forged"}) as forged:
+                assert forged.status == 400
+        assert server.slack.named("oauth.v2.access")[0]["code"] == "c0de"
+        assert len(server.slack.named("oauth.v2.access")) == 1
+        assert await server.post(mention(QUESTION, team="T3", channel="C3")) == 200
+        await server.wait_answers(1)
+        assert {c["token"] for _, c in server.slack.calls if c.get("channel") == "C3"} == {
+            "xoxb-installed"}
+
+
+@pytest.mark.parametrize("server", [Options(delay_s=1.2)], indirect=True)
+async def test_progress_shows_in_the_status_message_at_most_once_a_second(
+    server: SlackHarness,
+) -> None:
+    assert await server.post(mention(QUESTION)) == 200
+    await server.wait_answers(1)
     updates = [u["text"] for u in server.slack.named("chat.update")]
     progress = [t for t in updates if t.startswith(":hourglass_flowing_sand:")]
     assert progress and "Found" in progress[0]  # the slow search finished after 1.2 s

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, REDIS_URL, redis_server
 from tests.fake_slack import FakeSlack
-from tests.test_slack_app import SECRET, _answered, _mention, _Server
+from tests.slack_harness import SECRET, SlackHarness, mention
 
 
 def _free_port() -> int:
@@ -24,6 +24,16 @@ def test_missing_tokens_are_named(clean_env: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "bot", "slack"], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 1 and "slack.bot_token" in result.stderr
+
+
+def test_an_unreachable_redis_is_named_at_start(clean_env: Path) -> None:
+    env = {**os.environ, "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
+           "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
+           "RESEARCHBOT_CHAT__REDIS_URL": f"redis://127.0.0.1:{_free_port()}/0"}
+    result = subprocess.run([sys.executable, "-m", "bot", "slack"], capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert result.returncode == 1
+    assert "chat.redis_url: cannot use" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.fixture
@@ -39,7 +49,8 @@ def workspace_docs(clean_env: Path) -> Path:
     return docs
 
 
-async def test_the_slack_command_answers_a_mention(workspace_docs: Path) -> None:
+@pytest.mark.parametrize("shared", ["embedded", "redis"])
+async def test_the_slack_command_answers_a_mention(workspace_docs: Path, shared: str) -> None:
     slack = FakeSlack()
     await slack.start()
     port = _free_port()
@@ -47,11 +58,14 @@ async def test_the_slack_command_answers_a_mention(workspace_docs: Path) -> None
            "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
            "RESEARCHBOT_SLACK__HOST": "127.0.0.1", "RESEARCHBOT_SLACK__PORT": str(port),
            "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+    if shared == "redis":
+        async with redis_server():  # reachable (or skipped), and emptied
+            env["RESEARCHBOT_CHAT__REDIS_URL"] = REDIS_URL
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "slack", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        server = _Server(f"http://127.0.0.1:{port}/slack/events", slack, [])
+        server = SlackHarness(f"http://127.0.0.1:{port}", slack)
         for _ in range(300):
             try:
                 _reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -60,10 +74,13 @@ async def test_the_slack_command_answers_a_mention(workspace_docs: Path) -> None
             except OSError:
                 assert process.returncode is None, "the bot exited"
                 await asyncio.sleep(0.1)
-        assert await server.post(_mention("Which city did Mount Vesuvius bury?")) == 200
-        await slack.wait_for(lambda: _answered(slack), within_s=60)
+        event = mention("Which city did Mount Vesuvius bury?")
+        assert await server.post(event) == 200
+        assert await server.post(event) == 200  # a redelivery
+        await server.wait_answers(1, within_s=60)
         answer = str(slack.named("chat.update")[-1])
         assert "Pompeii" in answer
+        assert len(server.answers()) == 1
     finally:
         process.terminate()
         await process.wait()

@@ -1,8 +1,10 @@
-"""The Slack front end: a bolt AsyncApp that turns mentions and direct messages into research
-requests and answers in the question's thread. Thin: parse, submit, render."""
+"""The Slack front end: a bolt AsyncApp that turns mentions, direct messages, thread replies,
+`/research` and 🔁 reactions into research requests, and answers in the question's thread.
+Thin: parse, submit, render."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -11,11 +13,13 @@ from typing import Any
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.desk import FAILURE, ResearchDesk, queued, refusal
 from adapters.slack.render import (
     escape_mrkdwn,
     render_answer,
@@ -24,37 +28,20 @@ from adapters.slack.render import (
     render_sources,
 )
 from core.errors import InvalidQuestionError
-from core.models import ProgressEvent, ResearchRequest, ResearchResult
+from core.limits import RateLimitedError
+from core.models import ProgressEvent, ResearchRequest
 
 log = logging.getLogger(__name__)
 
-Research = Callable[[ResearchRequest, Callable[[ProgressEvent], Awaitable[None]]],
-                    Awaitable[ResearchResult]]
-FAILURE = "Sorry, the research failed before it finished. Please try again in a moment."
+PLATFORM = "slack"
 PROGRESS_INTERVAL_S = 1.0
-_MENTION = re.compile(r"<@[A-Z0-9]+>")
+RETRY_REACTION = "repeat"
+_LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+>")
 
 
-class RecentEvents:
-    """event_ids seen in the last `ttl` seconds: Slack re-delivers slow events."""
-
-    def __init__(self, ttl: float = 600.0) -> None:
-        self._ttl = ttl
-        self._seen: dict[str, float] = {}
-
-    def first_time(self, event_id: str) -> bool:
-        now = time.monotonic()
-        # Insertion order is arrival order: expired ids are at the front.
-        while self._seen and now - next(iter(self._seen.values())) >= self._ttl:
-            del self._seen[next(iter(self._seen))]
-        if event_id in self._seen:
-            return False
-        self._seen[event_id] = now
-        return True
-
-
-def web_client(token: str, base_url: str = "https://slack.com/api/") -> AsyncWebClient:
-    """A Web API client that waits out 429s (Retry-After) instead of failing."""
+def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> AsyncWebClient:
+    """A Web API client that waits out 429s (Retry-After) instead of failing. Per-request
+    clients (one per workspace with OAuth) inherit its base URL and retry handlers."""
     return AsyncWebClient(
         token=token,
         base_url=base_url,
@@ -63,34 +50,75 @@ def web_client(token: str, base_url: str = "https://slack.com/api/") -> AsyncWeb
 
 
 def build_app(
-    research: Research, signing_secret: str, client: AsyncWebClient,
-    recent: RecentEvents | None = None,
+    desk: ResearchDesk, signing_secret: str, client: AsyncWebClient,
+    oauth_settings: AsyncOAuthSettings | None = None,
 ) -> AsyncApp:
-    app = AsyncApp(signing_secret=signing_secret, client=client)
-    seen = recent or RecentEvents()
+    """One workspace when `client` carries a bot token; with `oauth_settings`, every
+    workspace that installs the app, each with its token from the installation store."""
+    app = AsyncApp(signing_secret=signing_secret, client=client,
+                   oauth_settings=oauth_settings)
 
     @app.middleware
     async def drop_redeliveries(body: dict[str, Any], next: Callable[[], Awaitable[None]]) -> Any:
         event_id = body.get("event_id")
-        if isinstance(event_id, str) and not seen.first_time(event_id):
+        if isinstance(event_id, str) and not await desk.events.first_time(event_id):
             return BoltResponse(status=200, body="")
         return await next()
 
     @app.event("app_mention")
-    async def on_mention(event: dict[str, Any], body: dict[str, Any],
+    async def on_mention(event: dict[str, Any], context: AsyncBoltContext,
                          client: AsyncWebClient) -> None:
-        await answer_in_thread(research, client, event, body.get("team_id", ""))
+        team = _team(context, event)
+        thread = event.get("thread_ts") or event["ts"]
+        turns = await desk.conversations.context(PLATFORM, team, _key(event["channel"], thread))
+        await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
+            question=_strip_mention(event.get("text", ""), context.bot_user_id),
+            context=turns, tenant=team, user=event.get("user", ""), platform=PLATFORM,
+            depth=desk.depth))
 
     @app.event("message")
-    async def on_message(event: dict[str, Any], body: dict[str, Any],
+    async def on_message(event: dict[str, Any], context: AsyncBoltContext,
                          client: AsyncWebClient) -> None:
-        if event.get("channel_type") == "im" and not event.get("subtype") \
-                and not event.get("bot_id"):
-            await answer_in_thread(research, client, event, body.get("team_id", ""))
+        """Direct messages, and replies in a thread the bot has answered in."""
+        user = event.get("user")
+        if event.get("subtype") or event.get("bot_id") or not user \
+                or user == context.bot_user_id:
+            return
+        text = event.get("text", "")
+        direct = event.get("channel_type") == "im"
+        if not direct and (not event.get("thread_ts")
+                           or f"<@{context.bot_user_id}>" in text):
+            return  # not a follow-up, or a mention: on_mention answers those
+        team = _team(context, event)
+        thread = event.get("thread_ts") or event["ts"]
+        turns = await desk.conversations.context(PLATFORM, team, _key(event["channel"], thread))
+        if not direct and not turns:
+            return  # a conversation between people that the bot has no part in
+        await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
+            question=_strip_mention(text, context.bot_user_id), context=turns, tenant=team,
+            user=user, platform=PLATFORM, depth=desk.depth))
+
+    @app.event("reaction_added")
+    async def on_reaction(event: dict[str, Any], context: AsyncBoltContext,
+                          client: AsyncWebClient) -> None:
+        """🔁 on an answer: research it again, bypassing the cache, in the same thread."""
+        item = event.get("item") or {}
+        user = event.get("user")
+        if event.get("reaction") != RETRY_REACTION or item.get("type") != "message" \
+                or not user or user == context.bot_user_id:
+            return
+        team = _team(context, event)
+        answer = _key(item["channel"], item["ts"])
+        request = await desk.conversations.request_of(PLATFORM, team, answer)
+        thread = await desk.conversations.thread_of(PLATFORM, team, answer)
+        if request is None or thread is None:
+            return  # not one of our answers
+        await _ask(desk, client, item["channel"], item["ts"], thread.partition(":")[2],
+                   request.model_copy(update={"bypass_cache": True, "user": user}))
 
     @app.command("/research")
     async def on_command(ack: Callable[..., Awaitable[None]], command: dict[str, Any],
-                         client: AsyncWebClient) -> None:
+                         context: AsyncBoltContext, client: AsyncWebClient) -> None:
         await ack()
         question = command.get("text", "")
         user = command.get("user_id", "")
@@ -98,24 +126,37 @@ def build_app(
         root = await client.chat_postMessage(
             channel=command["channel_id"], unfurl_links=False,
             text=f"{asker} asked: {escape_mrkdwn(question.strip()) or '(nothing)'}")
-        await answer_in_thread(research, client, {
-            "channel": command["channel_id"], "ts": root["ts"], "text": question,
-            "user": user,
-        }, command.get("team_id", ""))
+        await _ask(desk, client, command["channel_id"], root["ts"], root["ts"], ResearchRequest(
+            question=question, tenant=context.team_id or command.get("team_id", ""),
+            user=user, platform=PLATFORM, depth=desk.depth))
 
     return app
 
 
-async def answer_in_thread(
-    research: Research, client: AsyncWebClient, event: dict[str, Any], team: str
-) -> None:
-    channel, ts = event["channel"], event["ts"]
-    thread = event.get("thread_ts") or ts
-    question = _MENTION.sub("", event.get("text", "")).strip()
-    await client.reactions_add(channel=channel, timestamp=ts, name="eyes")
+async def _ask(desk: ResearchDesk, client: AsyncWebClient, channel: str, marked: str,
+               thread: str, request: ResearchRequest) -> None:
+    """Research `request` and answer in `thread`; 👀 on the message `marked` meanwhile."""
+    await client.reactions_add(channel=channel, timestamp=marked, name="eyes")
+    try:
+        await _answer(desk, client, channel, thread, request)
+    finally:
+        await client.reactions_remove(channel=channel, timestamp=marked, name="eyes")
+
+
+async def _answer(desk: ResearchDesk, client: AsyncWebClient, channel: str, thread: str,
+                  request: ResearchRequest) -> None:
+    try:
+        wait_s = await desk.limiter.admit(request.tenant, request.user)
+    except RateLimitedError as error:
+        await client.chat_postEphemeral(channel=channel, user=request.user, thread_ts=thread,
+                                        text=refusal(error))
+        return
     status = await client.chat_postMessage(
-        channel=channel, thread_ts=thread, text=":mag: Researching…", unfurl_links=False)
+        channel=channel, thread_ts=thread, unfurl_links=False,
+        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else ":mag: Researching…")
     status_ts = status["ts"]
+    if wait_s > 0:
+        await asyncio.sleep(wait_s)
 
     last_update = time.monotonic()
 
@@ -129,38 +170,44 @@ async def answer_in_thread(
                                      text=render_progress(event))
 
     try:
-        result = await research(
-            ResearchRequest(question=question, tenant=team or "slack",
-                            user=event.get("user", ""), platform="slack"),
-            progress,
-        )
+        result = await desk.research(request, progress)
     except InvalidQuestionError as error:
-        await _replace(client, channel, status_ts, render_error(str(error)))
+        await client.chat_update(channel=channel, ts=status_ts, **render_error(str(error)))
         return
     except Exception:
         log.exception("research failed for a Slack question")
-        await _replace(client, channel, status_ts, render_error(FAILURE))
+        await client.chat_update(channel=channel, ts=status_ts, **render_error(FAILURE))
         return
-    finally:
-        await client.reactions_remove(channel=channel, timestamp=ts, name="eyes")
     pages = render_answer(result)
-    await _replace(client, channel, status_ts, pages[0])
+    await client.chat_update(channel=channel, ts=status_ts, **pages[0])
+    await desk.conversations.remember(PLATFORM, request.tenant, _key(channel, thread),
+                                      _key(channel, status_ts), result.job_id)
     for page in pages[1:]:
         await client.chat_postMessage(channel=channel, thread_ts=thread, unfurl_links=False,
                                       **page)
     for page in render_sources(result):
         await client.chat_postMessage(channel=channel, thread_ts=thread, unfurl_links=False,
                                       unfurl_media=False, **page)
-    await client.reactions_add(channel=channel, timestamp=status_ts, name="repeat")
+    await client.reactions_add(channel=channel, timestamp=status_ts, name=RETRY_REACTION)
 
 
-async def _replace(client: AsyncWebClient, channel: str, ts: str,
-                   message: dict[str, Any]) -> None:
-    await client.chat_update(channel=channel, ts=ts, **message)
+def _team(context: AsyncBoltContext, event: dict[str, Any]) -> str:
+    return context.team_id or event.get("team") or "slack"
+
+
+def _key(channel: str, ts: str) -> str:
+    return f"{channel}:{ts}"
+
+
+def _strip_mention(text: str, bot_user_id: str | None) -> str:
+    if bot_user_id:
+        return text.replace(f"<@{bot_user_id}>", " ").strip()
+    return _LEADING_MENTION.sub("", text).strip()
 
 
 def web_app(app: AsyncApp, path: str = "/slack/events") -> web.Application:
-    """HTTP mode: Slack's requests, signature-checked by bolt, on an aiohttp route."""
+    """HTTP mode: Slack's requests, signature-checked by bolt, on an aiohttp route; with
+    OAuth, the install page and the redirect that stores an installation too."""
 
     async def handle(request: web.Request) -> web.Response:
         response = await app.async_dispatch(await to_bolt_request(request))
@@ -168,4 +215,16 @@ def web_app(app: AsyncApp, path: str = "/slack/events") -> web.Application:
 
     application = web.Application()
     application.router.add_post(path, handle)
+    flow = app.oauth_flow
+    if flow is not None:
+        async def install(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_installation(await to_bolt_request(request)))
+
+        async def callback(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_callback(await to_bolt_request(request)))
+
+        application.router.add_get(flow.install_path, install)
+        application.router.add_get(flow.redirect_uri_path, callback)
     return application

@@ -1,0 +1,44 @@
+"""What every chat front end needs around the research core, whatever the platform: the
+research entry point, thread memory, question limits and redelivery dedupe."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from core.conversations import ConversationStore
+from core.dedupe import EventLog
+from core.limits import QuestionLimiter, RateLimitedError
+from core.models import Depth, ProgressEvent, ResearchRequest, ResearchResult
+
+Research = Callable[[ResearchRequest, Callable[[ProgressEvent], Awaitable[None]]],
+                    Awaitable[ResearchResult]]
+
+FAILURE = "Sorry, the research failed before it finished. Please try again in a moment."
+
+
+@dataclass(frozen=True)
+class ResearchDesk:
+    research: Research
+    conversations: ConversationStore
+    limiter: QuestionLimiter
+    events: EventLog
+    depth: Depth = Depth.STANDARD
+
+
+def refusal(error: RateLimitedError) -> str:
+    who = "You have" if error.scope == "user" else "This workspace has"
+    return (f"{who} asked {error.limit} questions in the last {_duration(error.window_s)}. "
+            f"Please ask again in {_duration(error.retry_after_s)}.")
+
+
+def queued(wait_s: float) -> str:
+    return f"Queued behind the questions just asked: starting in about {_duration(wait_s)}."
+
+
+def _duration(seconds: float) -> str:
+    whole = max(1, math.ceil(seconds))
+    if whole < 120:
+        return f"{whole} second{'s' if whole != 1 else ''}"
+    return f"{math.ceil(whole / 60)} minutes"

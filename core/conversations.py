@@ -1,0 +1,69 @@
+"""Which chat message answered which job, so that threads can be continued and retried.
+
+Front ends name messages and threads with their own opaque keys (e.g. "C123:1700000000.1");
+the store only keeps them apart by platform and tenant."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from core.db import answer_messages, jobs
+from core.models import ConversationTurn, JobStatus, ResearchRequest, ResearchResult, utcnow
+
+MAX_TURNS = 5  # earlier turns add little to a follow-up and a lot to its prompt
+
+
+class ConversationStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def remember(
+        self, platform: str, tenant: str, thread: str, message: str, job_id: str
+    ) -> None:
+        """Record that `message`, in `thread`, carries the answer of job `job_id`."""
+        async with self._engine.begin() as connection:
+            await connection.execute(answer_messages.delete().where(
+                answer_messages.c.platform == platform, answer_messages.c.tenant == tenant,
+                answer_messages.c.message == message))
+            await connection.execute(answer_messages.insert().values(
+                platform=platform, tenant=tenant, message=message, thread=thread,
+                job_id=job_id, created_at=utcnow()))
+
+    async def thread_of(self, platform: str, tenant: str, message: str) -> str | None:
+        async with self._engine.connect() as connection:
+            return (await connection.execute(select(answer_messages.c.thread).where(
+                answer_messages.c.platform == platform, answer_messages.c.tenant == tenant,
+                answer_messages.c.message == message))).scalar_one_or_none()
+
+    async def request_of(self, platform: str, tenant: str, message: str) -> ResearchRequest | None:
+        """The request that produced the answer in `message`, for a retry."""
+        query = (select(jobs.c.request)
+                 .join(answer_messages, answer_messages.c.job_id == jobs.c.id)
+                 .where(answer_messages.c.platform == platform,
+                        answer_messages.c.tenant == tenant,
+                        answer_messages.c.message == message))
+        async with self._engine.connect() as connection:
+            request = (await connection.execute(query)).scalar_one_or_none()
+        return None if request is None else ResearchRequest.model_validate(request)
+
+    async def context(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
+        """The thread's answered questions, oldest first: an empty list when the bot has not
+        answered in this thread (so a message there is not a follow-up)."""
+        query = (select(jobs.c.result)
+                 .join(answer_messages, answer_messages.c.job_id == jobs.c.id)
+                 .where(answer_messages.c.platform == platform,
+                        answer_messages.c.tenant == tenant,
+                        answer_messages.c.thread == thread,
+                        jobs.c.status == JobStatus.COMPLETED.value)
+                 .order_by(answer_messages.c.created_at.desc())
+                 .limit(MAX_TURNS))
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).scalars().all()
+        turns = []
+        for row in reversed(rows):
+            result = ResearchResult.model_validate(row)
+            turns.append(ConversationTurn(
+                question=result.question, answer=result.answer.summary,
+                source_ids=[s.id for s in result.sources]))
+        return turns

@@ -1,0 +1,183 @@
+"""The real bolt app served over HTTP on 127.0.0.1, wired to the real pipeline, its Web API
+client pointed at a FakeSlack; signed requests as Slack sends them."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+
+from adapters.desk import ResearchDesk
+from adapters.slack.app import build_app, web_app, web_client
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings, PipelineSettings
+from core.conversations import ConversationStore
+from core.dedupe import LocalEventLog
+from core.limits import LocalQuestionLimiter
+from core.models import QueryIntent, ResearchRequest, ResearchResult, Source
+from core.pipeline import ResearchPipeline
+from core.sources.base import SearchQuery
+from core.sources.local import LocalKnowledgeBaseSource
+from core.store import JobStore
+from core.synthesis.base import Draft
+from core.synthesis.extractive import ExtractiveSynthesizer
+from tests.fake_slack import FakeSlack
+from tests.local_server import LocalServer
+
+SECRET = "test-signing-secret"
+
+
+@dataclass
+class Options:
+    delay_s: float = 0.0  # a remote source that takes this long and finds nothing
+    per_user: int = 100
+    per_tenant: int = 1000
+    max_wait_s: float = 20.0
+    oauth: bool = False  # workspaces T1 and T2 installed, each with its own token
+    broken_synthesis: bool = False
+    teams: tuple[str, ...] = ("T1",)
+
+
+@dataclass
+class SlackHarness:
+    url: str
+    slack: FakeSlack
+    requests: list[ResearchRequest] = field(default_factory=list)
+
+    async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
+                   timestamp: int | None = None, form: bool = False,
+                   headers: dict[str, str] | None = None) -> int:
+        body = urlencode(payload) if form else json.dumps(payload)
+        stamp = str(timestamp if timestamp is not None else int(time.time()))
+        digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(),
+                          hashlib.sha256).hexdigest()
+        sent = {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}",
+                "Content-Type": "application/x-www-form-urlencoded" if form
+                else "application/json", **(headers or {})}
+        async with aiohttp.ClientSession() as session, session.post(
+                f"{self.url}/slack/events", data=body, headers=sent) as response:
+            return response.status
+
+    def answers(self) -> list[dict[str, Any]]:
+        """The answer messages: the 🔁 reactions the bot added."""
+        return [a for a in self.slack.named("reactions.add") if a.get("name") == "repeat"]
+
+    def finished(self) -> int:
+        """Questions handled to the end: the 👀 is removed last, whatever the outcome."""
+        return len(self.slack.named("reactions.remove"))
+
+    async def wait_answers(self, count: int, within_s: float = 30.0) -> None:
+        await self.slack.wait_for(
+            lambda: len(self.answers()) >= count and self.finished() >= count, within_s)
+
+
+class SlowSource:
+    """A remote source that takes its time and finds nothing."""
+
+    name = "slow"
+    label = "a slow archive"
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay_s = delay_s
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        await asyncio.sleep(self._delay_s)
+        return []
+
+
+class BrokenSynthesizer:
+    """A synthesis back end that fails mid-research (e.g. its model server went away)."""
+
+    name = "broken"
+
+    async def synthesize(self, question: str, intent: QueryIntent,
+                         sources: list[Source]) -> Draft:
+        raise ConnectionResetError("connection reset by peer at 10.0.0.7:8000")
+
+
+def blocks_text(message: dict[str, Any]) -> str:
+    blocks = message.get("blocks", [])
+    return json.dumps(blocks if isinstance(blocks, list) else json.loads(blocks))
+
+
+def mention(text: str, event_id: str = "Ev1", ts: str = "1700000000.000100", *,
+            team: str = "T1", user: str = "U1", thread_ts: str | None = None,
+            channel: str = "C1") -> dict[str, Any]:
+    event = {"type": "app_mention", "user": user, "text": f"<@UBOT> {text}", "ts": ts,
+             "channel": channel, "event_ts": ts}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return envelope(event, event_id, team)
+
+
+def envelope(event: dict[str, Any], event_id: str, team: str = "T1") -> dict[str, Any]:
+    return {"type": "event_callback", "team_id": team, "api_app_id": "A1",
+            "event_id": event_id, "event_time": int(time.time()), "event": event}
+
+
+@asynccontextmanager
+async def serve_slack(options: Options, engine: Any, chroma: Any, embedder: Any,
+                      knowledge_base: Any, corpus: Path) -> AsyncIterator[SlackHarness]:
+    for team in options.teams:
+        await knowledge_base.index([corpus], team)
+    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
+    if options.delay_s:
+        sources["slow"] = SlowSource(options.delay_s)
+    pipeline = ResearchPipeline(
+        store=JobStore(engine), sources=sources,
+        synthesizer=BrokenSynthesizer() if options.broken_synthesis
+        else ExtractiveSynthesizer(embedder),
+        embedder=embedder, settings=PipelineSettings(),
+        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+    slack = FakeSlack()
+    await slack.start()
+    harness = SlackHarness("", slack)
+
+    async def research(request: ResearchRequest, progress: Any) -> ResearchResult:
+        harness.requests.append(request)
+        return await pipeline.run(request, progress)
+
+    desk = ResearchDesk(research, ConversationStore(engine),
+                        LocalQuestionLimiter(options.per_user, options.per_tenant, 60.0,
+                                             options.max_wait_s),
+                        LocalEventLog())
+    if options.oauth:
+        app = build_app(desk, SECRET, web_client(None, slack.base_url),
+                        await _installed(engine, slack, {"T1": "xoxb-one", "T2": "xoxb-two"}))
+    else:
+        app = build_app(desk, SECRET, web_client("xoxb-test", slack.base_url))
+    bot = LocalServer(web_app(app))
+    await bot.start()
+    harness.url = f"http://127.0.0.1:{bot.port}"
+    try:
+        yield harness
+    finally:
+        await bot.stop()
+        await slack.stop()
+
+
+async def _installed(engine: Any, slack: FakeSlack, tokens: dict[str, str]) -> Any:
+    """OAuth settings whose installation store (in the job database) holds `tokens`."""
+    from slack_sdk.oauth.installation_store.models.installation import Installation
+
+    from bot.config import SlackSettings
+    from bot.slack import oauth_settings
+
+    settings = await oauth_settings(
+        SlackSettings(client_id="111.222", client_secret="shh", signing_secret=SECRET), engine)
+    for team, token in tokens.items():
+        slack.teams[token] = team
+        await settings.installation_store.async_save(Installation(
+            app_id="A1", enterprise_id=None, team_id=team, bot_token=token,
+            bot_id=f"B{team}", bot_user_id="UBOT", user_id="U0", bot_scopes=["chat:write"]))
+    return settings
