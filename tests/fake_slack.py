@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from typing import Any
 
 from aiohttp import web
@@ -14,6 +15,7 @@ from tests.local_server import LocalServer
 class FakeSlack(LocalServer):
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.received_at: list[float] = []  # time.perf_counter() of each call, as `calls`
         self._ts = itertools.count(1)
         super().__init__()
         self.app.router.add_post("/api/{method}", self._handle)
@@ -48,6 +50,7 @@ class FakeSlack(LocalServer):
         if bearer.startswith("Bearer "):
             args["token"] = bearer.removeprefix("Bearer ")
         self.calls.append((method, args))
+        self.received_at.append(time.perf_counter())
         self.changed.set()
         if self.rate_limited.get(method, 0) > 0:
             self.rate_limited[method] -= 1

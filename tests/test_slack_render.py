@@ -119,3 +119,22 @@ def test_split_text_never_cuts_an_entity() -> None:
     assert all(len(p) <= 100 for p in pieces)
     assert all(not re.search(r"&(?!amp;)", p) for p in pieces)
     assert " ".join(pieces).split() == text.split()
+
+
+def test_the_app_manifest_asks_for_what_the_bot_uses() -> None:
+    import json
+    from pathlib import Path
+
+    import adapters.slack
+    from bot.config import SlackSettings
+
+    folder = Path(adapters.slack.__file__).parent
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["oauth_config"]["scopes"]["bot"] == SlackSettings().scopes
+    events = manifest["settings"]["event_subscriptions"]["bot_events"]
+    assert {"app_mention", "message.im", "message.channels", "reaction_added"} <= set(events)
+    assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/research"]
+    paths = {manifest["settings"]["event_subscriptions"]["request_url"].split(".com")[1],
+             manifest["features"]["slash_commands"][0]["url"].split(".com")[1]}
+    assert paths == {SlackSettings().path}
+    assert manifest["oauth_config"]["redirect_urls"][0].endswith(SlackSettings().redirect_path)
