@@ -19,6 +19,9 @@ class FakeSlack(LocalServer):
         self._ts = itertools.count(1)
         super().__init__()
         self.app.router.add_post("/api/{method}", self._handle)
+        self.app.router.add_get("/socket", self._socket)
+        self.socket_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.socket_acks: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.rate_limited: dict[str, int] = {}  # method -> how many calls to answer with 429
         self.teams = {"xoxb-test": "T1"}  # bot token -> workspace, for auth.test
@@ -37,6 +40,31 @@ class FakeSlack(LocalServer):
             while not predicate():
                 self.changed.clear()
                 await self.changed.wait()
+
+    async def push_event(self, body: dict[str, Any]) -> None:
+        """Deliver an Events API body over Socket Mode, as Slack does to a connected app."""
+        await self.socket_events.put({"envelope_id": body["event_id"], "type": "events_api",
+                                      "accepts_response_payload": False, "payload": body})
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.send_json({"type": "hello", "num_connections": 1,
+                                "connection_info": {"app_id": "A1"}})
+
+        async def forward() -> None:
+            while True:
+                await socket.send_json(await self.socket_events.get())
+
+        sender = asyncio.create_task(forward())
+        try:
+            async for message in socket:
+                if message.type == web.WSMsgType.TEXT:
+                    self.socket_acks.append(message.json())
+                    self.changed.set()
+        finally:
+            sender.cancel()
+        return socket
 
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
@@ -62,6 +90,8 @@ class FakeSlack(LocalServer):
                 return web.json_response({"ok": False, "error": "invalid_auth"})
             return web.json_response({"ok": True, "user_id": "UBOT", "bot_id": "BBOT",
                                       "team_id": team, "user": "researchbot"})
+        if method == "apps.connections.open":
+            return web.json_response({"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket"})
         if method == "oauth.v2.access":
             self.teams[self.installed["access_token"]] = self.installed["team"]["id"]
             return web.json_response({"ok": True, "app_id": "A1", "token_type": "bot",

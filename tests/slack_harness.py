@@ -43,6 +43,7 @@ class Options:
     per_user: int = 100
     per_tenant: int = 1000
     max_wait_s: float = 20.0
+    window_s: float = 60.0
     oauth: bool = False  # workspaces T1 and T2 installed, each with its own token
     broken_synthesis: bool = False
     teams: tuple[str, ...] = ("T1",)
@@ -148,8 +149,8 @@ async def serve_slack(options: Options, engine: Any, chroma: Any, embedder: Any,
         return await pipeline.run(request, progress)
 
     desk = ResearchDesk(research, ConversationStore(engine),
-                        LocalQuestionLimiter(options.per_user, options.per_tenant, 60.0,
-                                             options.max_wait_s),
+                        LocalQuestionLimiter(options.per_user, options.per_tenant,
+                                             options.window_s, options.max_wait_s),
                         LocalEventLog())
     if options.oauth:
         app = build_app(desk, SECRET, web_client(None, slack.base_url),

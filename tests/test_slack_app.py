@@ -212,6 +212,21 @@ async def test_over_the_limit_a_person_is_told_when_to_ask_again(server: SlackHa
     await server.slack.wait_for(lambda: len(server.slack.named("reactions.remove")) == 2)
 
 
+@pytest.mark.parametrize("server", [Options(per_user=1, window_s=2, max_wait_s=5)],
+                         indirect=True)
+async def test_a_question_just_over_the_limit_waits_its_turn(server: SlackHarness) -> None:
+    assert await server.post(mention(QUESTION, event_id="EvA")) == 200
+    assert await server.post(mention("What is the largest planet?", event_id="EvB",
+                                     ts="1700000002.000100")) == 200
+    await server.wait_answers(2)
+    statuses = [p["text"] for p in server.slack.named("chat.postMessage")
+                if p.get("text", "").startswith(":")]
+    assert any(t.startswith(":hourglass: Queued") and "about 2 seconds" in t
+               for t in statuses)
+    assert server.slack.named("chat.postEphemeral") == []
+    assert len(server.requests) == 2
+
+
 @pytest.mark.parametrize("server", [Options(per_tenant=1, max_wait_s=0)], indirect=True)
 async def test_a_workspace_limit_applies_to_everyone_in_it(server: SlackHarness) -> None:
     assert await server.post(mention(QUESTION, event_id="EvA")) == 200

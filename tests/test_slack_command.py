@@ -85,3 +85,26 @@ async def test_the_slack_command_answers_a_mention(workspace_docs: Path, shared:
         process.terminate()
         await process.wait()
         await slack.stop()
+
+
+async def test_socket_mode_answers_over_the_websocket(workspace_docs: Path) -> None:
+    slack = FakeSlack()
+    await slack.start()
+    env = {**os.environ, "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
+           "RESEARCHBOT_SLACK__APP_TOKEN": "xapp-test",
+           "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "slack", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        server = SlackHarness("", slack)
+        await slack.push_event(mention("Which city did Mount Vesuvius bury?", event_id="EvWs"))
+        await slack.wait_for(lambda: bool(slack.socket_acks), within_s=60)
+        assert slack.socket_acks[0]["envelope_id"] == "EvWs"
+        await server.wait_answers(1, within_s=60)
+        assert "Pompeii" in str(slack.named("chat.update")[-1])
+        assert slack.named("apps.connections.open")[0]["token"] == "xapp-test"
+    finally:
+        process.terminate()
+        await process.wait()
+        await slack.stop()
