@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("slack", help="run the Slack bot (HTTP, or Socket Mode with an "
                         "app token)")
+    commands.add_parser("discord", help="run the Discord bot (/research, thread follow-ups)")
 
     show = commands.add_parser("show", help="show one job: request, stages, result, metrics")
     show.add_argument("job_id")
@@ -176,4 +177,12 @@ async def _slack(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"ask": _ask, "index": _index, "jobs": _jobs, "show": _show, "slack": _slack}
+async def _discord(args: argparse.Namespace, settings: Any) -> int:
+    from bot.discord import run_discord
+
+    await run_discord(settings)
+    return EXIT_OK
+
+
+_COMMANDS = {"ask": _ask, "index": _index, "jobs": _jobs, "show": _show, "slack": _slack,
+             "discord": _discord}

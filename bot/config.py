@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_data_dir
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -80,6 +81,32 @@ class SlackSettings(BaseModel):
         description="OAuth: bot scopes requested at install.")
 
 
+class DiscordSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: SecretStr | None = Field(default=None, description="Bot token (Developer Portal > "
+                                    "Bot > Reset Token).")
+    dev_guild_id: int | None = Field(
+        default=None, description="Register /research in this server only (appears at once; "
+        "for development). Default: globally (can take up to an hour to appear).")
+    sync_commands: bool = Field(
+        default=True, description="Register /research with Discord at start-up.")
+    shards: int | Literal["auto"] | None = Field(
+        default=None, description="Gateway shards: unset for one connection, 'auto' for "
+        "Discord's recommendation, or a number (an AutoShardedClient either way).")
+    api_base_url: str = Field(default="https://discord.com/api/v10",
+                              description="Discord REST base URL (a REST proxy).")
+    gateway_url: str | None = Field(default=None,
+                                    description="Gateway URL (a gateway proxy).")
+
+    @field_validator("shards")
+    @classmethod
+    def _positive(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("shards must be at least 1, 'auto', or unset")
+        return value
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RESEARCHBOT_",
@@ -100,6 +127,7 @@ class Settings(BaseSettings):
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    discord: DiscordSettings = Field(default_factory=DiscordSettings)
 
     @classmethod
     def settings_customise_sources(

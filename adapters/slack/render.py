@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from adapters.text import split_text as split_pieces
+from adapters.text import trim
 from core.models import Confidence, ProgressEvent, ResearchResult, Source
 
 MAX_BLOCKS = 50
@@ -13,6 +15,8 @@ MAX_SECTION = 3000
 MAX_HEADER = 150
 MAX_CONTEXT_ELEMENTS = 10
 MAX_FALLBACK_TEXT = 3000  # the notification text; Slack allows 40,000, nobody reads that much
+
+_ENTITY = re.compile(r"&(?:amp|lt|gt);")
 
 Block = dict[str, Any]
 Message = dict[str, Any]  # {"text": fallback, "blocks": [...]}
@@ -101,28 +105,6 @@ def _source_line(number: int, title: str, where: str, source: Source | None) -> 
     return _trim(text, MAX_SECTION)
 
 
-def split_text(text: str, limit: int) -> list[str]:
-    """Pieces of at most `limit` characters, cut at paragraph, sentence or word ends, never
-    inside an escape such as `&amp;`."""
-    pieces: list[str] = []
-    rest = text.strip()
-    while len(rest) > limit:
-        window = rest[:limit]
-        cut = max(window.rfind("\n\n"), window.rfind(". ") + 1, 0)
-        if cut < limit // 2:
-            cut = window.rfind(" ")
-        if cut < limit // 2:
-            cut = limit
-        amp = window.rfind("&", 0, cut)
-        if amp != -1 and ";" not in window[amp:cut]:
-            cut = amp  # do not split an entity in two
-        pieces.append(rest[:cut].strip())
-        rest = rest[cut:].strip()
-    if rest:
-        pieces.append(rest)
-    return pieces
-
-
 def _header(text: str) -> Block:
     return {"type": "header",
             "text": {"type": "plain_text", "text": _trim(escape_plain(text), MAX_HEADER)}}
@@ -153,10 +135,8 @@ def _paginate(blocks: list[Block], fallback: str) -> list[Message]:
 
 
 def _trim(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    amp = cut.rfind("&")
-    if amp != -1 and ";" not in cut[amp:]:
-        cut = cut[:amp]
-    return cut.rstrip() + "…"
+    return trim(text, limit, _ENTITY)
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    return split_pieces(text, limit, _ENTITY)

@@ -1,0 +1,259 @@
+"""The Discord front end: `/research`, follow-ups in the answer's thread and 🔁 retries, turned
+into research requests and answered with embeds. Thin: parse, submit, render."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+
+from adapters.desk import FAILURE, ResearchDesk, queued, refusal
+from adapters.discord.render import (
+    Embed,
+    render_answer,
+    render_error,
+    render_progress,
+    render_sources,
+    render_status,
+)
+from adapters.text import trim
+from core.errors import InvalidQuestionError
+from core.limits import RateLimitedError
+from core.models import Depth, ProgressEvent, ResearchRequest, ResearchResult
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "discord"
+RETRY_EMOJI = "🔁"
+PROGRESS_INTERVAL_S = 1.0
+# The interaction token is gone (expired after 15 minutes, or never acknowledged in time):
+# 10062 Unknown interaction, 10015 Unknown webhook, 50027 Invalid webhook token.
+_TOKEN_GONE = {10062, 10015, 50027}
+_THREADS = {discord.ChannelType.public_thread, discord.ChannelType.private_thread,
+            discord.ChannelType.news_thread}
+
+
+def intents() -> discord.Intents:
+    """Guild and DM messages and reactions; message content (privileged: enable it in the
+    developer portal) to read follow-ups in threads. No members or presences."""
+    wanted = discord.Intents.none()
+    wanted.guilds = True
+    wanted.guild_messages = True
+    wanted.dm_messages = True
+    wanted.guild_reactions = True
+    wanted.dm_reactions = True
+    wanted.message_content = True
+    return wanted
+
+
+class ResearchBot(discord.Client):
+    def __init__(self, desk: ResearchDesk, *, dev_guild: int | None = None,
+                 sync_commands: bool = True, **options: Any) -> None:
+        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none(),
+                         **options)
+        self.desk = desk
+        self.tree = app_commands.CommandTree(self)
+        self._dev_guild = dev_guild
+        self._sync_commands = sync_commands
+        self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+        self.tree.add_command(app_commands.Command(
+            name="research", description="Research a question and answer with cited sources",
+            callback=self._research_command))
+
+    async def setup_hook(self) -> None:
+        if not self._sync_commands:
+            return
+        if self._dev_guild is not None:
+            guild = discord.Object(self._dev_guild)
+            self.tree.copy_global_to(guild=guild)
+            await self.tree.sync(guild=guild)
+        else:
+            await self.tree.sync()
+
+    @app_commands.describe(question="What to research",
+                           depth="How far to search (default: the server's setting)")
+    async def _research_command(
+        self, interaction: discord.Interaction,
+        question: app_commands.Range[str, 1, 4000],
+        depth: Literal["quick", "standard", "deep"] | None = None,
+    ) -> None:
+        tenant = _tenant(interaction.guild_id, interaction.user.id)
+        channel = interaction.channel
+        in_thread = channel is not None and getattr(channel, "type", None) in _THREADS
+        turns = await self.desk.conversations.context(
+            PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
+        request = ResearchRequest(question=question, context=turns, tenant=tenant,
+                                  user=str(interaction.user.id), platform=PLATFORM,
+                                  depth=Depth(depth) if depth else self.desk.depth)
+        try:
+            wait_s = await self.desk.limiter.admit(tenant, request.user)
+        except RateLimitedError as error:
+            await interaction.response.send_message(
+                embed=discord.Embed.from_dict(render_status(refusal(error))), ephemeral=True)
+            return
+        status = _Status(self._channel(interaction.channel_id, interaction.guild_id),
+                         interaction)
+        try:
+            await interaction.response.defer(thinking=True)
+        except discord.HTTPException as error:
+            if error.code not in _TOKEN_GONE:
+                raise
+            status.drop_interaction()
+        await self._answer(request, status, None if in_thread else "new", wait_s)
+
+    async def on_message(self, message: discord.Message) -> None:
+        """A person's message in a thread (or DM) where the bot has answered: a follow-up."""
+        if message.author.bot or message.webhook_id is not None \
+                or message.type not in (discord.MessageType.default, discord.MessageType.reply) \
+                or not message.content.strip():
+            return
+        guild_id = message.guild.id if message.guild else getattr(message.channel, "guild_id",
+                                                                   None)
+        tenant = _tenant(guild_id, message.author.id)
+        turns = await self.desk.conversations.context(PLATFORM, tenant,
+                                                      str(message.channel.id))
+        if not turns:
+            return  # not a conversation the bot is part of
+        request = ResearchRequest(question=message.content, context=turns, tenant=tenant,
+                                  user=str(message.author.id), platform=PLATFORM,
+                                  depth=self.desk.depth)
+        await self._queue_and_answer(request, message.channel)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """🔁 from a person on an answer: research again without the cache, as a new message
+        (the original interaction's token may have expired)."""
+        if str(payload.emoji) != RETRY_EMOJI or self.user is None \
+                or payload.user_id == self.user.id:
+            return
+        tenant = _tenant(payload.guild_id, payload.user_id)
+        answer = str(payload.message_id)
+        request = await self.desk.conversations.request_of(PLATFORM, tenant, answer)
+        thread = await self.desk.conversations.thread_of(PLATFORM, tenant, answer)
+        if request is None or thread is None:
+            return
+        retry = request.model_copy(update={"bypass_cache": True, "user": str(payload.user_id)})
+        await self._queue_and_answer(retry, self._channel(int(thread), payload.guild_id))
+
+    async def _queue_and_answer(self, request: ResearchRequest,
+                                channel: discord.abc.Messageable) -> None:
+        try:
+            wait_s = await self.desk.limiter.admit(request.tenant, request.user)
+        except RateLimitedError as error:
+            await channel.send(f"<@{request.user}> {refusal(error)}")
+            return
+        await self._answer(request, _Status(channel, None), None, wait_s)
+
+    async def _answer(self, request: ResearchRequest, status: _Status,
+                      thread: Literal["new"] | None, wait_s: float) -> None:
+        """Research and show the answer through `status`; sources in the thread (a new one
+        started from the answer when `thread` is "new", else the status's channel)."""
+        if wait_s > 0.5:
+            await status.show([render_status(f"⏳ {queued(wait_s)}")])
+        if wait_s > 0:
+            await asyncio.sleep(wait_s)
+        last = time.monotonic() if status.interaction is None else 0.0
+        if status.interaction is None:
+            await status.show([render_status("🔎 Researching…")])
+
+        async def progress(event: ProgressEvent) -> None:
+            nonlocal last
+            if event.kind == "finished" and time.monotonic() - last >= PROGRESS_INTERVAL_S:
+                last = time.monotonic()
+                await status.show([render_progress(event)])
+
+        try:
+            result = await self.desk.research(request, progress)
+        except InvalidQuestionError as error:
+            await status.show([render_error(str(error))])
+            return
+        except Exception:
+            log.exception("research failed for a Discord question")
+            await status.show([render_error(FAILURE)])
+            return
+        await self._deliver(request, result, status, thread)
+
+    async def _deliver(self, request: ResearchRequest, result: ResearchResult, status: _Status,
+                       thread: Literal["new"] | None) -> None:
+        first, *rest = render_answer(result)
+        answer = await status.show(first)
+        where: discord.abc.Messageable = answer.channel
+        if thread == "new" and isinstance(answer.channel, discord.TextChannel):
+            where = await answer.create_thread(
+                name=trim(" ".join(result.question.split()), 100) or "Research",
+                auto_archive_duration=1440)
+        await self.desk.conversations.remember(PLATFORM, request.tenant, str(_id(where)),
+                                               str(answer.id), result.job_id)
+        for page in [*rest, *render_sources(result)]:
+            await where.send(embeds=_embeds(page))
+        await answer.add_reaction(RETRY_EMOJI)
+
+    def _channel(self, channel_id: int | None, guild_id: int | None
+                 ) -> discord.PartialMessageable:
+        return self.get_partial_messageable(channel_id or 0, guild_id=guild_id)
+
+    async def _on_command_error(self, interaction: discord.Interaction,
+                                error: app_commands.AppCommandError) -> None:
+        log.error("the /research command failed", exc_info=error)
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(
+                    embed=discord.Embed.from_dict(render_error(FAILURE)), ephemeral=True)
+            else:
+                await interaction.response.send_message(
+                    embed=discord.Embed.from_dict(render_error(FAILURE)), ephemeral=True)
+        except discord.HTTPException:
+            log.warning("could not tell the user that the command failed")
+
+
+class ShardedResearchBot(ResearchBot, discord.AutoShardedClient):
+    """The same bot over several gateway connections (large bots: Discord requires sharding
+    from 2,500 servers)."""
+
+
+class _Status:
+    """Where a job shows its progress and answer: the deferred interaction response while its
+    token works, else (Unknown interaction, invalid webhook token) a channel message."""
+
+    def __init__(self, channel: discord.abc.Messageable,
+                 interaction: discord.Interaction | None) -> None:
+        self.interaction = interaction
+        self._channel = channel
+        self._message: discord.Message | None = None
+
+    def drop_interaction(self) -> None:
+        self.interaction = None
+
+    async def show(self, embeds: list[Embed]) -> discord.Message:
+        if self.interaction is not None:
+            try:
+                self._message = await self.interaction.edit_original_response(
+                    embeds=_embeds(embeds))
+                return self._message
+            except discord.HTTPException as error:
+                if error.code not in _TOKEN_GONE:
+                    raise
+                log.info("interaction token gone (%s): answering in the channel", error.code)
+                self.interaction = None
+                self._message = None
+        if self._message is None:
+            self._message = await self._channel.send(embeds=_embeds(embeds))
+        else:
+            self._message = await self._message.edit(embeds=_embeds(embeds))
+        return self._message
+
+
+def _embeds(payloads: list[Embed]) -> list[discord.Embed]:
+    return [discord.Embed.from_dict(payload) for payload in payloads]
+
+
+def _tenant(guild_id: int | None, user_id: int) -> str:
+    """The server; in direct messages, the person."""
+    return str(guild_id) if guild_id else f"dm-{user_id}"
+
+
+def _id(channel: Any) -> int:
+    return int(channel.id)
