@@ -184,10 +184,11 @@ class FakeDiscord(LocalServer):
         for (method, start), queued in self.failures.items():
             if method == request.method and path.startswith(start) and queued:
                 status, error = queued.pop(0)
-                headers = {}
+                # discord.py takes a 429 without a Via header for a Cloudflare ban.
+                headers = {"Via": "1.1 google"}
                 if status == 429:
-                    headers = {"Retry-After": str(error["retry_after"]),
-                               "X-RateLimit-Scope": "user"}
+                    headers.update({"Retry-After": str(error["retry_after"]),
+                                    "X-RateLimit-Scope": "user"})
                 return _json(error, status, headers)
         return self._answer(request.method, path, body or {})
 

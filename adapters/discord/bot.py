@@ -33,6 +33,7 @@ PROGRESS_INTERVAL_S = 1.0
 # The interaction token is gone (expired after 15 minutes, or never acknowledged in time):
 # 10062 Unknown interaction, 10015 Unknown webhook, 50027 Invalid webhook token.
 _TOKEN_GONE = {10062, 10015, 50027}
+_NO_MENTIONS = discord.AllowedMentions.none()
 _THREADS = {discord.ChannelType.public_thread, discord.ChannelType.private_thread,
             discord.ChannelType.news_thread}
 
@@ -53,7 +54,7 @@ def intents() -> discord.Intents:
 class ResearchBot(discord.Client):
     def __init__(self, desk: ResearchDesk, *, dev_guild: int | None = None,
                  sync_commands: bool = True, **options: Any) -> None:
-        super().__init__(intents=intents(), allowed_mentions=discord.AllowedMentions.none(),
+        super().__init__(intents=intents(), allowed_mentions=_NO_MENTIONS,
                          **options)
         self.desk = desk
         self.tree = app_commands.CommandTree(self)
@@ -82,8 +83,8 @@ class ResearchBot(discord.Client):
         depth: Literal["quick", "standard", "deep"] | None = None,
     ) -> None:
         tenant = _tenant(interaction.guild_id, interaction.user.id)
-        channel = interaction.channel
-        in_thread = channel is not None and getattr(channel, "type", None) in _THREADS
+        kind = getattr(interaction.channel, "type", None)
+        in_thread = kind in _THREADS
         turns = await self.desk.conversations.context(
             PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
         request = ResearchRequest(question=question, context=turns, tenant=tenant,
@@ -103,7 +104,11 @@ class ResearchBot(discord.Client):
             if error.code not in _TOKEN_GONE:
                 raise
             status.drop_interaction()
-        await self._answer(request, status, None if in_thread else "new", wait_s)
+        # Answers in a server's text channel start a thread for sources and follow-ups; in a
+        # thread (a follow-up by command) or a DM they stay where they are.
+        parent = interaction.channel if isinstance(interaction.channel, discord.TextChannel) \
+            else None
+        await self._answer(request, status, parent, wait_s)
 
     async def on_message(self, message: discord.Message) -> None:
         """A person's message in a thread (or DM) where the bot has answered: a follow-up."""
@@ -143,14 +148,15 @@ class ResearchBot(discord.Client):
         try:
             wait_s = await self.desk.limiter.admit(request.tenant, request.user)
         except RateLimitedError as error:
-            await channel.send(f"<@{request.user}> {refusal(error)}")
+            await channel.send(f"<@{request.user}> {refusal(error)}",
+                               allowed_mentions=discord.AllowedMentions(users=True))
             return
         await self._answer(request, _Status(channel, None), None, wait_s)
 
     async def _answer(self, request: ResearchRequest, status: _Status,
-                      thread: Literal["new"] | None, wait_s: float) -> None:
-        """Research and show the answer through `status`; sources in the thread (a new one
-        started from the answer when `thread` is "new", else the status's channel)."""
+                      parent: discord.TextChannel | None, wait_s: float) -> None:
+        """Research and show the answer through `status`; sources in a new thread of
+        `parent` started from the answer, or without a parent after the answer."""
         if wait_s > 0.5:
             await status.show([render_status(f"⏳ {queued(wait_s)}")])
         if wait_s > 0:
@@ -174,21 +180,25 @@ class ResearchBot(discord.Client):
             log.exception("research failed for a Discord question")
             await status.show([render_error(FAILURE)])
             return
-        await self._deliver(request, result, status, thread)
+        await self._deliver(request, result, status, parent)
 
     async def _deliver(self, request: ResearchRequest, result: ResearchResult, status: _Status,
-                       thread: Literal["new"] | None) -> None:
+                       parent: discord.TextChannel | None) -> None:
         first, *rest = render_answer(result)
         answer = await status.show(first)
         where: discord.abc.Messageable = answer.channel
-        if thread == "new" and isinstance(answer.channel, discord.TextChannel):
-            where = await answer.create_thread(
-                name=trim(" ".join(result.question.split()), 100) or "Research",
-                auto_archive_duration=1440)
+        if parent is not None:
+            try:
+                where = await parent.create_thread(
+                    name=trim(" ".join(result.question.split()), 100) or "Research",
+                    message=answer, auto_archive_duration=1440)
+            except discord.HTTPException as error:
+                # No permission to create threads, say: the sources follow in the channel.
+                log.warning("could not start a thread from the answer: %s", error)
         await self.desk.conversations.remember(PLATFORM, request.tenant, str(_id(where)),
                                                str(answer.id), result.job_id)
         for page in [*rest, *render_sources(result)]:
-            await where.send(embeds=_embeds(page))
+            await where.send(embeds=_embeds(page), allowed_mentions=_NO_MENTIONS)
         await answer.add_reaction(RETRY_EMOJI)
 
     def _channel(self, channel_id: int | None, guild_id: int | None
@@ -231,7 +241,7 @@ class _Status:
         if self.interaction is not None:
             try:
                 self._message = await self.interaction.edit_original_response(
-                    embeds=_embeds(embeds))
+                    embeds=_embeds(embeds), allowed_mentions=_NO_MENTIONS)
                 return self._message
             except discord.HTTPException as error:
                 if error.code not in _TOKEN_GONE:
@@ -239,10 +249,14 @@ class _Status:
                 log.info("interaction token gone (%s): answering in the channel", error.code)
                 self.interaction = None
                 self._message = None
+        # The client's default is no mentions; edits of a message carry it only when the
+        # message's author is known to be the bot, so every call says so itself.
         if self._message is None:
-            self._message = await self._channel.send(embeds=_embeds(embeds))
+            self._message = await self._channel.send(embeds=_embeds(embeds),
+                                                     allowed_mentions=_NO_MENTIONS)
         else:
-            self._message = await self._message.edit(embeds=_embeds(embeds))
+            self._message = await self._message.edit(embeds=_embeds(embeds),
+                                                     allowed_mentions=_NO_MENTIONS)
         return self._message
 
 

@@ -1,0 +1,52 @@
+"""`researchbot discord` as a real process against the fake Discord."""
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fake_discord import GUILD_ID, FakeDiscord
+
+
+def test_a_missing_token_is_named(clean_env: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "bot", "discord"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and "discord.token" in result.stderr
+
+
+@pytest.fixture
+def guild_docs(clean_env: Path) -> Path:
+    """The server's knowledge base, indexed through the CLI."""
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    (docs / "volcanoes.md").write_text(
+        "# Volcanoes\n\nMount Vesuvius erupted in the year 79 and buried the Roman city of "
+        "Pompeii under ash.\n")
+    indexed = subprocess.run([sys.executable, "-m", "bot", "index", str(docs), "--tenant",
+                              GUILD_ID], capture_output=True, text=True, timeout=120)
+    assert indexed.returncode == 0, indexed.stderr
+    return docs
+
+
+async def test_the_discord_command_answers_research(guild_docs: Path) -> None:
+    fake = FakeDiscord()
+    await fake.start()
+    env = {**os.environ, "RESEARCHBOT_DISCORD__TOKEN": "fake-token",
+           "RESEARCHBOT_DISCORD__API_BASE_URL": fake.api_base,
+           "RESEARCHBOT_DISCORD__GATEWAY_URL": fake.gateway_url}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "discord", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        await fake.wait_for(lambda: bool(fake.identified), within_s=60)
+        await fake.interaction("Which city did Mount Vesuvius bury?")
+        await fake.wait_for(lambda: bool(fake.named("PUT", "/reactions/")), within_s=60)
+        answer = fake.named("PATCH", "/messages/@original")[-1].body
+        assert "Pompeii" in answer["embeds"][0]["description"]
+    finally:
+        process.terminate()
+        await process.wait()
+        await fake.stop()

@@ -1,0 +1,74 @@
+import json
+import re
+from typing import Any
+
+from adapters.discord.render import (
+    COLOURS,
+    MAX_DESCRIPTION,
+    escape,
+    render_answer,
+    render_sources,
+)
+from core.models import Confidence
+from tests.discord_limits import assert_within_limits
+from tests.test_slack_render import _result
+
+HOSTILE = ("@everyone @here <@123456789012345678> <@&223456789012345678> **bold** "
+           "[click me](https://evil.example) # Heading")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _strings(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
+def _inert(text: str) -> None:
+    assert "@everyone" not in text and "@here" not in text
+    assert not re.search(r"<@[!&]?\d", text)  # no user or role mention survives
+    assert not re.search(r"(?<!\\)\[click me\]\(", text)  # a masked link only when escaped
+    assert "**bold**" not in text
+
+
+def test_hostile_text_can_neither_mention_nor_format() -> None:
+    _inert(escape(HOSTILE))
+    result = _result(f"An answer {HOSTILE} [1].", limitations=[f"A gap {HOSTILE}"])
+    result = result.model_copy(update={"question": f"Why {HOSTILE}?"})
+    for message in render_answer(result) + render_sources(result):
+        for text in _strings(message):
+            if "](https://example.org/" not in text:  # our own source links stay links
+                _inert(text)
+
+
+def test_the_answer_embed_carries_question_confidence_and_footer() -> None:
+    result = _result("Cats sleep 12 to 16 hours a day [1].", limitations=["Only one source."])
+    (message,) = render_answer(result)
+    (embed,) = message
+    assert embed["title"].startswith("Why?")
+    assert embed["color"] == COLOURS[Confidence.MEDIUM]
+    assert embed["fields"][0] == {"name": "Confidence", "value": "🟡 Medium", "inline": True}
+    assert embed["fields"][1] == {"name": "Limitations", "value": "• Only one source.",
+                                  "inline": False}
+    assert "1 source (in the thread) · fresh answer · job job1" in embed["footer"]["text"]
+
+
+def test_a_long_answer_with_many_sources_is_split_within_every_limit() -> None:
+    sentence = "Cats are crepuscular animals that sleep most of the day [3]. "
+    long = _result(sentence * 170, detail=sentence * 0, sources=40,
+                   limitations=[f"Limitation {n}: " + "x" * 180 for n in range(12)])
+    assert len(long.answer.summary) > 10_000
+    answer = render_answer(long)
+    sources = render_sources(long)
+    assert len(answer) >= 2 and len(sources) >= 2
+    for message in answer + sources:
+        assert_within_limits({"embeds": message})
+    text = "".join(e["description"] for m in answer for e in m)
+    assert text.replace(" ", "") == escape(long.answer.summary).replace(" ", "")
+    assert answer[0][0]["title"] and "footer" in answer[-1][-1]
+    numbers = re.findall(r"\*\*(\d+)\.\*\*", json.dumps(sources))
+    assert [int(n) for n in numbers] == list(range(1, 41))
+    assert all(len(e["description"]) <= MAX_DESCRIPTION for m in sources for e in m)
