@@ -2,15 +2,18 @@
 
     .venv/bin/python bench/chat_burst.py [--questions 50] [--research-seconds 2]
 
-The real bolt app over HTTP on 127.0.0.1 with signed requests, the real pipeline (a small
-knowledge base plus a source that takes S seconds), and the fake Slack Web API that records
-when each call arrived. Prints ack and 👀 latencies and how many answers each question got.
+Slack: the real bolt app over HTTP on 127.0.0.1 with signed requests and the fake Slack Web
+API. Discord: the real discord.py client on the fake Discord gateway and REST API. Both on the
+real pipeline (a small knowledge base plus a source that takes S seconds); the fakes record
+when each call arrived. Prints ack, 👀 and defer latencies and how many answers each question
+got.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -30,6 +33,7 @@ from core.embedding import OnnxMiniLMEmbedder
 from core.kb.knowledge_base import KnowledgeBase
 from core.vectors import open_chroma
 from tests.conftest import CORPUS
+from tests.discord_harness import serve_discord
 from tests.slack_harness import Options, mention, serve_slack
 
 QUESTIONS = ["How many hours a day do cats sleep?", "Which city did Mount Vesuvius bury?",
@@ -42,15 +46,57 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def slack_burst(workdir: Path, count: int, research_s: float) -> list[list[Any]]:
+async def _parts(workdir: Path) -> tuple[Path, Any, Any, Any, Any]:
     corpus = workdir / "corpus"
-    corpus.mkdir()
+    corpus.mkdir(parents=True, exist_ok=True)
     for name, text in CORPUS.items():
         (corpus / name).write_text(text, encoding="utf-8")
     engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
     embedder = OnnxMiniLMEmbedder()
     knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    return corpus, engine, chroma, embedder, knowledge_base
+
+
+async def discord_burst(workdir: Path, count: int, research_s: float
+                        ) -> tuple[list[Any], list[Any]]:
+    corpus, engine, chroma, embedder, knowledge_base = await _parts(workdir)
+    options = Options(delay_s=research_s, per_user=5, per_tenant=count * 2)
+    async with serve_discord(options, engine, chroma, embedder, knowledge_base,
+                             corpus) as bot:
+        fake = bot.discord
+        await fake.interaction(QUESTIONS[0], user_id="700000000000000999")  # warm-up
+        await bot.wait_answers(1, within_s=120)
+
+        async def ask(n: int) -> tuple[float, str]:
+            sent = time.perf_counter()
+            token = await fake.interaction(QUESTIONS[n % len(QUESTIONS)],
+                                           user_id=str(700000000000001000 + n))
+            return sent, token
+
+        started = time.perf_counter()
+        sends = await asyncio.gather(*(ask(n) for n in range(count)))
+        await bot.wait_answers(count + 1, within_s=600)
+        wall = time.perf_counter() - started
+        await asyncio.sleep(research_s)
+        callbacks = {c.path.split("/")[3]: c.at for c in fake.named("POST", "/callback")}
+        defer_s = [callbacks[token] - sent for sent, token in sends]
+        answered = {}
+        for call in fake.named("PATCH", "/messages/@original"):
+            if "footer" in json.dumps(call.body):
+                token = call.path.split("/")[3]
+                answered[token] = answered.get(token, 0) + 1
+        once = sum(1 for _, token in sends if answered.get(token) == 1)
+        researched = len(bot.requests) - 1
+    await engine.dispose()
+    return [["defer (interaction callback)", f"{statistics.median(defer_s) * 1000:.0f}",
+             f"{percentile(defer_s, 0.99) * 1000:.0f}", f"{max(defer_s) * 1000:.0f}"]], \
+        [[count, once, researched, f"{wall:.1f}", f"{count * research_s / wall:.1f}"]]
+
+
+async def slack_burst(workdir: Path, count: int, research_s: float
+                      ) -> tuple[list[Any], list[Any]]:
+    corpus, engine, chroma, embedder, knowledge_base = await _parts(workdir)
     options = Options(delay_s=research_s, per_user=5, per_tenant=count * 2)
     async with serve_slack(options, engine, chroma, embedder, knowledge_base,
                            corpus) as server:
@@ -102,10 +148,17 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         latency, totals = await slack_burst(Path(folder), args.questions,
                                             args.research_seconds)
+    with tempfile.TemporaryDirectory() as folder:
+        defer, answered = await discord_burst(Path(folder), args.questions,
+                                              args.research_seconds)
     table(f"Slack: {args.questions} mentions at once, research {args.research_seconds:g} s "
           "each (ms from sending the event)", ["", "p50", "p99", "max"], latency)
     table("Slack: answers", ["questions", "re-deliveries", "answers", "researched",
                              "HTTP statuses", "wall s", "concurrency"], totals)
+    table(f"Discord: {args.questions} /research at once, research {args.research_seconds:g} s "
+          "each (ms from dispatching the interaction)", ["", "p50", "p99", "max"], defer)
+    table("Discord: answers", ["interactions", "answered exactly once", "researched", "wall s",
+                               "concurrency"], answered)
 
 
 if __name__ == "__main__":
