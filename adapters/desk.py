@@ -27,8 +27,9 @@ class ResearchDesk:
     depth: Depth = Depth.STANDARD
 
 
-def refusal(error: RateLimitedError) -> str:
-    who = "You have" if error.scope == "user" else "This workspace has"
+def refusal(error: RateLimitedError, group: str) -> str:
+    """What to tell someone over a limit; `group` names the tenant ("workspace", "server")."""
+    who = "You have" if error.scope == "user" else f"This {group} has"
     return (f"{who} asked {error.limit} questions in the last {_duration(error.window_s)}. "
             f"Please ask again in {_duration(error.retry_after_s)}.")
 

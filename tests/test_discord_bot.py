@@ -234,3 +234,15 @@ async def test_shards_each_identify_and_answer(
         assert all(i["intents"] & (1 << 15) for i in fake.identified)  # message content
         await fake.interaction(QUESTION)
         await bot.wait_answers(1)
+
+
+@pytest.mark.parametrize("bot", [Options(per_tenant=1, max_wait_s=0)], indirect=True)
+async def test_a_server_limit_covers_everyone_in_it(bot: DiscordHarness) -> None:
+    fake = bot.discord
+    await fake.interaction(QUESTION)
+    await fake.interaction(QUESTION, user_id="700000000000000002")
+    await fake.wait_for(lambda: len(fake.named("POST", "/callback")) == 2)
+    refusal = next(c.body for c in fake.named("POST", "/callback") if c.body["type"] == 4)
+    assert refusal["data"]["embeds"][0]["description"].startswith(
+        "This server has asked 1 questions in the last 60 seconds")
+    await bot.wait_answers(1)

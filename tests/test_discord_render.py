@@ -72,3 +72,15 @@ def test_a_long_answer_with_many_sources_is_split_within_every_limit() -> None:
     numbers = re.findall(r"\*\*(\d+)\.\*\*", json.dumps(sources))
     assert [int(n) for n in numbers] == list(range(1, 41))
     assert all(len(e["description"]) <= MAX_DESCRIPTION for m in sources for e in m)
+
+
+def test_the_readme_invite_asks_for_the_permissions_the_bot_uses() -> None:
+    from pathlib import Path
+    from urllib.parse import parse_qs, urlsplit
+
+    from adapters.discord.bot import invite_url
+
+    query = parse_qs(urlsplit(invite_url(1234)).query)
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert f"permissions={query['permissions'][0]}" in readme
+    assert query["scope"] == ["bot applications.commands"]

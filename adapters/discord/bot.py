@@ -51,6 +51,16 @@ def intents() -> discord.Intents:
     return wanted
 
 
+def invite_url(application_id: int) -> str:
+    """The link that adds the bot to a server with exactly the permissions it uses."""
+    permissions = discord.Permissions(
+        view_channel=True, send_messages=True, send_messages_in_threads=True,
+        create_public_threads=True, embed_links=True, read_message_history=True,
+        add_reactions=True)
+    return discord.utils.oauth_url(application_id, permissions=permissions,
+                                   scopes=("bot", "applications.commands"))
+
+
 class ResearchBot(discord.Client):
     def __init__(self, desk: ResearchDesk, *, dev_guild: int | None = None,
                  sync_commands: bool = True, **options: Any) -> None:
@@ -66,6 +76,8 @@ class ResearchBot(discord.Client):
             callback=self._research_command))
 
     async def setup_hook(self) -> None:
+        if self.application_id is not None:
+            log.info("invite the bot with %s", invite_url(self.application_id))
         if not self._sync_commands:
             return
         if self._dev_guild is not None:
@@ -94,7 +106,8 @@ class ResearchBot(discord.Client):
             wait_s = await self.desk.limiter.admit(tenant, request.user)
         except RateLimitedError as error:
             await interaction.response.send_message(
-                embed=discord.Embed.from_dict(render_status(refusal(error))), ephemeral=True)
+                embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
+                ephemeral=True)
             return
         status = _Status(self._channel(interaction.channel_id, interaction.guild_id),
                          interaction)
@@ -148,7 +161,7 @@ class ResearchBot(discord.Client):
         try:
             wait_s = await self.desk.limiter.admit(request.tenant, request.user)
         except RateLimitedError as error:
-            await channel.send(f"<@{request.user}> {refusal(error)}",
+            await channel.send(f"<@{request.user}> {refusal(error, _group(request.tenant))}",
                                allowed_mentions=discord.AllowedMentions(users=True))
             return
         await self._answer(request, _Status(channel, None), None, wait_s)
@@ -267,6 +280,10 @@ def _embeds(payloads: list[Embed]) -> list[discord.Embed]:
 def _tenant(guild_id: int | None, user_id: int) -> str:
     """The server; in direct messages, the person."""
     return str(guild_id) if guild_id else f"dm-{user_id}"
+
+
+def _group(tenant: str) -> str:
+    return "conversation" if tenant.startswith("dm-") else "server"
 
 
 def _id(channel: Any) -> int:

@@ -149,7 +149,7 @@ async def _answer(desk: ResearchDesk, client: AsyncWebClient, channel: str, thre
         wait_s = await desk.limiter.admit(request.tenant, request.user)
     except RateLimitedError as error:
         await client.chat_postEphemeral(channel=channel, user=request.user, thread_ts=thread,
-                                        text=refusal(error))
+                                        text=refusal(error, "workspace"))
         return
     status = await client.chat_postMessage(
         channel=channel, thread_ts=thread, unfurl_links=False,
