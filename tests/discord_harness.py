@@ -52,8 +52,8 @@ class _QuickShards(ShardedResearchBot):
 
 @contextlib.asynccontextmanager
 async def serve_discord(options: Options, engine: Any, chroma: Any, embedder: Any,
-                        knowledge_base: Any, corpus: Path, shards: int | None = None
-                        ) -> AsyncIterator[DiscordHarness]:
+                        knowledge_base: Any, corpus: Path, shards: int | None = None,
+                        dev_guild: int | None = None) -> AsyncIterator[DiscordHarness]:
     await knowledge_base.index([corpus], GUILD_ID)
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
     if options.delay_s:
@@ -78,7 +78,8 @@ async def serve_discord(options: Options, engine: Any, chroma: Any, embedder: An
                         LocalEventLog())
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     point_at(DiscordSettings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
-    client: ResearchBot = _QuickShards(desk, shard_count=None) if shards else ResearchBot(desk)
+    client: ResearchBot = _QuickShards(desk, shard_count=None) if shards \
+        else ResearchBot(desk, dev_guild=dev_guild)
     await client.login("fake-token")
     runner = asyncio.create_task(client.connect())
     try:

@@ -246,3 +246,13 @@ async def test_a_server_limit_covers_everyone_in_it(bot: DiscordHarness) -> None
     assert refusal["data"]["embeds"][0]["description"].startswith(
         "This server has asked 1 questions in the last 60 seconds")
     await bot.wait_answers(1)
+
+
+async def test_a_development_server_gets_the_command_at_once(
+    sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any, corpus: Path,
+) -> None:
+    async with serve_discord(Options(), sqlite_engine, chroma, embedder, knowledge_base,
+                             corpus, dev_guild=int(GUILD_ID)) as bot:
+        (sync,) = [c for c in bot.discord.calls if c.method == "PUT"]
+        assert sync.path == f"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
+        assert [c["name"] for c in sync.body] == ["research"]
