@@ -24,7 +24,7 @@ class ResearchDesk:
     conversations: ConversationStore
     limiter: QuestionLimiter
     events: EventLog
-    depth: Depth = Depth.STANDARD
+    depth: Depth = Depth.AUTO
 
 
 def refusal(error: RateLimitedError, group: str) -> str:

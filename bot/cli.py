@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question", help="the question, in quotes")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.add_argument("--no-cache", action="store_true", help="skip the answer cache")
-    ask.add_argument("--depth", choices=["quick", "standard", "deep"], default="standard")
+    ask.add_argument("--depth", choices=["auto", "quick", "standard", "deep"], default="auto",
+                     help="how far to research (default: chosen from the question)")
     ask.add_argument("--tenant", help="tenant whose knowledge base and cache to use")
 
     index = commands.add_parser("index", help="add files or folders to the knowledge base")

@@ -19,6 +19,7 @@ from core.config import (
     CacheSettings,
     EmbeddingSettings,
     KnowledgeBaseSettings,
+    LLMSettings,
     PipelineSettings,
     StoreSettings,
 )
@@ -31,8 +32,8 @@ class ChatSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    depth: Depth = Field(default=Depth.STANDARD, description="Research depth of chat questions "
-                         "(quick, standard or deep).")
+    depth: Depth = Field(default=Depth.AUTO, description="Research depth of chat questions: "
+                         "auto (quick or standard, from the question), quick, standard or deep.")
     user_questions_per_minute: int = Field(
         default=5, ge=1, description="Questions one person may ask per minute.")
     tenant_questions_per_minute: int = Field(
@@ -125,6 +126,7 @@ class Settings(BaseSettings):
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)

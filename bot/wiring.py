@@ -95,17 +95,28 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
         async def cache_scope(tenant: str) -> str:
             return f"kb{await knowledge_base.generation(tenant)}"
 
+        sources = {"local": LocalKnowledgeBaseSource(
+            knowledge_base, settings.pipeline.max_per_document)}
+        synthesizer = ExtractiveSynthesizer(embedder, settings.pipeline.answer_sentences)
+        loop = None
+        if settings.llm.enabled:
+            from core.analyst import ResearchLoop
+            from core.llm import ModelGateway
+            from core.prompts import PromptLibrary
+
+            loop = ResearchLoop(ModelGateway(settings.llm, PromptLibrary.load()), settings.llm,
+                                sources, embedder, settings.pipeline, synthesizer)
         pipeline = ResearchPipeline(
             store=store,
-            sources={"local": LocalKnowledgeBaseSource(
-                knowledge_base, settings.pipeline.max_per_document)},
-            synthesizer=ExtractiveSynthesizer(embedder, settings.pipeline.answer_sentences),
+            sources=sources,
+            synthesizer=synthesizer,
             embedder=embedder,
             settings=settings.pipeline,
             cache=SemanticAnswerCache(chroma, embedder, settings.cache)
             if settings.cache.enabled else None,
             cache_scope=cache_scope,
             worker=worker_id(),
+            loop=loop,
         )
         try:
             yield Research(pipeline, knowledge_base, ConversationStore(engine), engine)

@@ -92,3 +92,64 @@ class PipelineSettings(_Section):
     answer_sentences: int = Field(
         default=6, ge=1, le=30, description="Sentences in an extractive answer."
     )
+
+
+class TierBudget(_Section):
+    """How far one depth tier may go; whichever limit is reached first ends the loop."""
+
+    iterations: int = Field(ge=1, le=50, description="Search-and-reflect rounds.")
+    queries: int = Field(ge=1, le=100, description="Search queries in all rounds together.")
+    sources: int = Field(ge=1, le=50, description="Passages the answer is written from.")
+    seconds: float = Field(gt=0, description="Wall time of the research loop.")
+    tokens: int = Field(ge=1000, description="LLM tokens (prompt + completion) for the job.")
+
+
+class LLMSettings(_Section):
+    fast_model: str | None = Field(
+        default=None, description="litellm model for intent, planning, evidence and reflection, "
+        "e.g. 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest', 'ollama/llama3.1'. "
+        "Unset (and no strong_model): extractive answers, no LLM.")
+    strong_model: str | None = Field(
+        default=None, description="litellm model for synthesis and claim verification "
+        "(default: fast_model).")
+    fast_fallbacks: list[str] = Field(
+        default_factory=list, description="Models tried in order when fast_model keeps failing.")
+    strong_fallbacks: list[str] = Field(
+        default_factory=list, description="Models tried in order when strong_model keeps "
+        "failing.")
+    api_base: str | None = Field(
+        default=None, description="Base URL for the models (an OpenAI-compatible server, "
+        "Ollama, a proxy); default the provider's.")
+    api_key: SecretStr | None = Field(default=None, description="API key for the models "
+                                      "(default: the provider's usual environment variable).")
+    timeout_s: float = Field(default=60.0, gt=0, description="Limit of one LLM call.")
+    attempts: int = Field(default=3, ge=1, le=5, description="Tries of a call on 429, 5xx "
+                          "and timeouts (exponential backoff with jitter, honouring "
+                          "Retry-After) before the next fallback model.")
+    backoff_s: float = Field(default=1.0, ge=0, description="First retry delay; doubles.")
+    temperature: float = Field(default=0.1, ge=0, le=2, description="Sampling temperature.")
+    concurrency: int = Field(default=4, ge=1, le=64, description="LLM calls in flight per job.")
+    evidence_llm_weight: float = Field(
+        default=0.6, ge=0, le=1, description="Weight of the LLM's relevance score against the "
+        "retrieval score when choosing evidence (PaperQA2-style; 0.6 LLM + 0.4 retrieval).")
+    evidence_batch: int = Field(default=4, ge=1, le=20, description="Passages an evidence "
+                                "call scores together.")
+    compact_facts_tokens: int = Field(
+        default=6000, ge=500, description="When the gathered facts grow past this many tokens, "
+        "the older ones are summarised (their sources kept by reference).")
+    quick: TierBudget = Field(
+        default_factory=lambda: TierBudget(iterations=2, queries=3, sources=5, seconds=60,
+                                           tokens=30_000),
+        description="Budget of the quick tier.")
+    standard: TierBudget = Field(
+        default_factory=lambda: TierBudget(iterations=5, queries=10, sources=15, seconds=180,
+                                           tokens=120_000),
+        description="Budget of the standard tier.")
+    deep: TierBudget = Field(
+        default_factory=lambda: TierBudget(iterations=10, queries=15, sources=20, seconds=600,
+                                           tokens=300_000),
+        description="Budget of the deep tier.")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.fast_model or self.strong_model)

@@ -12,6 +12,7 @@ from core.db import answer_messages, jobs
 from core.models import ConversationTurn, JobStatus, ResearchRequest, ResearchResult, utcnow
 
 MAX_TURNS = 5  # earlier turns add little to a follow-up and a lot to its prompt
+MAX_SOURCES = 8  # an earlier answer's cited sources a follow-up may reuse
 
 
 class ConversationStore:
@@ -65,5 +66,6 @@ class ConversationStore:
             result = ResearchResult.model_validate(row)
             turns.append(ConversationTurn(
                 question=result.question, answer=result.answer.summary,
-                source_ids=[s.id for s in result.sources]))
+                source_ids=[s.id for s in result.sources],
+                sources=result.sources[:MAX_SOURCES]))
         return turns

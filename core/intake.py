@@ -7,7 +7,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from core.errors import InvalidQuestionError
-from core.models import ConversationTurn, QueryIntent, QuestionType, TimeConstraint
+from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
 from core.text import STOPWORDS, terms
 
 MAX_QUESTION_CHARS = 2000
@@ -155,3 +155,19 @@ def standalone_question(question: str, context: list[ConversationTurn]) -> str:
     leans = (any(w in _REFERRING for w in words) or bool(_CONTINUING.match(question))
              or len(content) < 3)
     return f"{question} ({context[-1].question})" if leans else question
+
+
+_DEEP = re.compile(r"\b(in[- ]depth|comprehensive|thorough(ly)?|exhaustive|literature review|"
+                   r"systematic review|state of the art|survey of)\b", re.I)
+
+
+def choose_depth(requested: Depth, question: str, intent: QueryIntent, platform: str) -> Depth:
+    """`auto`: quick for a short factual question, deep when asked for thoroughness (never in
+    chat, where people wait for the answer), standard otherwise."""
+    if requested != Depth.AUTO:
+        return requested
+    if _DEEP.search(question):
+        return Depth.DEEP if platform == "cli" else Depth.STANDARD
+    if intent.question_type == QuestionType.FACTUAL and len(question.split()) <= 12:
+        return Depth.QUICK
+    return Depth.STANDARD

@@ -19,6 +19,7 @@ def new_job_id() -> str:
 
 
 class Depth(enum.StrEnum):
+    AUTO = "auto"  # chosen from the question (see core.intake.choose_depth)
     QUICK = "quick"
     STANDARD = "standard"
     DEEP = "deep"
@@ -59,11 +60,13 @@ class Stage(enum.StrEnum):
 
 
 class ConversationTurn(BaseModel):
-    """An earlier question and answer that a follow-up builds on."""
+    """An earlier question and answer that a follow-up builds on, with the sources it cited
+    (a follow-up may reuse them)."""
 
     question: str
     answer: str = ""
     source_ids: list[str] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
 
 
 class ResearchRequest(BaseModel):
@@ -74,8 +77,11 @@ class ResearchRequest(BaseModel):
     tenant: str = "local"
     user: str = ""
     platform: str = "cli"
-    depth: Depth = Depth.STANDARD
+    depth: Depth = Depth.AUTO
     bypass_cache: bool = False
+    feedback: str = ""  # `improve`: how the reader wants the answer of `improves` changed
+    improves: str | None = None  # the job id whose answer is being improved
+    previous_answer: str = ""  # `improve`: that answer's text
 
 
 class TimeConstraint(BaseModel):
@@ -218,3 +224,7 @@ class ProgressEvent(BaseModel):
     progress: float
     message: str
     counts: dict[str, int] = Field(default_factory=dict)
+
+
+ConversationTurn.model_rebuild()
+ResearchRequest.model_rebuild()

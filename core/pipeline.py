@@ -4,22 +4,26 @@ grade -> deliver. Plain async code over the stage functions; progress goes out a
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from core.analyst import ResearchLoop
 from core.cache import SemanticAnswerCache
 from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.grading import grade
-from core.intake import detect_intent, standalone_question, validate_question
+from core.intake import (
+    choose_depth,
+    detect_intent,
+    standalone_question,
+    validate_question,
+)
+from core.jobrun import JobRun, ProgressCallback, ms
 from core.models import (
     Depth,
     Job,
     JobStatus,
-    ProgressEvent,
     QueryIntent,
     ResearchAnswer,
     ResearchRequest,
@@ -34,7 +38,6 @@ from core.store import JobStore
 from core.synthesis.base import Synthesizer
 from core.verify import verify_citations
 
-ProgressCallback = Callable[[ProgressEvent], Awaitable[None] | None]
 ScopeFunction = Callable[[str], Awaitable[str]]
 
 @dataclass(frozen=True)
@@ -55,12 +58,6 @@ _TIERS = {
     Depth.DEEP: _Tier(max_queries=6, source_factor=2.0),
 }
 
-_PROGRESS = {
-    Stage.INTAKE: 0.05, Stage.CACHE: 0.1, Stage.PLAN: 0.15, Stage.SEARCH: 0.5,
-    Stage.RANK: 0.6, Stage.SYNTHESIZE: 0.8, Stage.VERIFY: 0.9, Stage.GRADE: 0.95,
-    Stage.DELIVER: 1.0,
-}
-
 
 class ResearchPipeline:
     def __init__(
@@ -73,7 +70,9 @@ class ResearchPipeline:
         cache: SemanticAnswerCache | None = None,
         cache_scope: ScopeFunction | None = None,
         worker: str = "",
+        loop: ResearchLoop | None = None,
     ) -> None:
+        self._loop = loop
         self._worker = worker
         self._store = store
         self._sources = dict(sources)
@@ -95,7 +94,7 @@ class ResearchPipeline:
             worker=self._worker, request=request.model_dump(mode="json"),
         ))
         await self._store.start(job.id)
-        run = _Run(job.id, self._store, on_progress)
+        run = JobRun(job.id, self._store, on_progress)
         try:
             result = await self._research(run, request, question, started)
         except asyncio.CancelledError:
@@ -109,7 +108,7 @@ class ResearchPipeline:
         return result
 
     async def _research(
-        self, run: _Run, request: ResearchRequest, question: str, started: float
+        self, run: JobRun, request: ResearchRequest, question: str, started: float
     ) -> ResearchResult:
         await run.begin(Stage.INTAKE, "Reading the question")
         # A follow-up is researched as its standalone form; what it means depends on its
@@ -130,14 +129,23 @@ class ResearchPipeline:
                 await run.end(Stage.CACHE, "Found an earlier answer", {"hits": 1})
                 result = hit.result.model_copy(update={
                     "job_id": run.job_id, "cached": True, "cached_at": hit.cached_at,
-                    "question": question, "duration_ms": _ms(started),
+                    "question": question, "duration_ms": ms(started),
                 })
                 run.metrics.update(cached=True, cache_similarity=hit.similarity)
                 return await self._deliver(run, result)
             await run.end(Stage.CACHE, "No earlier answer", {"hits": 0})
 
+        depth = choose_depth(request.depth, subject, intent, request.platform)
+        run.state["depth"] = depth.value
+        if self._loop is not None:
+            result = await self._loop.research(run, request, question, intent, depth)
+            result = result.model_copy(update={"duration_ms": ms(started)})
+            cache = cacheable and not request.feedback
+            return await self._deliver(run, result,
+                                       (intent, request.tenant, scope) if cache else None)
+
         await run.begin(Stage.PLAN, "Planning searches")
-        tier = _TIERS[request.depth]
+        tier = _TIERS[depth]
         plan = plan_queries(subject, intent, list(self._sources), tier.max_queries)
         run.state["plan"] = plan.model_dump()
         await run.end(Stage.PLAN, f"Planned {len(plan.queries)} searches",
@@ -157,8 +165,9 @@ class ResearchPipeline:
                        "failures": len(outcome.failures)})
 
         await run.begin(Stage.RANK, "Ranking evidence")
+        earlier = [turn.sources for turn in request.context[-1:] if turn.sources]
         ranked = await rank_sources(
-            subject, outcome.results, self._embedder,
+            subject, outcome.results + earlier, self._embedder,
             tier.sources(self._settings.max_sources),
             self._settings.max_per_document, self._settings.min_relevance,
         )
@@ -201,7 +210,7 @@ class ResearchPipeline:
             ),
             sources=[s for s in ranked if s.id in cited],
             references=verified.references,
-            duration_ms=_ms(started),
+            duration_ms=ms(started),
             sources_considered=outcome.passages,
         )
         return await self._deliver(run, result,
@@ -209,7 +218,7 @@ class ResearchPipeline:
 
     async def _deliver(
         self,
-        run: _Run,
+        run: JobRun,
         result: ResearchResult,
         cache_as: tuple[QueryIntent, str, str] | None = None,
     ) -> ResearchResult:
@@ -227,43 +236,7 @@ class ResearchPipeline:
         return result
 
 
-class _Run:
-    """Per-job bookkeeping: stage progress to the store and to the caller's callback."""
-
-    def __init__(self, job_id: str, store: JobStore, on_progress: ProgressCallback | None):
-        self.job_id = job_id
-        self.state: dict[str, Any] = {}
-        self.metrics: dict[str, Any] = {"llm_calls": 0, "tokens": 0, "cached": False,
-                                        "stage_ms": {}}
-        self._store = store
-        self._on_progress = on_progress
-        self._stage_started = 0.0
-        self._previous = 0.0
-
-    async def begin(self, stage: Stage, message: str) -> None:
-        self._stage_started = time.perf_counter()
-        await self._store.advance(self.job_id, stage, self._previous)
-        await self._emit(ProgressEvent(job_id=self.job_id, stage=stage, kind="started",
-                                       progress=self._previous, message=message))
-
-    async def end(self, stage: Stage, message: str, counts: dict[str, int] | None = None) -> None:
-        self.metrics["stage_ms"][stage.value] = _ms(self._stage_started)
-        self._previous = _PROGRESS[stage]
-        await self._emit(ProgressEvent(job_id=self.job_id, stage=stage, kind="finished",
-                                       progress=self._previous, message=message,
-                                       counts=counts or {}))
-
-    async def _emit(self, event: ProgressEvent) -> None:
-        if self._on_progress is None:
-            return
-        outcome = self._on_progress(event)
-        if inspect.isawaitable(outcome):
-            await outcome
-
-
 def _found(documents: int, passages: int) -> str:
     return f"Found {passages} passages in {documents} documents"
 
 
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

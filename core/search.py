@@ -28,6 +28,7 @@ class SearchOutcome(BaseModel):
     failures: list[SourceFailure] = Field(default_factory=list)
     queries_per_source: dict[str, int] = Field(default_factory=dict)
     results_per_source: dict[str, int] = Field(default_factory=dict)
+    counts_per_query: dict[str, int] = Field(default_factory=dict)  # results, all sources
     seconds: float = 0.0
 
     @property
@@ -63,12 +64,15 @@ async def run_search(
     )
     result = SearchOutcome(queries_per_source=dict(Counter(name for name, _ in calls)))
     counts: Counter[str] = Counter()
+    per_query: Counter[str] = Counter({planned.text: 0 for planned in plan.queries})
     for (name, text), outcome in zip(calls, outcomes, strict=True):
         if isinstance(outcome, SourceFailure):
             result.failures.append(outcome.model_copy(update={"query": text}))
         else:
             result.results.append(outcome)
             counts[name] += len(outcome)
+            per_query[text] += len(outcome)
+    result.counts_per_query = dict(per_query)
     result.results_per_source = dict(counts)
     result.seconds = time.perf_counter() - started
     return result

@@ -1,0 +1,261 @@
+"""The one gateway to language models: litellm, behind `ModelGateway.json`.
+
+A call renders a prompt template, asks the role's model for JSON, parses it into a pydantic
+model (repairing small slips, asking once more when that fails), and books the tokens and
+cost on the job's `Usage`. Transient failures (429, 5xx, timeouts, connection errors) are
+retried with exponential backoff and jitter, honouring Retry-After, then the role's fallback
+models are tried. A job whose calls keep failing is marked degraded: it stops calling and
+finishes with what it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import logging
+import random
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from core.config import LLMSettings
+from core.errors import ResearchBotError
+from core.prompts import PromptLibrary
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+CONSECUTIVE_FAILURES_TO_DEGRADE = 3
+MAX_RETRY_AFTER_S = 30.0
+
+
+class Role(enum.StrEnum):
+    FAST = "fast"  # intent, planning, evidence, reflection
+    STRONG = "strong"  # synthesis, verification
+
+
+class LLMError(ResearchBotError):
+    """A model call failed for good (after retries and fallbacks)."""
+
+    def __init__(self, model: str, message: str, status: int | None = None) -> None:
+        super().__init__(f"{model}: {message}")
+        self.model = model
+        self.status = status
+
+
+class LLMOutputError(LLMError):
+    """The model's reply was not the JSON asked for, even after one repair attempt."""
+
+
+class LLMDegradedError(LLMError):
+    """Too many calls of this job failed: stop calling, finish with what is gathered."""
+
+
+class Usage(BaseModel):
+    """One job's model calls: tokens, cost and failures (stored in the job's metrics)."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    calls_by_model: dict[str, int] = Field(default_factory=dict)
+    consecutive_failures: int = 0
+    degraded: bool = False
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def book(self, model: str, response: Any) -> None:
+        self.calls += 1
+        self.consecutive_failures = 0
+        self.calls_by_model[model] = self.calls_by_model.get(model, 0) + 1
+        usage = getattr(response, "usage", None)
+        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        self.cost_usd += _cost(response)
+
+    def fail(self) -> None:
+        self.calls += 1
+        self.failed_calls += 1
+        self.consecutive_failures += 1
+        if self.consecutive_failures >= CONSECUTIVE_FAILURES_TO_DEGRADE or (
+            self.calls >= 4 and self.failed_calls * 2 >= self.calls
+        ):
+            self.degraded = True
+
+    def metrics(self) -> dict[str, Any]:
+        return {"llm_calls": self.calls, "llm_failed_calls": self.failed_calls,
+                "llm_retries": self.retries, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "tokens": self.tokens,
+                "cost_usd": round(self.cost_usd, 6), "llm_calls_by_model": self.calls_by_model,
+                "llm_degraded": self.degraded}
+
+
+class ModelGateway:
+    def __init__(self, settings: LLMSettings, prompts: PromptLibrary | None = None) -> None:
+        self._settings = settings
+        self._prompts = prompts or PromptLibrary.load()
+        strong = settings.strong_model or settings.fast_model
+        fast = settings.fast_model or settings.strong_model
+        assert fast and strong, "ModelGateway needs llm.fast_model or llm.strong_model"
+        self._chains = {
+            Role.FAST: [fast, *settings.fast_fallbacks],
+            Role.STRONG: [strong, *settings.strong_fallbacks],
+        }
+        self._limit = asyncio.Semaphore(settings.concurrency)
+
+    def model(self, role: Role) -> str:
+        return self._chains[role][0]
+
+    async def json(self, role: Role, prompt: str, schema: type[T], usage: Usage,
+                   **values: object) -> T:
+        """Ask the role's model to fill `schema` from the `prompt` template."""
+        messages = self._prompts[prompt].messages(**values)
+        reply = await self._complete(role, messages, usage)
+        try:
+            return parse_json(reply, schema)
+        except ValueError as error:
+            log.info("%s: malformed reply to %s (%s); asking again", self.model(role), prompt,
+                     error)
+            messages = [*messages, {"role": "assistant", "content": reply[:4000]},
+                        *self._prompts["repair"].messages(error=str(error)[:500])]
+            again = await self._complete(role, messages, usage)
+            try:
+                return parse_json(again, schema)
+            except ValueError as second:
+                raise LLMOutputError(self.model(role), f"the reply to {prompt!r} was not "
+                                     f"valid JSON for {schema.__name__}: {second}") from None
+
+    async def _complete(self, role: Role, messages: list[dict[str, str]], usage: Usage) -> str:
+        if usage.degraded:
+            raise LLMDegradedError(self.model(role), "too many failed calls in this job")
+        failure: LLMError | None = None
+        for model in self._chains[role]:
+            try:
+                async with self._limit:
+                    text = await self._attempts(model, messages, usage)
+                return text
+            except LLMError as error:
+                failure = error
+                log.warning("model %s failed: %s", model, error)
+        usage.fail()
+        assert failure is not None
+        raise failure
+
+    async def _attempts(self, model: str, messages: list[dict[str, str]], usage: Usage) -> str:
+        settings = self._settings
+        for attempt in range(1, settings.attempts + 1):
+            try:
+                response = await self._call(model, messages)
+            except Exception as error:  # litellm raises many types; sorted out here
+                status = _status(error)
+                transient = status is None or status == 429 or status >= 500
+                if not transient or attempt == settings.attempts:
+                    raise LLMError(model, _describe(error), status) from error
+                usage.retries += 1
+                delay = settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
+                await asyncio.sleep(max(delay, _retry_after(error) or 0.0))
+                continue
+            usage.book(model, response)
+            text = _content(response)
+            if text is None:
+                raise LLMError(model, "the reply had no text")
+            return text
+        raise AssertionError("unreachable")
+
+    async def _call(self, model: str, messages: list[dict[str, str]]) -> Any:
+        settings = self._settings
+        arguments: dict[str, Any] = {
+            "model": model, "messages": messages, "temperature": settings.temperature,
+            "timeout": settings.timeout_s, "response_format": {"type": "json_object"},
+            "num_retries": 0, "max_retries": 0, "drop_params": True,
+        }
+        if settings.api_base:
+            arguments["api_base"] = settings.api_base
+        if settings.api_key is not None:
+            arguments["api_key"] = settings.api_key.get_secret_value()
+        import litellm
+
+        litellm.suppress_debug_info = True
+        return await litellm.acompletion(**arguments)
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def parse_json(text: str, schema: type[T]) -> T:
+    """The reply as `schema`, forgiving code fences, prose around the object and trailing
+    commas; ValueError (with the reason) otherwise."""
+    candidate = text.strip()
+    fenced = _FENCE.match(candidate)
+    if fenced:
+        candidate = fenced.group(1)
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start == -1 or end < start:
+        raise ValueError("no JSON object in the reply")
+    candidate = candidate[start:end + 1]
+    try:
+        data = json.loads(candidate)
+    except json.JSONDecodeError:
+        try:
+            data = json.loads(_TRAILING_COMMA.sub(r"\1", candidate))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"invalid JSON: {error}") from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                             for e in error.errors()[:5])
+        raise ValueError(f"wrong shape: {problems}") from None
+
+
+def _content(response: Any) -> str | None:
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    return content if isinstance(content, str) and content.strip() else None
+
+
+def _status(error: Exception) -> int | None:
+    """The HTTP status of a failed call; None for timeouts and connection errors."""
+    status = getattr(error, "status_code", None)
+    if isinstance(status, int):
+        return status
+    response = getattr(error, "response", None)
+    status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _retry_after(error: Exception) -> float | None:
+    for headers in (getattr(getattr(error, "response", None), "headers", None),
+                    getattr(error, "litellm_response_headers", None),
+                    getattr(error, "headers", None)):
+        if not headers:
+            continue
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        try:
+            return min(float(value), MAX_RETRY_AFTER_S) if value is not None else None
+        except ValueError:
+            return None
+    return None
+
+
+def _describe(error: Exception) -> str:
+    text = str(getattr(error, "message", "") or error)
+    return re.sub(r"\s+", " ", text)[:300] or type(error).__name__
+
+
+def _cost(response: Any) -> float:
+    try:
+        import litellm
+
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # unknown models have no price: cost unknown, not an error
+        return 0.0
