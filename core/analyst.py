@@ -584,8 +584,7 @@ class ResearchLoop:
             iterations[-1]["reflection"] = reflection.model_dump()
             if reflection.sufficient:
                 return
-            pending = to_plan(reflection.new_queries, self._sources,
-                              budget.queries - len(notebook.query_results),
+            pending = to_plan(reflection.new_queries, self._sources, budget.queries,
                               notebook.query_results)
         if notebook.reflection is not None and not notebook.reflection.sufficient \
                 and notebook.cut_short is None:

@@ -1,9 +1,15 @@
-"""A local OpenAI-compatible server (the /v1/embeddings route) for tests, on 127.0.0.1."""
+"""A local OpenAI-compatible server for tests, on 127.0.0.1: /v1/embeddings, and
+/v1/chat/completions answered by a per-test script keyed by the prompt's task."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,11 +30,85 @@ def bag_of_words_vector(text: str) -> list[float]:
     return (vector / norm).tolist()
 
 
+@dataclass
+class HttpError:
+    """A scripted failure: the status, and Retry-After when set."""
+
+    status: int
+    retry_after: float | None = None
+
+
+@dataclass
+class Chat:
+    """One recorded chat completion request."""
+
+    task: str
+    model: str
+    messages: list[dict[str, str]]
+    at: float
+
+    @property
+    def prompt(self) -> str:
+        return self.messages[-1]["content"] if self.messages else ""
+
+
+Reply = dict[str, Any] | str | HttpError
+Script = Callable[[Chat], Reply]
+Step = Reply | Script  # a list of these is used in order, its last one from then on
+
+
 class FakeOpenAI(LocalServer):
-    def __init__(self) -> None:
+    def __init__(self, latency_s: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.chats: list[Chat] = []
+        self.script: dict[str, Script | list[Step]] = {}  # task -> a function, or steps
+        self.latency_s = latency_s
+        self.completion_tokens: int | None = None  # reported per call (default: ~chars/4)
         super().__init__()
         self.app.router.add_post("/v1/embeddings", self._embeddings)
+        self.app.router.add_post("/v1/chat/completions", self._chat)
+
+    def tasks(self) -> list[str]:
+        return [chat.task for chat in self.chats]
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != "Bearer test-key":
+            return web.json_response({"error": {"message": "bad key"}}, status=401)
+        body = await request.json()
+        messages = body["messages"]
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        match = re.match(r"TASK: (\w+)", system)
+        chat = Chat(match.group(1) if match else "unknown", body["model"], messages,
+                    time.perf_counter())
+        self.chats.append(chat)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        script = self.script.get(chat.task)
+        if isinstance(script, list):
+            picked = script.pop(0) if len(script) > 1 else script[0]
+            reply = picked(chat) if callable(picked) else picked
+        elif script is not None:
+            reply = script(chat)
+        else:
+            return web.json_response({"error": {"message": f"no script for {chat.task}"}},
+                                     status=400)
+        if isinstance(reply, HttpError):
+            headers = {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after else {}
+            return web.json_response({"error": {"message": f"scripted {reply.status}",
+                                                "type": "server_error"}},
+                                     status=reply.status, headers=headers)
+        content = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt_tokens = sum(len(m["content"]) for m in messages) // 4
+        completion = self.completion_tokens if self.completion_tokens is not None \
+            else len(content) // 4
+        return web.json_response({
+            "id": f"chatcmpl-{len(self.chats)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
+                      "total_tokens": prompt_tokens + completion},
+        })
 
     @property
     def base_url(self) -> str:
