@@ -30,6 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="how far to research (default: chosen from the question)")
     ask.add_argument("--tenant", help="tenant whose knowledge base and cache to use")
 
+    improve = commands.add_parser(
+        "improve", help="rewrite the last answer following your feedback (needs llm.*)")
+    improve.add_argument("feedback", help="what to change, in quotes")
+    improve.add_argument("--job", help="the job whose answer to improve (default: the latest)")
+    improve.add_argument("--json", action="store_true", help="print one JSON object")
+    improve.add_argument("--tenant", help="tenant of the job")
+
     index = commands.add_parser("index", help="add files or folders to the knowledge base")
     index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     index.add_argument("--tenant", help="tenant whose knowledge base to update")
@@ -79,7 +86,7 @@ def _fail(message: str, code: int) -> int:
 
 
 async def _ask(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import render_answer_markdown, render_progress
+    from adapters.cli import render_progress
     from bot.wiring import open_research
     from core.intake import validate_question
     from core.models import Depth, ResearchRequest
@@ -103,11 +110,35 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
     if not files:
         print(f"hint: the knowledge base of tenant '{request.tenant}' is empty; add documents "
               "with: researchbot index PATH", file=sys.stderr)
-    if args.json:
+    _print_result(result, args.json)
+    return EXIT_OK
+
+
+async def _improve(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.cli import render_progress
+    from bot.wiring import open_research
+    from core.intake import validate_question
+
+    validate_question(args.feedback, what="feedback")
+
+    def progress(event: Any) -> None:
+        if not args.json:
+            print(render_progress(event), file=sys.stderr, flush=True)
+
+    async with open_research(settings) as research:
+        result = await research.pipeline.improve(args.feedback, args.tenant or settings.tenant,
+                                                 args.job, progress)
+    _print_result(result, args.json)
+    return EXIT_OK
+
+
+def _print_result(result: Any, as_json: bool) -> None:
+    from adapters.cli import render_answer_markdown
+
+    if as_json:
         print(json.dumps(result.to_public_json(), ensure_ascii=False, default=str))
     else:
         print(render_answer_markdown(result))
-    return EXIT_OK
 
 
 async def _index(args: argparse.Namespace, settings: Any) -> int:
@@ -166,8 +197,16 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     if job.result:
         print()
         print(render_answer_markdown(ResearchResult.model_validate(job.result)))
+    metrics = job.metrics
+    if metrics.get("llm_calls"):
+        print()
+        print(f"LLM: {metrics['llm_calls']} calls ({metrics.get('llm_failed_calls', 0)} failed, "
+              f"{metrics.get('llm_retries', 0)} retries), {metrics.get('tokens', 0):,} tokens "
+              f"({metrics.get('prompt_tokens', 0):,} prompt + "
+              f"{metrics.get('completion_tokens', 0):,} completion), "
+              f"cost ${metrics.get('cost_usd', 0.0):.4f}")
     print()
-    print("metrics: " + json.dumps(job.metrics, sort_keys=True))
+    print("metrics: " + json.dumps(metrics, sort_keys=True))
     return EXIT_OK
 
 
@@ -185,5 +224,5 @@ async def _discord(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"ask": _ask, "index": _index, "jobs": _jobs, "show": _show, "slack": _slack,
-             "discord": _discord}
+_COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "jobs": _jobs, "show": _show,
+             "slack": _slack, "discord": _discord}

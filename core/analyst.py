@@ -498,6 +498,50 @@ class ResearchLoop:
             run.metrics.update(rounds=notebook.rounds, fact_compactions=notebook.compactions,
                                cut_short=notebook.cut_short)
 
+    async def improve(self, run: JobRun, request: ResearchRequest, earlier: ResearchResult,
+                      state: Mapping[str, Any]) -> ResearchResult:
+        """`earlier` rewritten after `request.feedback`: its sources reused, one more search
+        round only when the model says the feedback needs new information."""
+        usage = Usage()
+        budget = tier_budget(self._settings, Depth.QUICK.value)
+        notebook = Notebook()
+        failures: list[SourceFailure] = []
+        refined = str(state.get("refined_question") or earlier.question)
+        checklist = [str(item) for item in state.get("checklist") or [refined]]
+        intent = QueryIntent.model_validate(state["intent"]) if "intent" in state \
+            else QueryIntent()
+        for source in earlier.sources:  # what the earlier answer took from each source
+            facts = list(dict.fromkeys(c.quote for c in earlier.answer.citations
+                                       if c.source_id == source.id and c.quote))
+            notebook.evidence[source.id] = Evidence(
+                source=source, retrieval=source.metadata.relevance,
+                relevance=1.0 if facts else None, facts=facts)
+        try:
+            await run.begin(Stage.PLAN, "Reading the feedback")
+            try:
+                decision = await self._gateway.json(
+                    Role.FAST, "improve", ImprovePlan, usage, question=refined,
+                    answer=request.previous_answer, feedback=request.feedback)
+            except LLMError as error:
+                notebook.model_problems.append(f"reading the feedback ({error.model})")
+                decision = ImprovePlan()
+            pending = to_plan(decision.queries, self._sources, budget.queries) \
+                if decision.needs_search else ResearchPlan()
+            run.state.update(refined_question=refined, checklist=checklist,
+                             improves=request.improves, feedback=request.feedback,
+                             searched_again=bool(pending.queries))
+            await run.end(Stage.PLAN, "Searching again" if pending.queries
+                          else "The earlier sources suffice", {"queries": len(pending.queries)})
+            if pending.queries:
+                budget = budget.model_copy(update={"iterations": 1})
+                await self._rounds(run, usage, notebook, request, refined, intent, checklist,
+                                   pending, budget, Depth.QUICK, failures, reflecting=False)
+            return await self._answer(run, usage, notebook, request, earlier.question,
+                                      refined, intent, checklist, budget, failures)
+        finally:
+            run.metrics.update(usage.metrics())
+            run.metrics.update(rounds=notebook.rounds, improves=request.improves)
+
     async def _understand(self, usage: Usage, notebook: Notebook, request: ResearchRequest,
                           question: str, heuristic: QueryIntent
                           ) -> tuple[str, QueryIntent, list[str]]:
@@ -524,7 +568,8 @@ class ResearchLoop:
     async def _rounds(self, run: JobRun, usage: Usage, notebook: Notebook,
                       request: ResearchRequest, refined: str, intent: QueryIntent,
                       checklist: list[str], pending: ResearchPlan, budget: TierBudget,
-                      depth: Depth, failures: list[SourceFailure]) -> None:
+                      depth: Depth, failures: list[SourceFailure],
+                      reflecting: bool = True) -> None:
         iterations: list[dict[str, Any]] = []
         run.state["iterations"] = iterations
         while pending.queries:
@@ -573,6 +618,8 @@ class ResearchLoop:
                                "new_passages": len(judged), "useful": useful})
             if usage.degraded:
                 notebook.model_problems.append("the language model kept failing")
+                return
+            if not reflecting:
                 return
             try:
                 reflection = await reflect(self._gateway, usage, refined, checklist, notebook,

@@ -13,28 +13,30 @@ from core.text import STOPWORDS, terms
 MAX_QUESTION_CHARS = 2000
 
 
-def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
-    """The question, trimmed; InvalidQuestionError (with a message for the user) otherwise."""
+def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS,
+                      what: str = "question") -> str:
+    """The question (or other text the user typed, named by `what`), trimmed;
+    InvalidQuestionError (with a message for the user) otherwise."""
     if "\x00" in text or "\ufffd" in text or _mostly_unprintable(text):
         raise InvalidQuestionError(
-            "The question contains binary data, not text. Please type it as plain text."
+            f"The {what} contains binary data, not text. Please type it as plain text."
         )
     question = text.strip()
     if not question:
-        raise InvalidQuestionError("The question is empty. Please ask something.")
+        raise InvalidQuestionError(f"The {what} is empty. Please type something.")
     if len(question) > max_chars:
         raise InvalidQuestionError(
-            f"The question is {len(question):,} characters long; the limit is {max_chars:,}. "
+            f"The {what} is {len(question):,} characters long; the limit is {max_chars:,}. "
             "Please shorten it."
         )
     controls = sorted({f"U+{ord(c):04X}" for c in question if _is_control(c)})
     if controls:
         raise InvalidQuestionError(
-            f"The question contains control characters ({', '.join(controls[:5])}). "
+            f"The {what} contains control characters ({', '.join(controls[:5])}). "
             "Please remove them and ask again."
         )
     if not any(c.isalnum() for c in question):
-        raise InvalidQuestionError("The question has no words in it. Please ask something.")
+        raise InvalidQuestionError(f"The {what} has no words in it. Please type something.")
     return re.sub(r"[ \t]+", " ", question)
 
 

@@ -12,6 +12,7 @@ from core.analyst import ResearchLoop
 from core.cache import SemanticAnswerCache
 from core.config import PipelineSettings
 from core.embedding import Embedder
+from core.errors import InvalidQuestionError
 from core.grading import grade
 from core.intake import (
     choose_depth,
@@ -89,6 +90,49 @@ class ResearchPipeline:
         any other failure marks the job failed and is raised again."""
         started = time.perf_counter()
         question = validate_question(request.question)
+
+        async def research(run: JobRun) -> ResearchResult:
+            return await self._research(run, request, question, started)
+
+        return await self._as_job(request, research, on_progress)
+
+    async def improve(
+        self, feedback: str, tenant: str, job_id: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ResearchResult:
+        """Rewrite an earlier answer (job `job_id`, else the tenant's latest) following the
+        reader's feedback, searching again only when the feedback needs new information.
+        A new job; InvalidQuestionError when there is nothing to improve or no model."""
+        started = time.perf_counter()
+        if self._loop is None:
+            raise InvalidQuestionError(
+                "improve needs a language model: set llm.fast_model (see the README)")
+        feedback = validate_question(feedback, what="feedback")
+        base = await self._store.get(job_id) if job_id else next(
+            (job for job in await self._store.recent(tenant, limit=50)
+             if job.status == JobStatus.COMPLETED and job.result), None)
+        if base is None or base.result is None:
+            raise InvalidQuestionError("there is no finished answer to improve yet")
+        earlier = ResearchResult.model_validate(base.result)
+        asked = ResearchRequest.model_validate(base.request)
+        request = asked.model_copy(update={
+            "feedback": feedback, "improves": base.id, "bypass_cache": True,
+            "previous_answer": f"{earlier.answer.summary}\n\n{earlier.answer.detail}".strip(),
+        })
+        loop = self._loop
+
+        async def rewrite(run: JobRun) -> ResearchResult:
+            result = await loop.improve(run, request, earlier, base.state)
+            result = result.model_copy(update={"duration_ms": ms(started)})
+            return await self._deliver(run, result)
+
+        return await self._as_job(request, rewrite, on_progress)
+
+    async def _as_job(
+        self, request: ResearchRequest, work: Callable[[JobRun], Awaitable[ResearchResult]],
+        on_progress: ProgressCallback | None,
+    ) -> ResearchResult:
+        """Run `work` as a stored job: failures and cancellation are recorded, then raised."""
         job = await self._store.create(Job(
             tenant=request.tenant, user=request.user, platform=request.platform,
             worker=self._worker, request=request.model_dump(mode="json"),
@@ -96,7 +140,7 @@ class ResearchPipeline:
         await self._store.start(job.id)
         run = JobRun(job.id, self._store, on_progress)
         try:
-            result = await self._research(run, request, question, started)
+            result = await work(run)
         except asyncio.CancelledError:
             await self._store.fail(job.id, "cancelled before it finished", run.metrics,
                                    JobStatus.CANCELLED)

@@ -307,3 +307,19 @@ async def test_without_a_model_the_extractive_path_answers(lab: Lab, sqlite_engi
     assert result.answer.metadata["synthesizer"] == "extractive"
     assert "12 and 16 hours" in result.answer.summary
     assert lab.fake.chats == []
+
+
+async def test_improve_searches_again_only_when_the_feedback_needs_it(lab: Lab) -> None:
+    first, _ = await lab.ask()
+    pipeline = lab.pipeline()
+    lab.fake.chats.clear()
+    lab.fake.script["improve"] = lambda chat: {
+        "needs_search": True, "queries": [{"text": "cats taurine meat diet"}]}
+    improved = await pipeline.improve("Also say what cats eat", "t1")
+    assert lab.fake.tasks()[:3] == ["improve", "evidence", "synthesize"]
+    job = await JobStore(lab._parts[0]).get(improved.job_id)
+    assert job.state["searched_again"] and job.state["improves"] == first.job_id
+    assert job.state["iterations"][0]["queries"] == ["cats taurine meat diet"]
+    assert "Also say what cats eat" in next(
+        c for c in lab.fake.chats if c.task == "synthesize").prompt
+    assert not any("cut short" in item for item in improved.answer.limitations)
