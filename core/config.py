@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 
@@ -104,6 +106,14 @@ class TierBudget(_Section):
     tokens: int = Field(ge=1000, description="LLM tokens (prompt + completion) for the job.")
 
 
+_TIERS: dict[str, dict[str, Any]] = {
+    "quick": {"iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
+    "standard": {"iterations": 5, "queries": 10, "sources": 15, "seconds": 180,
+                 "tokens": 120_000},
+    "deep": {"iterations": 10, "queries": 15, "sources": 20, "seconds": 600, "tokens": 300_000},
+}
+
+
 class LLMSettings(_Section):
     fast_model: str | None = Field(
         default=None, description="litellm model for intent, planning, evidence and reflection, "
@@ -137,18 +147,23 @@ class LLMSettings(_Section):
     compact_facts_tokens: int = Field(
         default=6000, ge=500, description="When the gathered facts grow past this many tokens, "
         "the older ones are summarised (their sources kept by reference).")
-    quick: TierBudget = Field(
-        default_factory=lambda: TierBudget(iterations=2, queries=3, sources=5, seconds=60,
-                                           tokens=30_000),
-        description="Budget of the quick tier.")
-    standard: TierBudget = Field(
-        default_factory=lambda: TierBudget(iterations=5, queries=10, sources=15, seconds=180,
-                                           tokens=120_000),
-        description="Budget of the standard tier.")
-    deep: TierBudget = Field(
-        default_factory=lambda: TierBudget(iterations=10, queries=15, sources=20, seconds=600,
-                                           tokens=300_000),
-        description="Budget of the deep tier.")
+    quick: TierBudget = Field(default_factory=lambda: TierBudget(**_TIERS["quick"]),
+                              description="Budget of the quick tier.")
+    standard: TierBudget = Field(default_factory=lambda: TierBudget(**_TIERS["standard"]),
+                                 description="Budget of the standard tier.")
+    deep: TierBudget = Field(default_factory=lambda: TierBudget(**_TIERS["deep"]),
+                             description="Budget of the deep tier.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tier_defaults(cls, data: Any) -> Any:
+        """A tier given in part (RESEARCHBOT_LLM__QUICK__SECONDS=30) keeps its other limits."""
+        if isinstance(data, dict):
+            for name, defaults in _TIERS.items():
+                given = data.get(name)
+                if isinstance(given, dict):
+                    data = {**data, name: {**defaults, **given}}
+        return data
 
     @property
     def enabled(self) -> bool:

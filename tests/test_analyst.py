@@ -323,3 +323,12 @@ async def test_improve_searches_again_only_when_the_feedback_needs_it(lab: Lab) 
     assert "Also say what cats eat" in next(
         c for c in lab.fake.chats if c.task == "synthesize").prompt
     assert not any("cut short" in item for item in improved.answer.limitations)
+
+
+def test_a_tier_set_in_part_keeps_its_other_limits() -> None:
+    settings = LLMSettings.model_validate({"fast_model": "openai/x",
+                                           "quick": {"seconds": 30}})
+    assert settings.quick == TierBudget(iterations=2, queries=3, sources=5, seconds=30,
+                                        tokens=30_000)
+    assert settings.strong_model is None and settings.enabled
+    assert not LLMSettings().enabled
