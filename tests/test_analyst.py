@@ -332,3 +332,12 @@ def test_a_tier_set_in_part_keeps_its_other_limits() -> None:
                                         tokens=30_000)
     assert settings.strong_model is None and settings.enabled
     assert not LLMSettings().enabled
+
+
+async def test_tokens_and_cost_are_booked_from_litellm(lab: Lab) -> None:
+    _result, job = await lab.ask(fast_model="openai/gpt-4o-mini",
+                                 strong_model="openai/gpt-4o-mini")
+    prompt = sum(sum(len(m["content"]) for m in c.messages) // 4 for c in lab.fake.chats)
+    assert job.metrics["prompt_tokens"] == prompt
+    assert job.metrics["cost_usd"] > 0  # priced from litellm's bundled price table
+    assert job.metrics["llm_calls_by_model"] == {"openai/gpt-4o-mini": 6}
