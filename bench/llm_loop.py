@@ -83,8 +83,7 @@ async def run_tier(workdir: Path, depth: Depth, latency_s: float, source_s: floa
     pipeline = ResearchPipeline(
         store=JobStore(engine), sources=sources, synthesizer=extractive, embedder=embedder,
         settings=PipelineSettings(), loop=ResearchLoop(
-            ModelGateway(settings), settings, sources, embedder, PipelineSettings(),
-            extractive))
+            ModelGateway(settings), settings, embedder, PipelineSettings(), extractive))
     # Warm the embedding model and litellm's imports outside the measurement.
     await pipeline.run(ResearchRequest(question="What is a volcano?", tenant="bench",
                                        depth=Depth.QUICK, bypass_cache=True))

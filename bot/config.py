@@ -21,6 +21,7 @@ from core.config import (
     KnowledgeBaseSettings,
     LLMSettings,
     PipelineSettings,
+    SourcesSettings,
     StoreSettings,
 )
 from core.errors import ConfigurationError
@@ -127,6 +128,7 @@ class Settings(BaseSettings):
     cache: CacheSettings = Field(default_factory=CacheSettings)
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    sources: SourcesSettings = Field(default_factory=SourcesSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)

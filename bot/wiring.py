@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -18,8 +18,11 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
 
     from adapters.desk import ResearchDesk
     from core.conversations import ConversationStore
+    from core.embedding import Embedder
+    from core.fetch import PageReader
     from core.kb.knowledge_base import KnowledgeBase
     from core.pipeline import ResearchPipeline
+    from core.sources.base import SearchSource
 
 
 @dataclass
@@ -80,6 +83,7 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
+    stack = AsyncExitStack()
     try:
         store = JobStore(engine)
         await store.fail_abandoned(
@@ -95,7 +99,7 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
         async def cache_scope(tenant: str) -> str:
             return f"kb{await knowledge_base.generation(tenant)}"
 
-        sources = {"local": LocalKnowledgeBaseSource(
+        sources: dict[str, SearchSource] = {"local": LocalKnowledgeBaseSource(
             knowledge_base, settings.pipeline.max_per_document)}
         synthesizer = ExtractiveSynthesizer(embedder, settings.pipeline.answer_sentences)
         loop = None
@@ -105,10 +109,13 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
             from core.prompts import PromptLibrary
 
             loop = ResearchLoop(ModelGateway(settings.llm, PromptLibrary.load()), settings.llm,
-                                sources, embedder, settings.pipeline, synthesizer)
+                                embedder, settings.pipeline, synthesizer)
+        web = await stack.enter_async_context(open_web(settings, embedder))
+        sources.update(web.sources)
         pipeline = ResearchPipeline(
             store=store,
             sources=sources,
+            pages=web.pages,
             synthesizer=synthesizer,
             embedder=embedder,
             settings=settings.pipeline,
@@ -123,7 +130,84 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
         finally:
             index_cache.close()
     finally:
+        await stack.aclose()
         await engine.dispose()
+
+
+@dataclass
+class Web:
+    sources: dict[str, SearchSource]
+    pages: PageReader | None
+
+
+@asynccontextmanager
+async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]:
+    """The web and academic sources the settings switch on, their HTTP sessions and response
+    cache, and the page reader; nothing at all when every tenant is local-only."""
+    config = settings.sources
+    if settings.pipeline.local_only:
+        yield Web({}, None)
+        return
+    import diskcache
+
+    from core.fetch import PageFetcher, PageReader
+    from core.net import api_session, guarded_session
+    from core.sources.arxiv import ArxivSource
+    from core.sources.policy import CircuitBreaker, SourcePolicy
+    from core.sources.pubmed import PubMedSource
+    from core.sources.searxng import SearxngSource
+    from core.sources.tavily import TavilySource
+    from core.sources.wikipedia import WikipediaSource
+
+    cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
+        if config.cache_ttl_hours > 0 else None
+
+    def policy(name: str, rate: float | None = None) -> SourcePolicy:
+        return SourcePolicy(
+            name, concurrency=config.concurrency, rate_per_s=rate or config.rate_per_second,
+            timeout_s=config.timeout_s, attempts=config.attempts,
+            breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset_s),
+            cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600)
+
+    api = api_session(config.user_agent)
+    pages = guarded_session(config.user_agent)
+    tavily = None
+    try:
+        found: dict[str, SearchSource] = {}
+        if config.wikipedia:
+            found["wikipedia"] = WikipediaSource(api, policy("wikipedia"), config.wikipedia_api)
+        if config.arxiv:
+            found["arxiv"] = ArxivSource(api, policy("arxiv", min(config.rate_per_second, 1.0)),
+                                         config.arxiv_api)
+        if config.pubmed:
+            key = config.pubmed_api_key.get_secret_value() if config.pubmed_api_key else None
+            found["pubmed"] = PubMedSource(api, policy("pubmed", 10.0 if key else None),
+                                           config.pubmed_api, key)
+        if config.searxng_url:
+            found["searxng"] = SearxngSource(api, policy("searxng"), config.searxng_url)
+        if config.tavily_api_key is not None:
+            from tavily import AsyncTavilyClient
+
+            tavily = AsyncTavilyClient(api_key=config.tavily_api_key.get_secret_value(),
+                                       api_base_url=config.tavily_api)
+            found["tavily"] = TavilySource(
+                tavily, policy("tavily"), search_depth=config.tavily_search_depth,
+                include_domains=config.tavily_include_domains,
+                exclude_domains=config.tavily_exclude_domains)
+        fetcher = PageFetcher(pages, user_agent="researchbot",
+                              max_bytes=int(config.max_page_mb * 1024 * 1024),
+                              concurrency=config.fetch_concurrency,
+                              per_host=config.fetch_per_host, timeout_s=config.timeout_s)
+        reader = PageReader(fetcher, embedder, config.fetch_pages) if config.fetch_pages \
+            else None
+        yield Web(found, reader)
+    finally:
+        if tavily is not None:
+            await tavily.close()
+        await api.close()
+        await pages.close()
+        if cache is not None:
+            cache.close()
 
 
 @asynccontextmanager

@@ -40,7 +40,7 @@ from core.models import (
 )
 from core.planning import PlannedQuery, ResearchPlan, plan_queries
 from core.rank import rank_sources
-from core.search import SourceFailure, run_search
+from core.search import SearchScope, SourceFailure, run_search
 from core.sources.base import SearchSource
 from core.synthesis.base import Draft, Synthesizer
 from core.synthesis.extractive import NO_ANSWER
@@ -453,18 +453,17 @@ def _tokens(text: str) -> int:
 class ResearchLoop:
     """The model-driven path of the pipeline, from the question to a graded answer."""
 
-    def __init__(self, gateway: ModelGateway, settings: LLMSettings,
-                 sources: Mapping[str, SearchSource], embedder: Embedder,
+    def __init__(self, gateway: ModelGateway, settings: LLMSettings, embedder: Embedder,
                  pipeline: PipelineSettings, fallback: Synthesizer) -> None:
         self._gateway = gateway
         self._settings = settings
-        self._sources = dict(sources)
         self._embedder = embedder
         self._pipeline = pipeline
         self._fallback = fallback
 
     async def research(self, run: JobRun, request: ResearchRequest, question: str,
-                       heuristic: QueryIntent, depth: Depth) -> ResearchResult:
+                       heuristic: QueryIntent, depth: Depth, scope: SearchScope
+                       ) -> ResearchResult:
         usage = Usage()
         budget = tier_budget(self._settings, depth.value)
         deadline = asyncio.get_running_loop().time() + budget.seconds
@@ -476,7 +475,8 @@ class ResearchLoop:
                 usage, notebook, request, question, heuristic)
             run.state.update(refined_question=refined, checklist=checklist,
                              intent=intent.model_dump(mode="json"))
-            pending = await self._plan(usage, notebook, refined, intent, checklist, budget)
+            pending = await self._plan(usage, notebook, refined, intent, checklist, budget,
+                                       scope)
             await run.end(Stage.PLAN, f"{len(checklist)} points to cover, "
                           f"{len(pending.queries)} searches planned",
                           {"checklist": len(checklist), "queries": len(pending.queries)})
@@ -487,19 +487,19 @@ class ResearchLoop:
             try:
                 async with asyncio.timeout_at(deadline):
                     await self._rounds(run, usage, notebook, request, refined, intent,
-                                       checklist, pending, budget, depth, failures)
+                                       checklist, pending, budget, depth, failures, scope)
             except TimeoutError:
                 notebook.cut_short = (f"the {depth.value} tier's time limit of "
                                       f"{budget.seconds:g} s")
             return await self._answer(run, usage, notebook, request, question, refined,
-                                      intent, checklist, budget, failures)
+                                      intent, checklist, budget, failures, scope)
         finally:
             run.metrics.update(usage.metrics())
             run.metrics.update(rounds=notebook.rounds, fact_compactions=notebook.compactions,
                                cut_short=notebook.cut_short)
 
     async def improve(self, run: JobRun, request: ResearchRequest, earlier: ResearchResult,
-                      state: Mapping[str, Any]) -> ResearchResult:
+                      state: Mapping[str, Any], scope: SearchScope) -> ResearchResult:
         """`earlier` rewritten after `request.feedback`: its sources reused, one more search
         round only when the model says the feedback needs new information."""
         usage = Usage()
@@ -525,7 +525,7 @@ class ResearchLoop:
             except LLMError as error:
                 notebook.model_problems.append(f"reading the feedback ({error.model})")
                 decision = ImprovePlan()
-            pending = to_plan(decision.queries, self._sources, budget.queries) \
+            pending = to_plan(decision.queries, scope.sources, budget.queries) \
                 if decision.needs_search else ResearchPlan()
             run.state.update(refined_question=refined, checklist=checklist,
                              improves=request.improves, feedback=request.feedback,
@@ -535,9 +535,10 @@ class ResearchLoop:
             if pending.queries:
                 budget = budget.model_copy(update={"iterations": 1})
                 await self._rounds(run, usage, notebook, request, refined, intent, checklist,
-                                   pending, budget, Depth.QUICK, failures, reflecting=False)
+                                   pending, budget, Depth.QUICK, failures, scope,
+                                   reflecting=False)
             return await self._answer(run, usage, notebook, request, earlier.question,
-                                      refined, intent, checklist, budget, failures)
+                                      refined, intent, checklist, budget, failures, scope)
         finally:
             run.metrics.update(usage.metrics())
             run.metrics.update(rounds=notebook.rounds, improves=request.improves)
@@ -554,21 +555,22 @@ class ResearchLoop:
         return found.refined_question, intent_of(found, heuristic), found.checklist
 
     async def _plan(self, usage: Usage, notebook: Notebook, refined: str, intent: QueryIntent,
-                    checklist: list[str], budget: TierBudget) -> ResearchPlan:
+                    checklist: list[str], budget: TierBudget, scope: SearchScope
+                    ) -> ResearchPlan:
         limit = min(budget.queries, 6)
         try:
-            planned = await plan(self._gateway, usage, refined, checklist, self._sources, limit)
+            planned = await plan(self._gateway, usage, refined, checklist, scope.sources, limit)
         except LLMError as error:
             notebook.model_problems.append(f"planning searches ({error.model})")
             planned = ResearchPlan()
         if not planned.queries:
-            planned = plan_queries(refined, intent, list(self._sources), limit)
+            planned = plan_queries(refined, intent, list(scope.sources), limit)
         return planned
 
     async def _rounds(self, run: JobRun, usage: Usage, notebook: Notebook,
                       request: ResearchRequest, refined: str, intent: QueryIntent,
                       checklist: list[str], pending: ResearchPlan, budget: TierBudget,
-                      depth: Depth, failures: list[SourceFailure],
+                      depth: Depth, failures: list[SourceFailure], scope: SearchScope,
                       reflecting: bool = True) -> None:
         iterations: list[dict[str, Any]] = []
         run.state["iterations"] = iterations
@@ -589,8 +591,8 @@ class ResearchLoop:
             pending = ResearchPlan(queries=pending.queries[:remaining])
             notebook.rounds += 1
             await run.begin(Stage.SEARCH, f"Round {notebook.rounds}: searching " + ", ".join(
-                sorted({self._sources[n].label for q in pending.queries for n in q.sources})))
-            outcome = await run_search(pending, self._sources, request.tenant, intent,
+                sorted({scope.sources[n].label for q in pending.queries for n in q.sources})))
+            outcome = await run_search(pending, scope.sources, request.tenant, intent,
                                        budget.sources * 2, self._pipeline.source_timeout_s)
             failures.extend(outcome.failures)
             notebook.query_results.update(outcome.counts_per_query)
@@ -599,9 +601,11 @@ class ResearchLoop:
 
             await run.begin(Stage.RANK, "Weighing the evidence")
             candidates = await rank_sources(
-                refined, outcome.results, self._embedder, budget.sources * 2,
-                self._pipeline.max_per_document, self._pipeline.min_relevance)
-            fresh = [c for c in candidates if c.id not in notebook.evidence]
+                refined, scope.usable(outcome.results), self._embedder, budget.sources * 2,
+                self._pipeline.max_per_document, self._pipeline.min_relevance,
+                prior=scope.prior(intent))
+            fresh, unread = await scope.read_pages(
+                refined, [c for c in candidates if c.id not in notebook.evidence])
             judged = await weigh_evidence(self._gateway, usage, self._settings, refined,
                                           checklist, fresh) if fresh else []
             for item in judged:
@@ -615,7 +619,8 @@ class ResearchLoop:
                           {"new": len(judged), "useful": useful})
             iterations.append({"queries": [q.text for q in pending.queries],
                                "failures": [f.model_dump() for f in outcome.failures],
-                               "new_passages": len(judged), "useful": useful})
+                               "new_passages": len(judged), "useful": useful,
+                               "pages_unread": unread})
             if usage.degraded:
                 notebook.model_problems.append("the language model kept failing")
                 return
@@ -631,7 +636,7 @@ class ResearchLoop:
             iterations[-1]["reflection"] = reflection.model_dump()
             if reflection.sufficient:
                 return
-            pending = to_plan(reflection.new_queries, self._sources, budget.queries,
+            pending = to_plan(reflection.new_queries, scope.sources, budget.queries,
                               notebook.query_results)
         if notebook.reflection is not None and not notebook.reflection.sufficient \
                 and notebook.cut_short is None:
@@ -640,7 +645,7 @@ class ResearchLoop:
     async def _answer(self, run: JobRun, usage: Usage, notebook: Notebook,
                       request: ResearchRequest, question: str, refined: str,
                       intent: QueryIntent, checklist: list[str], budget: TierBudget,
-                      failures: list[SourceFailure]) -> ResearchResult:
+                      failures: list[SourceFailure], scope: SearchScope) -> ResearchResult:
         await run.begin(Stage.SYNTHESIZE, "Writing the answer")
         evidence = notebook.best(budget.sources, self._settings.evidence_llm_weight)
         chosen = [e.source for e in evidence]
@@ -679,7 +684,7 @@ class ResearchLoop:
 
         await run.begin(Stage.GRADE, "Grading confidence")
         confidence, limitations = grade(verified, chosen, intent, failures,
-                                        sorted(self._sources))
+                                        sorted(scope.sources))
         coverage = checklist_coverage(checklist, notebook)
         run.metrics["checklist_coverage"] = round(coverage, 3)
         confidence, limitations = adjust_grade(confidence, limitations, coverage, check,

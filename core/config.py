@@ -94,6 +94,20 @@ class PipelineSettings(_Section):
     answer_sentences: int = Field(
         default=6, ge=1, le=30, description="Sentences in an extractive answer."
     )
+    local_only: bool = Field(
+        default=False, description="Search the local knowledge base only: no web request at "
+        "all, for every tenant.")
+    local_only_tenants: list[str] = Field(
+        default_factory=list, description="Tenants (workspaces, servers) whose questions never "
+        "leave the local knowledge base.")
+    allow_domains: list[str] = Field(
+        default_factory=list, description="Web domains ranked as most trustworthy "
+        "(e.g. your company's docs site).")
+    block_domains: list[str] = Field(
+        default_factory=list, description="Web domains never used as sources.")
+
+    def remote_allowed(self, tenant: str) -> bool:
+        return not self.local_only and tenant not in self.local_only_tenants
 
 
 class TierBudget(_Section):
@@ -168,3 +182,51 @@ class LLMSettings(_Section):
     @property
     def enabled(self) -> bool:
         return bool(self.fast_model or self.strong_model)
+
+
+class SourcesSettings(_Section):
+    """The web and academic sources and how politely they are used."""
+
+    wikipedia: bool = Field(default=True, description="Search Wikipedia (no key).")
+    arxiv: bool = Field(default=True, description="Search arXiv (no key).")
+    pubmed: bool = Field(default=True, description="Search PubMed (no key).")
+    tavily_api_key: SecretStr | None = Field(
+        default=None, description="Tavily API key: web search through Tavily when set.")
+    tavily_search_depth: str = Field(default="basic", description="Tavily: basic or advanced.")
+    tavily_include_domains: list[str] = Field(default_factory=list,
+                                              description="Tavily: only these domains.")
+    tavily_exclude_domains: list[str] = Field(default_factory=list,
+                                              description="Tavily: never these domains.")
+    searxng_url: str | None = Field(
+        default=None, description="A SearXNG instance (https://search.example.org) with the "
+        "JSON format enabled: web search through it when set.")
+    pubmed_api_key: SecretStr | None = Field(
+        default=None, description="NCBI API key: 10 instead of 3 PubMed requests a second.")
+    wikipedia_api: str = Field(default="https://{language}.wikipedia.org/w/api.php",
+                               description="MediaWiki API URL ({language} is filled in).")
+    arxiv_api: str = Field(default="https://export.arxiv.org/api/query",
+                           description="arXiv API URL.")
+    pubmed_api: str = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+                            description="E-utilities base URL.")
+    tavily_api: str = Field(default="https://api.tavily.com", description="Tavily API URL.")
+    timeout_s: float = Field(default=10.0, gt=0, description="Limit of one source call.")
+    attempts: int = Field(default=3, ge=1, le=5, description="Tries of a call on 429/5xx and "
+                          "timeouts (backoff, Retry-After honoured).")
+    concurrency: int = Field(default=4, ge=1, description="Calls in flight per source.")
+    rate_per_second: float = Field(default=3.0, gt=0, description="Calls a second per source "
+                                   "(NCBI allows 3 without a key).")
+    breaker_failures: int = Field(default=5, ge=1, description="Failed calls in a row that "
+                                  "pause a source.")
+    breaker_reset_s: float = Field(default=60.0, gt=0, description="How long a paused source "
+                                   "rests before one trial call.")
+    cache_ttl_hours: float = Field(default=24.0, ge=0, description="How long a source's "
+                                   "answer to a query is reused (0: never).")
+    fetch_pages: int = Field(default=5, ge=0, le=20, description="Web hits whose pages are "
+                             "read (the rest keep their snippet).")
+    fetch_concurrency: int = Field(default=8, ge=1, description="Pages fetched at once.")
+    fetch_per_host: int = Field(default=2, ge=1, description="Pages fetched at once from one "
+                                "host.")
+    max_page_mb: float = Field(default=5.0, gt=0, description="Larger pages are skipped.")
+    user_agent: str = Field(default="researchbot/0.1 (+https://github.com/researchbot)",
+                            description="User-Agent of every request (robots.txt is read for "
+                            "the token 'researchbot').")

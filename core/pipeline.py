@@ -13,6 +13,7 @@ from core.cache import SemanticAnswerCache
 from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.errors import InvalidQuestionError
+from core.fetch import PageReader
 from core.grading import grade
 from core.intake import (
     choose_depth,
@@ -33,7 +34,7 @@ from core.models import (
 )
 from core.planning import plan_queries
 from core.rank import rank_sources
-from core.search import run_search
+from core.search import SearchScope, run_search
 from core.sources.base import SearchSource
 from core.store import JobStore
 from core.synthesis.base import Synthesizer
@@ -72,8 +73,10 @@ class ResearchPipeline:
         cache_scope: ScopeFunction | None = None,
         worker: str = "",
         loop: ResearchLoop | None = None,
+        pages: PageReader | None = None,
     ) -> None:
         self._loop = loop
+        self._pages = pages
         self._worker = worker
         self._store = store
         self._sources = dict(sources)
@@ -122,7 +125,8 @@ class ResearchPipeline:
         loop = self._loop
 
         async def rewrite(run: JobRun) -> ResearchResult:
-            result = await loop.improve(run, request, earlier, base.state)
+            result = await loop.improve(run, request, earlier, base.state,
+                                        self._scope(request.tenant))
             result = result.model_copy(update={"duration_ms": ms(started)})
             return await self._deliver(run, result)
 
@@ -165,10 +169,10 @@ class ResearchPipeline:
             run.state["standalone_question"] = subject
         await run.end(Stage.INTAKE, f"Question type: {intent.question_type.value}")
 
-        scope = await self._cache_scope(request.tenant) if self._cache_scope else ""
+        generation = await self._cache_scope(request.tenant) if self._cache_scope else ""
         if self._cache is not None and cacheable and not request.bypass_cache:
             await run.begin(Stage.CACHE, "Checking earlier answers")
-            hit = await self._cache.lookup(question, request.tenant, scope)
+            hit = await self._cache.lookup(question, request.tenant, generation)
             if hit is not None:
                 await run.end(Stage.CACHE, "Found an earlier answer", {"hits": 1})
                 result = hit.result.model_copy(update={
@@ -181,23 +185,24 @@ class ResearchPipeline:
 
         depth = choose_depth(request.depth, subject, intent, request.platform)
         run.state["depth"] = depth.value
+        scope = self._scope(request.tenant)
         if self._loop is not None:
-            result = await self._loop.research(run, request, question, intent, depth)
+            result = await self._loop.research(run, request, question, intent, depth, scope)
             result = result.model_copy(update={"duration_ms": ms(started)})
             cache = cacheable and not request.feedback
             return await self._deliver(run, result,
-                                       (intent, request.tenant, scope) if cache else None)
+                                       (intent, request.tenant, generation) if cache else None)
 
         await run.begin(Stage.PLAN, "Planning searches")
         tier = _TIERS[depth]
-        plan = plan_queries(subject, intent, list(self._sources), tier.max_queries)
+        plan = plan_queries(subject, intent, list(scope.sources), tier.max_queries)
         run.state["plan"] = plan.model_dump()
         await run.end(Stage.PLAN, f"Planned {len(plan.queries)} searches",
                       {"queries": len(plan.queries)})
 
-        await run.begin(Stage.SEARCH, "Searching " + ", ".join(
-            s.label for s in self._sources.values()))
-        outcome = await run_search(plan, self._sources, request.tenant, intent,
+        await run.begin(Stage.SEARCH, "Searching " + ", ".join(sorted(
+            {scope.sources[n].label for q in plan.queries for n in q.sources})))
+        outcome = await run_search(plan, scope.sources, request.tenant, intent,
                                    tier.sources(self._settings.max_sources) * 2,
                                    self._settings.source_timeout_s)
         run.metrics.update(queries_per_source=outcome.queries_per_source,
@@ -211,11 +216,15 @@ class ResearchPipeline:
         await run.begin(Stage.RANK, "Ranking evidence")
         earlier = [turn.sources for turn in request.context[-1:] if turn.sources]
         ranked = await rank_sources(
-            subject, outcome.results + earlier, self._embedder,
+            subject, scope.usable(outcome.results) + earlier, self._embedder,
             tier.sources(self._settings.max_sources),
             self._settings.max_per_document, self._settings.min_relevance,
+            prior=scope.prior(intent),
         )
-        run.metrics["sources_processed"] = len(ranked)
+        ranked, unread = await scope.read_pages(subject, ranked)
+        run.metrics.update(sources_processed=len(ranked), pages_unread=len(unread))
+        if unread:
+            run.state["pages_unread"] = unread
         await run.end(Stage.RANK, f"Kept {len(ranked)} relevant passages",
                       {"kept": len(ranked)})
 
@@ -235,7 +244,7 @@ class ResearchPipeline:
 
         await run.begin(Stage.GRADE, "Grading confidence")
         confidence, limitations = grade(verified, ranked, intent, outcome.failures,
-                                        sorted(self._sources))
+                                        sorted(scope.sources))
         await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
 
         cited = set(verified.cited_sources)
@@ -258,7 +267,15 @@ class ResearchPipeline:
             sources_considered=outcome.passages,
         )
         return await self._deliver(run, result,
-                                   (intent, request.tenant, scope) if cacheable else None)
+                                   (intent, request.tenant, generation) if cacheable else None)
+
+    def _scope(self, tenant: str) -> SearchScope:
+        settings = self._settings
+        if not settings.remote_allowed(tenant):
+            return SearchScope({name: source for name, source in self._sources.items()
+                                if name == "local"})
+        return SearchScope(self._sources, self._pages, tuple(settings.allow_domains),
+                           tuple(settings.block_domains))
 
     async def _deliver(
         self,

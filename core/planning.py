@@ -36,7 +36,8 @@ def plan_queries(
         key = text.casefold().strip()
         if key and key not in seen:
             seen.add(key)
-            queries.append(PlannedQuery(text=text, purpose=purpose, sources=list(sources)))
+            queries.append(PlannedQuery(text=text, purpose=purpose,
+                                        sources=route_sources(question, sources)))
     return ResearchPlan(queries=queries[:max_queries])
 
 
@@ -62,3 +63,33 @@ def _surface_terms(question: str, intent: QueryIntent) -> list[str]:
 
     words = [w.strip("?!.,;:\"'()") for w in question.split()]
     return [w for w in words if w and w.casefold() not in STOPWORDS] or intent.key_terms
+
+
+_BIOMEDICAL = re.compile(
+    r"\b(disease|diseases|drug|drugs|dose|dosage|clinical|patients?|symptoms?|treatments?|"
+    r"therap(y|ies)|diagnos\w*|vaccines?|virus(es)?|viral|bacteria\w*|infections?|cancer|"
+    r"tumou?rs?|diabetes|genes?|genetic|proteins?|enzymes?|medical|medicine|pharma\w*|"
+    r"syndrome|disorders?|cardio\w*|neuro\w*|antibiotics?|immun\w*|epidemi\w*|trials?|"
+    r"mortality|prognosis|surgery|pregnan\w*|covid|sars-cov-2|hiv|alzheimer\w*)\b", re.I)
+_RESEARCH = re.compile(
+    r"\b(papers?|preprints?|arxiv|state of the art|sota|benchmarks?|neural|transformers?|"
+    r"algorithms?|theorem|proofs?|quantum|physics|astrophysics|machine learning|deep learning|"
+    r"language models?|llms?|reinforcement learning|dataset|research on|literature)\b", re.I)
+_GENERAL = ("tavily", "searxng", "wikipedia")
+
+
+def route_sources(question: str, available: list[str]) -> list[str]:
+    """Which sources a question's queries go to, in priority order: the knowledge base
+    first; PubMed for biomedical questions, arXiv for research questions; the web and
+    Wikipedia for general facts (and as a backstop when a specialist source is missing)."""
+    order = ["local"]
+    if _BIOMEDICAL.search(question):
+        order += ["pubmed", "wikipedia", *_GENERAL]
+    elif _RESEARCH.search(question):
+        order += ["arxiv", "wikipedia", *_GENERAL]
+    else:
+        order += list(_GENERAL)
+    routed = [name for name in dict.fromkeys(order) if name in available]
+    # Sources this routing does not know (added by a deployment) are searched too.
+    return routed + [name for name in available if name not in routed and name not in
+                     ("pubmed", "arxiv")] or list(available)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -20,9 +20,11 @@ async def rank_sources(
     per_document: int,
     min_relevance: float,
     trade_off: float = 0.75,
+    prior: Callable[[Source], float] | None = None,
 ) -> list[Source]:
     """The best `limit` distinct passages: fused rank across lists and relevance to the
-    question, at most `per_document` from one document, none below `min_relevance`."""
+    question, times the source's `prior` (quality, recency), at most `per_document` from one
+    document or web site, none below `min_relevance`."""
     by_id: dict[str, Source] = {}
     for hits in result_lists:
         for source in hits:
@@ -38,13 +40,14 @@ async def rank_sources(
     if not keep:
         return []
     top_fused = max(fused.values())
-    score = np.asarray([0.5 * fused[ids[n]] / top_fused + 0.5 * relevance[n] for n in keep])
+    score = np.asarray([(0.5 * fused[ids[n]] / top_fused + 0.5 * relevance[n])
+                        * (prior(by_id[ids[n]]) if prior else 1.0) for n in keep])
     picked = maximal_marginal_relevance(
         score,
         vectors[keep],
         limit,
         trade_off,
-        group_of=lambda k: by_id[ids[keep[k]]].document_id or ids[keep[k]],
+        group_of=lambda k: _group(by_id[ids[keep[k]]]),
         per_group=per_document,
     )
     ranked = []
@@ -54,6 +57,13 @@ async def rank_sources(
         metadata = source.metadata.model_copy(update={"relevance": round(float(relevance[n]), 4)})
         ranked.append(source.model_copy(update={"metadata": metadata}))
     return ranked
+
+
+def _group(source: Source) -> str:
+    """Web pages group by site, so that one site cannot fill the answer; documents by file."""
+    if source.url and source.metadata.domain:
+        return f"site:{source.metadata.domain}"
+    return source.document_id or source.id
 
 
 async def _vectors(sources: list[Source], embedder: Embedder) -> np.ndarray:

@@ -5,14 +5,41 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from core.errors import SourceError
+from core.fetch import PageReader
 from core.models import QueryIntent, Source
 from core.planning import ResearchPlan
 from core.sources.base import SearchQuery, SearchSource
+from core.sources.quality import blocked, source_prior
+
+
+@dataclass(frozen=True)
+class SearchScope:
+    """What one request may search: its sources (the knowledge base alone for a local-only
+    tenant), the reader of web pages (none then), and how web sources are trusted."""
+
+    sources: Mapping[str, SearchSource]
+    pages: PageReader | None = None
+    allow: tuple[str, ...] = ()
+    block: tuple[str, ...] = ()
+
+    def prior(self, intent: QueryIntent) -> Callable[[Source], float]:
+        return lambda source: source_prior(source, intent, self.allow)
+
+    def usable(self, results: list[list[Source]]) -> list[list[Source]]:
+        """The result lists without sources from blocked domains."""
+        return [[s for s in hits if not blocked(s, self.block)] for hits in results]
+
+    async def read_pages(self, question: str, sources: list[Source]
+                         ) -> tuple[list[Source], list[str]]:
+        if self.pages is None:
+            return sources, []
+        return await self.pages.read(question, sources)
 
 
 class SourceFailure(BaseModel):

@@ -241,10 +241,13 @@ def knowledge_base(sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: 
 
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """No RESEARCHBOT_* settings from the caller's shell; a fresh data dir; no config file."""
+    """No RESEARCHBOT_* settings from the caller's shell; a fresh data dir; no config file.
+    The bot processes these tests start are local-only (the network guard cannot reach into
+    another process); tests of the web sources point them at local fakes instead."""
     for key in list(os.environ):
         if key.startswith("RESEARCHBOT_") and key != "RESEARCHBOT_REQUIRE_SERVICES":
             monkeypatch.delenv(key)
     monkeypatch.setenv("RESEARCHBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RESEARCHBOT_PIPELINE__LOCAL_ONLY", "true")
     monkeypatch.chdir(tmp_path)
     yield tmp_path / "data"

@@ -50,7 +50,7 @@ class Lab:
         settings = self.settings(**changes)
         sources = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
         extractive = ExtractiveSynthesizer(embedder)
-        loop = ResearchLoop(ModelGateway(settings, PromptLibrary.load()), settings, sources,
+        loop = ResearchLoop(ModelGateway(settings, PromptLibrary.load()), settings,
                             embedder, PipelineSettings(), extractive)
         return ResearchPipeline(store=JobStore(engine), sources=sources, synthesizer=extractive,
                                 embedder=embedder, settings=PipelineSettings(),

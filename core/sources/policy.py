@@ -1,0 +1,178 @@
+"""Politeness and resilience around a remote search source: concurrency and rate limits, a
+per-call timeout, retries with backoff on 429/5xx (honouring Retry-After), a circuit breaker,
+and a response cache with a time to live. Failures surface as SourceError: an outage is an
+outage, never "no results"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import aiohttp
+
+from core.errors import SourceError, SourceTimeoutError
+
+T = TypeVar("T")
+MAX_RETRY_AFTER_S = 30.0
+
+
+class SourceHttpError(SourceError):
+    """A non-2xx answer; `retry_after` from the response when it said."""
+
+    def __init__(self, source: str, status: int, retry_after: float | None = None) -> None:
+        super().__init__(source, f"HTTP {status}", status)
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        return self.status == 429 or (self.status or 0) >= 500
+
+
+class TokenBucket:
+    """`rate` calls a second on average, bursts of `burst`."""
+
+    def __init__(self, rate: float, burst: int = 1) -> None:
+        self._rate = rate
+        self._burst = float(burst)
+        self._tokens = float(burst)
+        self._updated = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                self._tokens = min(self._burst, self._tokens + (now - self._updated) * self._rate)
+                self._updated = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    return
+                await asyncio.sleep((1 - self._tokens) / self._rate)
+
+
+class CircuitBreaker:
+    """Open after `threshold` failures in a row: calls fail at once for `reset_s`, then one
+    trial call is let through (half-open); its success closes the circuit again."""
+
+    def __init__(self, threshold: int = 5, reset_s: float = 60.0) -> None:
+        self._threshold = threshold
+        self._reset_s = reset_s
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._trial = False
+
+    @property
+    def state(self) -> str:
+        if self._opened_at is None:
+            return "closed"
+        return "half-open" if time.monotonic() - self._opened_at >= self._reset_s else "open"
+
+    def allow(self) -> bool:
+        state = self.state
+        if state == "closed":
+            return True
+        if state == "half-open" and not self._trial:
+            self._trial = True
+            return True
+        return False
+
+    def succeeded(self) -> None:
+        self._failures = 0
+        self._opened_at = None
+        self._trial = False
+
+    def failed(self) -> None:
+        self._failures += 1
+        self._trial = False
+        if self._failures >= self._threshold or self._opened_at is not None:
+            self._opened_at = time.monotonic()
+
+
+class SourcePolicy:
+    """What every call to one source goes through."""
+
+    def __init__(self, name: str, *, concurrency: int = 4, rate_per_s: float = 5.0,
+                 timeout_s: float = 10.0, attempts: int = 3, backoff_s: float = 0.5,
+                 breaker: CircuitBreaker | None = None, cache: Any = None,
+                 cache_ttl_s: float = 3600.0) -> None:
+        self.name = name
+        self._limit = asyncio.Semaphore(concurrency)
+        self._bucket = TokenBucket(rate_per_s, burst=max(1, concurrency))
+        self._timeout_s = timeout_s
+        self._attempts = attempts
+        self._backoff_s = backoff_s
+        self.breaker = breaker or CircuitBreaker()
+        self._cache = cache
+        self._cache_ttl_s = cache_ttl_s
+
+    async def call(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
+        """`fetch()` under the policy; its result cached under (source, key)."""
+        cache_key = f"source:{self.name}:{key}"
+        if self._cache is not None:
+            cached = self._cache.get(cache_key)
+            if cached is not None:
+                return cached
+        if not self.breaker.allow():
+            raise SourceError(self.name, "paused after repeated failures (circuit open)")
+        for attempt in range(1, self._attempts + 1):
+            try:
+                async with self._limit:
+                    await self._bucket.acquire()
+                    async with asyncio.timeout(self._timeout_s):
+                        result = await fetch()
+            except TimeoutError:
+                failure: SourceError = SourceTimeoutError(
+                    self.name, f"timed out after {self._timeout_s:g} s")
+                retry_after = None
+            except SourceHttpError as error:
+                if not error.transient:
+                    self.breaker.failed()
+                    raise
+                failure, retry_after = error, error.retry_after
+            except (aiohttp.ClientError, OSError) as error:
+                failure = SourceError(self.name, f"connection failed: {error}"[:300])
+                retry_after = None
+            except SourceError:
+                self.breaker.failed()
+                raise
+            else:
+                self.breaker.succeeded()
+                if self._cache is not None:
+                    self._cache.set(cache_key, result, expire=self._cache_ttl_s)
+                return result
+            if attempt == self._attempts:
+                self.breaker.failed()
+                raise failure
+            delay = self._backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
+            await asyncio.sleep(min(MAX_RETRY_AFTER_S, max(delay, retry_after or 0.0)))
+        raise AssertionError("unreachable")
+
+
+async def get_text(session: aiohttp.ClientSession, source: str, url: str,
+                   params: dict[str, Any] | None = None,
+                   headers: dict[str, str] | None = None) -> str:
+    async with session.get(url, params=params, headers=headers) as response:
+        if response.status >= 400:
+            raise SourceHttpError(source, response.status,
+                                  _retry_after(response.headers.get("Retry-After")))
+        return await response.text()
+
+
+async def get_json(session: aiohttp.ClientSession, source: str, url: str,
+                   params: dict[str, Any] | None = None) -> Any:
+    text = await get_text(session, source, url, params, {"Accept": "application/json"})
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise SourceError(source, "the response was not valid JSON") from None
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

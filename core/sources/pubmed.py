@@ -1,0 +1,100 @@
+"""PubMed through NCBI E-utilities: esearch for ids, esummary for titles, dates and DOIs,
+efetch for the abstracts. No key needed; an API key raises NCBI's rate limit."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import aiohttp
+from defusedxml import ElementTree
+
+from core.errors import SourceError
+from core.models import Source
+from core.sources.base import SearchQuery
+from core.sources.policy import SourcePolicy, get_json, get_text
+from core.sources.web import parse_date, web_source
+
+DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+
+
+class PubMedSource:
+    name = "pubmed"
+    label = "PubMed"
+
+    def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
+                 api_url: str = DEFAULT_API, api_key: str | None = None) -> None:
+        self._session = session
+        self._policy = policy
+        self._api_url = api_url.rstrip("/")
+        self._key = {"api_key": api_key} if api_key else {}
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        limit = min(query.limit, 20)
+
+        async def fetch() -> list[dict[str, Any]]:
+            found = await get_json(self._session, self.name, f"{self._api_url}/esearch.fcgi", {
+                "db": "pubmed", "term": query.text, "retmode": "json", "retmax": str(limit),
+                "sort": "relevance", **self._key})
+            ids = _ids(found)
+            if not ids:
+                return []
+            summary = await get_json(
+                self._session, self.name, f"{self._api_url}/esummary.fcgi",
+                {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._key})
+            abstracts = parse_abstracts(await get_text(
+                self._session, self.name, f"{self._api_url}/efetch.fcgi",
+                {"db": "pubmed", "id": ",".join(ids), "retmode": "xml",
+                 "rettype": "abstract", **self._key}))
+            result = summary.get("result") if isinstance(summary, dict) else None
+            if not isinstance(result, dict):
+                raise SourceError(self.name, "esummary: unexpected response shape")
+            return [{**result.get(pmid, {}), "pmid": pmid, "abstract": abstracts.get(pmid, "")}
+                    for pmid in ids if isinstance(result.get(pmid), dict)]
+
+        records = await self._policy.call(f"{query.text}|{limit}", fetch)
+        sources = []
+        for record in records:
+            text = record["abstract"] or ""
+            if not text:
+                continue  # no abstract: nothing to cite
+            doi = next((a.get("value") for a in record.get("articleids", [])
+                        if isinstance(a, dict) and a.get("idtype") == "doi"), None)
+            authors = [a.get("name", "") for a in record.get("authors", []) if isinstance(a, dict)]
+            journal = record.get("fulljournalname") or record.get("source") or ""
+            sources.append(web_source(
+                self.name, f"https://pubmed.ncbi.nlm.nih.gov/{record['pmid']}/",
+                str(record.get("title", "")), text,
+                published=parse_date(record.get("sortpubdate", "")[:10].replace("/", "-")
+                                     or record.get("pubdate")),
+                author=", ".join(a for a in authors if a)[:300] or None,
+                identifiers={"PMID": record["pmid"], "DOI": doi or "", "in": journal}))
+        return sources
+
+
+def _ids(found: Any) -> list[str]:
+    ids = found.get("esearchresult", {}).get("idlist") if isinstance(found, dict) else None
+    if not isinstance(ids, list):
+        raise SourceError("pubmed", "esearch: unexpected response shape")
+    return [str(i) for i in ids if str(i).isdigit()]
+
+
+def parse_abstracts(xml: str) -> dict[str, str]:
+    """PMID -> abstract text, from efetch's PubmedArticleSet XML."""
+    try:
+        root = ElementTree.fromstring(xml)
+    except ElementTree.ParseError as error:
+        raise SourceError("pubmed", f"efetch: not valid XML: {error}") from None
+    except Exception as error:  # defusedxml refuses entity tricks with its own types
+        raise SourceError("pubmed", f"efetch was refused: {type(error).__name__}") from None
+    found = {}
+    for article in root.iter("PubmedArticle"):
+        pmid = article.findtext(".//MedlineCitation/PMID") or ""
+        parts = []
+        for piece in article.iter("AbstractText"):
+            text = "".join(piece.itertext()).strip()
+            label = piece.get("Label")
+            parts.append(f"{label}: {text}" if label and text else text)
+        if pmid and parts:
+            found[pmid] = re.sub(r"\s+", " ", " ".join(p for p in parts if p)).strip()
+    return found

@@ -1,0 +1,72 @@
+"""Tavily web search through tavily-python's async client (created by the caller)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.errors import SourceError
+from core.models import Source
+from core.sources.base import SearchQuery
+from core.sources.policy import SourceHttpError, SourcePolicy
+from core.sources.web import parse_date, web_source
+
+
+class TavilySource:
+    name = "tavily"
+    label = "the web (Tavily)"
+
+    def __init__(self, client: Any, policy: SourcePolicy, *, search_depth: str = "basic",
+                 topic: str = "general", include_domains: list[str] | None = None,
+                 exclude_domains: list[str] | None = None) -> None:
+        self._client = client
+        self._policy = policy
+        self._options = {"search_depth": search_depth, "topic": topic,
+                         "include_domains": include_domains or None,
+                         "exclude_domains": exclude_domains or None}
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        options = dict(self._options)
+        constraint = query.intent.time_constraint
+        if constraint is not None and constraint.recent:
+            options.update(time_range="month")
+            if query.intent.question_type.value == "current_event":
+                options["topic"] = "news"
+        limit = min(query.limit, 20)
+
+        async def fetch() -> Any:
+            try:
+                return await self._client.search(query.text, max_results=limit, timeout=30,
+                                                  **options)
+            except Exception as error:  # tavily raises its own types and httpx's
+                raise _as_source_error(error) from error
+
+        data = await self._policy.call(f"{query.text}|{limit}|{sorted(options.items())}", fetch)
+        results = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(results, list):
+            raise SourceError(self.name, "the response had no result list")
+        found = []
+        for item in results:
+            if isinstance(item, dict) and item.get("url"):
+                found.append(web_source(
+                    self.name, str(item["url"]), str(item.get("title") or ""),
+                    str(item.get("raw_content") or item.get("content") or ""),
+                    published=parse_date(item.get("published_date"))))
+        return found
+
+
+def _as_source_error(error: Exception) -> Exception:
+    """Tavily's and httpx's errors as the policy understands them: HTTP statuses, timeouts,
+    connection failures (retried) and the rest (not)."""
+    name = type(error).__name__
+    if name == "UsageLimitExceededError":
+        return SourceHttpError("tavily", 429)
+    if name in ("InvalidAPIKeyError", "ForbiddenError", "MissingAPIKeyError"):
+        return SourceError("tavily", f"the API key was refused ({name})", 401)
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return SourceHttpError("tavily", status)
+    if "Timeout" in name:
+        return TimeoutError()
+    if name in ("ConnectError", "ReadError", "RemoteProtocolError", "WriteError"):
+        return ConnectionError(f"{name}: {error}")
+    return SourceError("tavily", f"{name}: {error}"[:300])

@@ -1,0 +1,71 @@
+"""Wikipedia through the MediaWiki API: full-text search, then plain-text extracts. No key;
+the wiki's language follows the question's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+from core.errors import SourceError
+from core.models import Source
+from core.sources.base import SearchQuery
+from core.sources.policy import SourcePolicy, get_json
+from core.sources.web import parse_date, web_source
+
+DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
+
+
+class WikipediaSource:
+    name = "wikipedia"
+    label = "Wikipedia"
+
+    def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
+                 api_url: str = DEFAULT_API) -> None:
+        self._session = session
+        self._policy = policy
+        self._api_url = api_url
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        language = query.intent.language if query.intent.language.isalpha() else "en"
+        api = self._api_url.format(language=language[:3].lower())
+        limit = min(query.limit, 10)
+
+        async def fetch() -> list[dict[str, Any]]:
+            found = await get_json(self._session, self.name, api, {
+                "action": "query", "list": "search", "srsearch": query.text,
+                "srlimit": str(limit), "format": "json", "formatversion": "2",
+                "srprop": "snippet|timestamp"})
+            hits = _path(found, "query", "search")
+            if not hits:
+                return []
+            ids = [str(hit["pageid"]) for hit in hits if "pageid" in hit]
+            pages = await get_json(self._session, self.name, api, {
+                "action": "query", "prop": "extracts|info", "pageids": "|".join(ids),
+                "explaintext": "1", "exintro": "0", "exchars": "4000", "inprop": "url",
+                "format": "json", "formatversion": "2"})
+            by_id = {str(p.get("pageid")): p for p in _path(pages, "query", "pages") or []}
+            return [{**hit, **by_id.get(str(hit.get("pageid")), {})} for hit in hits]
+
+        results = await self._policy.call(f"{language}|{query.text}|{limit}", fetch)
+        sources = []
+        for page in results:
+            url = page.get("fullurl") or page.get("canonicalurl")
+            text = page.get("extract") or ""
+            if url and text:
+                sources.append(web_source(self.name, url, str(page.get("title", "")), text,
+                                          published=parse_date(page.get("timestamp")
+                                                               or page.get("touched"))))
+        return sources
+
+
+def _path(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            raise SourceError("wikipedia", "unexpected response shape")
+        if "error" in data:
+            raise SourceError("wikipedia", str(data["error"].get("info", "API error"))[:200])
+        data = data.get(key)
+    if data is not None and not isinstance(data, list):
+        raise SourceError("wikipedia", "unexpected response shape")
+    return data
