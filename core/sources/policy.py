@@ -18,6 +18,7 @@ from core.errors import SourceError, SourceTimeoutError
 
 T = TypeVar("T")
 MAX_RETRY_AFTER_S = 30.0
+MIN_429_WAIT_S = 1.0
 
 
 class SourceHttpError(SourceError):
@@ -148,6 +149,8 @@ class SourcePolicy:
                 self.breaker.failed()
                 raise failure
             delay = self._backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
+            if retry_after is None and failure.status == 429:
+                retry_after = MIN_429_WAIT_S  # rate-limited without a hint: back off properly
             await asyncio.sleep(min(MAX_RETRY_AFTER_S, max(delay, retry_after or 0.0)))
         raise AssertionError("unreachable")
 

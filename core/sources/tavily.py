@@ -41,9 +41,11 @@ class TavilySource:
                 raise _as_source_error(error) from error
 
         data = await self._policy.call(f"{query.text}|{limit}|{sorted(options.items())}", fetch)
+        # The client fills in an empty result list when the body has none; a real answer
+        # always echoes the query, so a body without it is malformed, not "nothing found".
         results = data.get("results") if isinstance(data, dict) else None
-        if not isinstance(results, list):
-            raise SourceError(self.name, "the response had no result list")
+        if not isinstance(results, list) or "query" not in data:
+            raise SourceError(self.name, "the response was not a search result")
         found = []
         for item in results:
             if isinstance(item, dict) and item.get("url"):
