@@ -25,6 +25,7 @@ from core.sources.web import parse_date
 
 MAX_REDIRECTS = 5
 ROBOTS_MAX_BYTES = 512 * 1024
+ROBOTS_TTL_S = 3600.0
 _KINDS = {"text/html": ".html", "application/xhtml+xml": ".html", "application/pdf": ".pdf",
           "text/plain": ".txt"}
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([\w.:-]+)""", re.I)
@@ -131,7 +132,8 @@ class PageFetcher:
         except UnreadableDocumentError as error:
             raise FetchError(f"{final}: {error}") from None
         text = "\n\n".join(s.text for s in document.sections).strip()
-        title = document.title if document.title != "Page" else urlsplit(final).netloc
+        # A page without a <title> gets its file name ("page") from the reader: use the host.
+        title = document.title if document.title.lower() != "page" else urlsplit(final).netloc
         return FetchedPage(url=url, final_url=final, title=title, text=text,
                            author=document.author, published=document.published,
                            content_type=kind, size=len(body))
@@ -140,10 +142,11 @@ class PageFetcher:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         async with self._robots_locks.setdefault(origin, asyncio.Lock()):
-            fetched_at, rules = self._robots.get(origin, (0.0, None))
-            if time.monotonic() - fetched_at > 3600:
-                rules = await self._load_robots(origin)
-                self._robots[origin] = (time.monotonic(), rules)
+            known = self._robots.get(origin)
+            if known is None or time.monotonic() - known[0] > ROBOTS_TTL_S:
+                known = (time.monotonic(), await self._load_robots(origin))
+                self._robots[origin] = known
+            rules = known[1]
         return rules is None or rules.can_fetch(self._agent, url)
 
     async def _load_robots(self, origin: str) -> RobotFileParser | None:
