@@ -43,6 +43,7 @@ class FakeWeb(LocalServer):
         self.robots = "User-agent: *\nDisallow: /private/\n"
         self.failures: dict[str, list[Failure]] = {}
         self.hits: list[tuple[str, dict[str, str]]] = []
+        self.latency: dict[str, float] = {}  # path -> seconds every answer takes
         router = self.app.router
         router.add_post("/tavily/search", self._tavily)
         router.add_get("/w/api.php", self._mediawiki)
@@ -70,6 +71,8 @@ class FakeWeb(LocalServer):
 
     async def _scripted(self, request: web.Request) -> web.Response | None:
         self.hits.append((request.path, dict(request.query)))
+        if request.path in self.latency:
+            await asyncio.sleep(self.latency[request.path])
         queued = self.failures.get(request.path)
         if not queued:
             return None

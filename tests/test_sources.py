@@ -225,3 +225,13 @@ def test_canonical_urls_drop_tracking_fragments_and_default_ports() -> None:
     assert canonical_url("HTTPS://Example.org:443/a/b/?utm_source=x&b=2&a=1&fbclid=z#frag") == (
         "https://example.org/a/b?a=1&b=2")
     assert canonical_url("http://example.org:8080/") == "http://example.org:8080"
+
+
+async def test_pubmed_stays_within_ncbis_three_requests_a_second(fake: FakeWeb,
+                                                                 session: Any) -> None:
+    source = PubMedSource(session, _policy("pubmed", rate_per_s=3.0), fake.base + "/eutils")
+    started = time.perf_counter()
+    await asyncio.gather(*(source.search(_query(f"metformin diabetes {n}")) for n in range(2)))
+    elapsed = time.perf_counter() - started
+    # 6 requests at 3 a second, after a burst of the concurrency's worth (4): >= 2/3 s.
+    assert len(fake.hits) == 6 and elapsed >= 0.6

@@ -110,6 +110,10 @@ class SourcePolicy:
         self._cache = cache
         self._cache_ttl_s = cache_ttl_s
 
+    async def pace(self) -> None:
+        """Wait for the rate limit: for each further request a call makes after its first."""
+        await self._bucket.acquire()
+
     async def call(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
         """`fetch()` under the policy; its result cached under (source, key)."""
         cache_key = f"source:{self.name}:{key}"

@@ -39,9 +39,11 @@ class PubMedSource:
             ids = _ids(found)
             if not ids:
                 return []
+            await self._policy.pace()  # NCBI counts every request, not every search
             summary = await get_json(
                 self._session, self.name, f"{self._api_url}/esummary.fcgi",
                 {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._key})
+            await self._policy.pace()
             abstracts = parse_abstracts(await get_text(
                 self._session, self.name, f"{self._api_url}/efetch.fcgi",
                 {"db": "pubmed", "id": ",".join(ids), "retmode": "xml",

@@ -40,6 +40,7 @@ class WikipediaSource:
             if not hits:
                 return []
             ids = [str(hit["pageid"]) for hit in hits if "pageid" in hit]
+            await self._policy.pace()
             pages = await get_json(self._session, self.name, api, {
                 "action": "query", "prop": "extracts|info", "pageids": "|".join(ids),
                 "explaintext": "1", "exintro": "0", "exchars": "4000", "inprop": "url",
