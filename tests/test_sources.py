@@ -97,7 +97,7 @@ async def test_each_source_returns_cited_results(fake: FakeWeb, session: Any, na
     assert hit.metadata.domain == {"arxiv": "arxiv.org", "pubmed": "pubmed.ncbi.nlm.nih.gov"}.get(
         name, "127.0.0.1")
     assert hit.metadata.published_at is not None
-    assert hit.id.startswith(name[:4])
+    assert hit.id.startswith("web-")
 
 
 async def test_pubmed_keeps_pmid_doi_and_the_abstract(fake: FakeWeb, session: Any) -> None:
@@ -235,3 +235,17 @@ async def test_pubmed_stays_within_ncbis_three_requests_a_second(fake: FakeWeb,
     elapsed = time.perf_counter() - started
     # 6 requests at 3 a second, after a burst of the concurrency's worth (4): >= 2/3 s.
     assert len(fake.hits) == 6 and elapsed >= 0.6
+
+
+async def test_the_same_page_from_two_providers_is_one_source(fake: FakeWeb, session: Any,
+                                                              embedder: Any) -> None:
+    from core.rank import rank_sources
+
+    sources = _sources(fake, session)
+    query = _query("domestic cat sleep")
+    from_tavily = await sources["tavily"].search(query)
+    from_searxng = await sources["searxng"].search(query)
+    assert from_tavily[0].id == from_searxng[0].id
+    ranked = await rank_sources("How long do cats sleep?", [from_tavily, from_searxng],
+                                embedder, 10, 3, 0.0)
+    assert [s.url for s in ranked].count(from_tavily[0].url) == 1

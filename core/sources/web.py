@@ -36,15 +36,16 @@ def domain_of(url: str) -> str:
 def web_source(provider: str, url: str, title: str, text: str, *,
                published: datetime | None = None, author: str | None = None,
                identifiers: dict[str, str] | None = None) -> Source:
-    """A search hit as a Source; its id derives from the canonical URL. `identifiers` (PMID,
-    DOI, arXiv id) become its location."""
+    """A search hit as a Source. Its id derives from the canonical URL alone, so the same page
+    found by two providers is one source. `identifiers` (PMID, DOI, arXiv id) become its
+    location."""
     canonical = canonical_url(url)
     text = re.sub(r"\s+", " ", text).strip()
     metadata = SourceMetadata(domain=domain_of(canonical), published_at=published,
                               author=author, word_count=len(text.split()), provider=provider)
     location = "; ".join(f"{k} {v}" for k, v in (identifiers or {}).items() if v) or None
     return Source(
-        id=f"{provider[:4]}-" + hashlib.sha256(canonical.encode()).hexdigest()[:16],
+        id="web-" + hashlib.sha256(canonical.encode()).hexdigest()[:16],
         title=re.sub(r"\s+", " ", title).strip()[:300] or domain_of(canonical),
         url=canonical, location=location, snippet=text[:500], content=text,
         document_id=canonical, metadata=metadata)
