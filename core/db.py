@@ -19,7 +19,10 @@ from sqlalchemy import (
     Table,
     Text,
     event,
+    inspect,
+    text,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from core.errors import ConfigurationError
@@ -113,8 +116,32 @@ async def open_database(url: str) -> AsyncEngine:
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     async with engine.begin() as connection:
+        await connection.run_sync(_upgrade)
         await connection.run_sync(metadata.create_all)
     return engine
+
+
+def _upgrade(connection: Connection) -> None:
+    """Bring a store made by an earlier release up to date, keeping its rows."""
+    inspector = inspect(connection)
+    if "kb_chunks" not in inspector.get_table_names():
+        return
+    if inspector.get_pk_constraint("kb_chunks")["constrained_columns"] != ["id"]:
+        return
+    # 0.1.0 keyed chunks by id alone; ids repeat across tenants that index the same files.
+    if connection.dialect.name == "postgresql":
+        name = inspector.get_pk_constraint("kb_chunks")["name"]
+        connection.execute(text(f'ALTER TABLE kb_chunks DROP CONSTRAINT "{name}"'))
+        connection.execute(text("ALTER TABLE kb_chunks ADD PRIMARY KEY (tenant, id)"))
+        return
+    for index in inspector.get_indexes("kb_chunks"):
+        connection.execute(text(f'DROP INDEX IF EXISTS "{index["name"]}"'))
+    connection.execute(text("ALTER TABLE kb_chunks RENAME TO kb_chunks_before_upgrade"))
+    kb_chunks.create(connection)
+    columns = ", ".join(c.name for c in kb_chunks.columns)
+    connection.execute(text(f"INSERT INTO kb_chunks ({columns}) SELECT {columns} "
+                            "FROM kb_chunks_before_upgrade"))
+    connection.execute(text("DROP TABLE kb_chunks_before_upgrade"))
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

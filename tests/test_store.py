@@ -49,3 +49,34 @@ async def test_abandoned_jobs_are_failed_at_start_up(any_engine: Any) -> None:
     # Past the age limit even a job whose worker looks alive is failed.
     assert await store.fail_abandoned(lambda w: True, timedelta(0)) == 1
     assert (await store.get(alive.id)).status == JobStatus.FAILED
+
+
+async def test_a_store_from_the_first_release_is_upgraded_in_place(any_engine: Any) -> None:
+    """0.1.0 keyed knowledge-base chunks by id alone; the upgrade keeps the rows."""
+    from sqlalchemy import inspect, text
+
+    from core.db import kb_chunks, open_database
+
+    url = any_engine.url.render_as_string(hide_password=False)
+    async with any_engine.begin() as connection:
+        await connection.run_sync(kb_chunks.drop)
+        await connection.execute(text(
+            "CREATE TABLE kb_chunks (id VARCHAR(64) PRIMARY KEY, tenant VARCHAR(255) NOT NULL,"
+            " file_id VARCHAR(32) NOT NULL, ordinal INTEGER NOT NULL, text TEXT NOT NULL,"
+            " location TEXT)"))
+        await connection.execute(text("CREATE INDEX ix_kb_chunks_tenant ON kb_chunks (tenant)"))
+        await connection.execute(text(
+            "INSERT INTO kb_chunks VALUES ('c1', 't1', 'f1', 0, 'Cats sleep.', NULL)"))
+    upgraded = await open_database(url)
+    try:
+        async with upgraded.begin() as connection:
+            key = await connection.run_sync(
+                lambda sync: inspect(sync).get_pk_constraint("kb_chunks")["constrained_columns"])
+            assert sorted(key) == ["id", "tenant"]
+            await connection.execute(kb_chunks.insert().values(
+                id="c1", tenant="t2", file_id="f1", ordinal=0, text="Cats sleep.",
+                location=None))
+            rows = (await connection.execute(text("SELECT tenant FROM kb_chunks"))).all()
+        assert sorted(r[0] for r in rows) == ["t1", "t2"]
+    finally:
+        await upgraded.dispose()
