@@ -4,6 +4,7 @@ research entry point, thread memory, question limits and redelivery dedupe."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ Research = Callable[[ResearchRequest, Callable[[ProgressEvent], Awaitable[None]]
                     Awaitable[ResearchResult]]
 
 FAILURE = "Sorry, the research failed before it finished. Please try again in a moment."
+PROGRESS_INTERVAL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,22 @@ class ResearchDesk:
     limiter: QuestionLimiter
     events: EventLog
     depth: Depth = Depth.AUTO
+
+
+def throttled(send: Callable[[ProgressEvent], Awaitable[object]], *,
+              shown_now: bool = True) -> Callable[[ProgressEvent], Awaitable[None]]:
+    """A progress callback passing finished stages to `send` at most once a second: each
+    update is a rate-limited platform call on the research's critical path, and the skipped
+    ones would be replaced before anyone read them. `shown_now`: a status was just shown."""
+    last = time.monotonic() if shown_now else -math.inf
+
+    async def progress(event: ProgressEvent) -> None:
+        nonlocal last
+        if event.kind == "finished" and time.monotonic() - last >= PROGRESS_INTERVAL_S:
+            last = time.monotonic()
+            await send(event)
+
+    return progress
 
 
 def refusal(error: RateLimitedError, group: str) -> str:

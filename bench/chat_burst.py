@@ -32,9 +32,10 @@ from core.db import open_database, sqlite_url
 from core.embedding import OnnxMiniLMEmbedder
 from core.kb.knowledge_base import KnowledgeBase
 from core.vectors import open_chroma
+from tests.chat_harness import Options
 from tests.conftest import CORPUS
 from tests.discord_harness import serve_discord
-from tests.slack_harness import Options, mention, serve_slack
+from tests.slack_harness import mention, serve_slack
 
 QUESTIONS = ["How many hours a day do cats sleep?", "Which city did Mount Vesuvius bury?",
              "How much caffeine is in black tea?", "Why does sourdough bread taste sour?",

@@ -39,10 +39,10 @@ from core.sources.local import LocalKnowledgeBaseSource
 from core.store import JobStore
 from core.synthesis.extractive import ExtractiveSynthesizer
 from core.vectors import open_chroma
+from tests.chat_harness import SlowSource
 from tests.conftest import CORPUS
 from tests.fake_openai import Chat, FakeOpenAI
 from tests.scripted_analyst import script
-from tests.slack_harness import SlowSource
 
 
 def _reflect_until(rounds: int) -> Any:

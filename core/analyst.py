@@ -182,9 +182,6 @@ class Notebook(BaseModel):
     cut_short: str | None = None
     model_problems: list[str] = Field(default_factory=list)
 
-    def sources(self) -> list[Source]:
-        return [e.source for e in self.evidence.values()]
-
     def number_of(self, source_id: str) -> int:
         return list(self.evidence).index(source_id) + 1
 

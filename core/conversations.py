@@ -31,22 +31,18 @@ class ConversationStore:
                 platform=platform, tenant=tenant, message=message, thread=thread,
                 job_id=job_id, created_at=utcnow()))
 
-    async def thread_of(self, platform: str, tenant: str, message: str) -> str | None:
-        async with self._engine.connect() as connection:
-            return (await connection.execute(select(answer_messages.c.thread).where(
-                answer_messages.c.platform == platform, answer_messages.c.tenant == tenant,
-                answer_messages.c.message == message))).scalar_one_or_none()
-
-    async def request_of(self, platform: str, tenant: str, message: str) -> ResearchRequest | None:
-        """The request that produced the answer in `message`, for a retry."""
-        query = (select(jobs.c.request)
+    async def answered(self, platform: str, tenant: str, message: str
+                       ) -> tuple[ResearchRequest, str] | None:
+        """The request whose answer is `message`, and the thread it sits in (for a retry);
+        None when `message` is not one of the bot's answers."""
+        query = (select(jobs.c.request, answer_messages.c.thread)
                  .join(answer_messages, answer_messages.c.job_id == jobs.c.id)
                  .where(answer_messages.c.platform == platform,
                         answer_messages.c.tenant == tenant,
                         answer_messages.c.message == message))
         async with self._engine.connect() as connection:
-            request = (await connection.execute(query)).scalar_one_or_none()
-        return None if request is None else ResearchRequest.model_validate(request)
+            row = (await connection.execute(query)).first()
+        return None if row is None else (ResearchRequest.model_validate(row.request), row.thread)
 
     async def context(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
         """The thread's answered questions, oldest first: an empty list when the bot has not

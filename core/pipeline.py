@@ -112,8 +112,7 @@ class ResearchPipeline:
                 "improve needs a language model: set llm.fast_model (see the README)")
         feedback = validate_question(feedback, what="feedback")
         base = await self._store.get(job_id) if job_id else next(
-            (job for job in await self._store.recent(tenant, limit=50)
-             if job.status == JobStatus.COMPLETED and job.result), None)
+            iter(await self._store.recent(tenant, limit=1, status=JobStatus.COMPLETED)), None)
         if base is None or base.result is None:
             raise InvalidQuestionError("there is no finished answer to improve yet")
         earlier = ResearchResult.model_validate(base.result)

@@ -30,10 +30,13 @@ class JobStore:
             raise JobNotFoundError(f"no job with id {job_id!r}")
         return _job(row._mapping)
 
-    async def recent(self, tenant: str | None = None, limit: int = 20) -> list[Job]:
+    async def recent(self, tenant: str | None = None, limit: int = 20,
+                     status: JobStatus | None = None) -> list[Job]:
         query = select(jobs).order_by(jobs.c.created_at.desc()).limit(limit)
         if tenant is not None:
             query = query.where(jobs.c.tenant == tenant)
+        if status is not None:
+            query = query.where(jobs.c.status == status.value)
         async with self._engine.connect() as connection:
             rows = (await connection.execute(query)).all()
         return [_job(row._mapping) for row in rows]

@@ -225,6 +225,23 @@ def corpus(tmp_path: Path) -> Path:
     return folder
 
 
+def index_corpus(data_dir: Path, tenant: str | None = None) -> Path:
+    """CORPUS written to a folder beside `data_dir` and indexed through the CLI, as a user
+    would (in a process of its own: call it from a synchronous fixture)."""
+    import subprocess
+    import sys
+
+    docs = data_dir.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    command = [sys.executable, "-m", "bot", "index", str(docs)]
+    done = subprocess.run(command + (["--tenant", tenant] if tenant else []),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return docs
+
+
 @pytest.fixture
 def kb_settings() -> Any:
     from core.config import KnowledgeBaseSettings

@@ -13,22 +13,12 @@ from typing import Any
 import discord.gateway
 import discord.http
 
-from adapters.desk import ResearchDesk
 from adapters.discord.bot import ResearchBot, ShardedResearchBot
 from bot.config import DiscordSettings
 from bot.discord import point_at
-from core.cache import SemanticAnswerCache
-from core.config import CacheSettings, PipelineSettings
-from core.conversations import ConversationStore
-from core.dedupe import LocalEventLog
-from core.limits import LocalQuestionLimiter
-from core.models import ResearchRequest, ResearchResult
-from core.pipeline import ResearchPipeline
-from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
+from core.models import ResearchRequest
+from tests.chat_harness import Options, research_desk
 from tests.fake_discord import GUILD_ID, FakeDiscord
-from tests.slack_harness import BrokenSynthesizer, Options, SlowSource
 
 
 @dataclass
@@ -55,27 +45,10 @@ async def serve_discord(options: Options, engine: Any, chroma: Any, embedder: An
                         knowledge_base: Any, corpus: Path, shards: int | None = None,
                         dev_guild: int | None = None) -> AsyncIterator[DiscordHarness]:
     await knowledge_base.index([corpus], GUILD_ID)
-    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
-    if options.delay_s:
-        sources["slow"] = SlowSource(options.delay_s)
-    pipeline = ResearchPipeline(
-        store=JobStore(engine), sources=sources,
-        synthesizer=BrokenSynthesizer() if options.broken_synthesis
-        else ExtractiveSynthesizer(embedder),
-        embedder=embedder, settings=PipelineSettings(),
-        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
     fake = FakeDiscord(shards=shards or 1)
     await fake.start()
     requests: list[ResearchRequest] = []
-
-    async def research(request: ResearchRequest, progress: Any) -> ResearchResult:
-        requests.append(request)
-        return await pipeline.run(request, progress)
-
-    desk = ResearchDesk(research, ConversationStore(engine),
-                        LocalQuestionLimiter(options.per_user, options.per_tenant,
-                                             options.window_s, options.max_wait_s),
-                        LocalEventLog())
+    desk = research_desk(options, engine, chroma, embedder, knowledge_base, requests)
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     point_at(DiscordSettings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
     client: ResearchBot = _QuickShards(desk, shard_count=None) if shards \

@@ -87,11 +87,10 @@ class FakeDiscord(LocalServer):
     # Gateway
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """Send a dispatch (op 0) on every connected shard's socket."""
+        """Send a dispatch (op 0) on the first shard's socket, once every shard is ready."""
         await self.wait_for(lambda: len(self.identified) >= self.shards)
-        for socket in self._sockets[: 1]:
-            await socket.send_str(json.dumps({"op": 0, "t": event, "s": next(self._sequence),
-                                              "d": data}))
+        await self._sockets[0].send_str(json.dumps({"op": 0, "t": event,
+                                                    "s": next(self._sequence), "d": data}))
 
     async def interaction(self, question: str, depth: str | None = None, *,
                           guild: str | None = GUILD_ID, user_id: str = USER_ID,

@@ -3,7 +3,6 @@ client pointed at a FakeSlack; signed requests as Slack sends them."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -17,36 +16,13 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from adapters.desk import ResearchDesk
 from adapters.slack.app import build_app, web_app, web_client
-from core.cache import SemanticAnswerCache
-from core.config import CacheSettings, PipelineSettings
-from core.conversations import ConversationStore
-from core.dedupe import LocalEventLog
-from core.limits import LocalQuestionLimiter
-from core.models import QueryIntent, ResearchRequest, ResearchResult, Source
-from core.pipeline import ResearchPipeline
-from core.sources.base import SearchQuery
-from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.base import Draft
-from core.synthesis.extractive import ExtractiveSynthesizer
+from core.models import ResearchRequest
+from tests.chat_harness import Options, research_desk
 from tests.fake_slack import FakeSlack
 from tests.local_server import LocalServer
 
 SECRET = "test-signing-secret"
-
-
-@dataclass
-class Options:
-    delay_s: float = 0.0  # a remote source that takes this long and finds nothing
-    per_user: int = 100
-    per_tenant: int = 1000
-    max_wait_s: float = 20.0
-    window_s: float = 60.0
-    oauth: bool = False  # workspaces T1 and T2 installed, each with its own token
-    broken_synthesis: bool = False
-    teams: tuple[str, ...] = ("T1",)
 
 
 @dataclass
@@ -82,30 +58,6 @@ class SlackHarness:
             lambda: len(self.answers()) >= count and self.finished() >= count, within_s)
 
 
-class SlowSource:
-    """A remote source that takes its time and finds nothing."""
-
-    name = "slow"
-    label = "a slow archive"
-
-    def __init__(self, delay_s: float) -> None:
-        self._delay_s = delay_s
-
-    async def search(self, query: SearchQuery) -> list[Source]:
-        await asyncio.sleep(self._delay_s)
-        return []
-
-
-class BrokenSynthesizer:
-    """A synthesis back end that fails mid-research (e.g. its model server went away)."""
-
-    name = "broken"
-
-    async def synthesize(self, question: str, intent: QueryIntent,
-                         sources: list[Source]) -> Draft:
-        raise ConnectionResetError("connection reset by peer at 10.0.0.7:8000")
-
-
 def blocks_text(message: dict[str, Any]) -> str:
     blocks = message.get("blocks", [])
     return json.dumps(blocks if isinstance(blocks, list) else json.loads(blocks))
@@ -131,27 +83,10 @@ async def serve_slack(options: Options, engine: Any, chroma: Any, embedder: Any,
                       knowledge_base: Any, corpus: Path) -> AsyncIterator[SlackHarness]:
     for team in options.teams:
         await knowledge_base.index([corpus], team)
-    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
-    if options.delay_s:
-        sources["slow"] = SlowSource(options.delay_s)
-    pipeline = ResearchPipeline(
-        store=JobStore(engine), sources=sources,
-        synthesizer=BrokenSynthesizer() if options.broken_synthesis
-        else ExtractiveSynthesizer(embedder),
-        embedder=embedder, settings=PipelineSettings(),
-        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
     slack = FakeSlack()
     await slack.start()
     harness = SlackHarness("", slack)
-
-    async def research(request: ResearchRequest, progress: Any) -> ResearchResult:
-        harness.requests.append(request)
-        return await pipeline.run(request, progress)
-
-    desk = ResearchDesk(research, ConversationStore(engine),
-                        LocalQuestionLimiter(options.per_user, options.per_tenant,
-                                             options.window_s, options.max_wait_s),
-                        LocalEventLog())
+    desk = research_desk(options, engine, chroma, embedder, knowledge_base, harness.requests)
     if options.oauth:
         app = build_app(desk, SECRET, web_client(None, slack.base_url),
                         await _installed(engine, slack, {"T1": "xoxb-one", "T2": "xoxb-two"}))

@@ -4,14 +4,13 @@ scripted OpenAI-compatible server."""
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import index_corpus
 from tests.fake_openai import FakeOpenAI
 from tests.scripted_analyst import script
 
@@ -27,14 +26,7 @@ async def _run(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
 
 @pytest.fixture
 def indexed(clean_env: Path) -> Path:
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text)
-    done = subprocess.run([sys.executable, "-m", "bot", "index", str(docs)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return docs
+    return index_corpus(clean_env)
 
 
 @pytest.fixture

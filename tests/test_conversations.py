@@ -46,11 +46,12 @@ async def test_an_answer_message_leads_back_to_its_request(any_engine: Any) -> N
     store, conversations = JobStore(any_engine), ConversationStore(any_engine)
     job = await _answered(store, "Why is the sky blue?")
     await conversations.remember("slack", "T1", "C1:100", "C1:200", job)
-    request = await conversations.request_of("slack", "T1", "C1:200")
-    assert request is not None and request.question == "Why is the sky blue?"
-    assert await conversations.thread_of("slack", "T1", "C1:200") == "C1:100"
-    assert await conversations.request_of("slack", "T1", "C1:100") is None
-    assert await conversations.request_of("slack", "T2", "C1:200") is None
+    found = await conversations.answered("slack", "T1", "C1:200")
+    assert found is not None
+    request, thread = found
+    assert request.question == "Why is the sky blue?" and thread == "C1:100"
+    assert await conversations.answered("slack", "T1", "C1:100") is None
+    assert await conversations.answered("slack", "T2", "C1:200") is None
 
 
 def test_a_follow_up_that_leans_on_the_thread_carries_its_question() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import index_corpus
 from tests.fake_discord import GUILD_ID, FakeDiscord
 
 
@@ -20,15 +21,7 @@ def test_a_missing_token_is_named(clean_env: Path) -> None:
 @pytest.fixture
 def guild_docs(clean_env: Path) -> Path:
     """The server's knowledge base, indexed through the CLI."""
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    (docs / "volcanoes.md").write_text(
-        "# Volcanoes\n\nMount Vesuvius erupted in the year 79 and buried the Roman city of "
-        "Pompeii under ash.\n")
-    indexed = subprocess.run([sys.executable, "-m", "bot", "index", str(docs), "--tenant",
-                              GUILD_ID], capture_output=True, text=True, timeout=120)
-    assert indexed.returncode == 0, indexed.stderr
-    return docs
+    return index_corpus(clean_env, GUILD_ID)
 
 
 async def test_the_discord_command_answers_research(guild_docs: Path) -> None:

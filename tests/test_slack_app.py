@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 
 from core.models import ProgressEvent, Stage
+from tests.chat_harness import Options
 from tests.slack_harness import (
-    Options,
     SlackHarness,
     blocks_text,
     envelope,

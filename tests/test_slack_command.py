@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, REDIS_URL, redis_server
+from tests.conftest import REDIS_URL, index_corpus, redis_server
 from tests.fake_slack import FakeSlack
 from tests.slack_harness import SECRET, SlackHarness, mention
 
@@ -39,14 +39,7 @@ def test_an_unreachable_redis_is_named_at_start(clean_env: Path) -> None:
 @pytest.fixture
 def workspace_docs(clean_env: Path) -> Path:
     """The workspace T1's knowledge base, indexed through the CLI."""
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text)
-    indexed = subprocess.run([sys.executable, "-m", "bot", "index", str(docs), "--tenant", "T1"],
-                             capture_output=True, text=True, timeout=120)
-    assert indexed.returncode == 0, indexed.stderr
-    return docs
+    return index_corpus(clean_env, "T1")
 
 
 @pytest.mark.parametrize("shared", ["embedded", "redis"])

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Literal
 
 import discord
 from discord import app_commands
 
-from adapters.desk import FAILURE, ResearchDesk, queued, refusal
+from adapters.desk import FAILURE, ResearchDesk, queued, refusal, throttled
 from adapters.discord.render import (
     Embed,
     render_answer,
@@ -23,13 +22,12 @@ from adapters.discord.render import (
 from adapters.text import trim
 from core.errors import InvalidQuestionError
 from core.limits import RateLimitedError
-from core.models import Depth, ProgressEvent, ResearchRequest, ResearchResult
+from core.models import Depth, ResearchRequest, ResearchResult
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
 RETRY_EMOJI = "🔁"
-PROGRESS_INTERVAL_S = 1.0
 # The interaction token is gone (expired after 15 minutes, or never acknowledged in time):
 # 10062 Unknown interaction, 10015 Unknown webhook, 50027 Invalid webhook token.
 _TOKEN_GONE = {10062, 10015, 50027}
@@ -95,15 +93,9 @@ class ResearchBot(discord.Client):
         depth: Literal["quick", "standard", "deep"] | None = None,
     ) -> None:
         tenant = _tenant(interaction.guild_id, interaction.user.id)
-        kind = getattr(interaction.channel, "type", None)
-        in_thread = kind in _THREADS
-        turns = await self.desk.conversations.context(
-            PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
-        request = ResearchRequest(question=question, context=turns, tenant=tenant,
-                                  user=str(interaction.user.id), platform=PLATFORM,
-                                  depth=Depth(depth) if depth else self.desk.depth)
+        user = str(interaction.user.id)
         try:
-            wait_s = await self.desk.limiter.admit(tenant, request.user)
+            wait_s = await self.desk.limiter.admit(tenant, user)
         except RateLimitedError as error:
             await interaction.response.send_message(
                 embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
@@ -111,12 +103,18 @@ class ResearchBot(discord.Client):
             return
         status = _Status(self._channel(interaction.channel_id, interaction.guild_id),
                          interaction)
-        try:
+        try:  # Discord's 3-second deadline: acknowledge before anything else
             await interaction.response.defer(thinking=True)
         except discord.HTTPException as error:
             if error.code not in _TOKEN_GONE:
                 raise
-            status.drop_interaction()
+            status.interaction = None
+        in_thread = getattr(interaction.channel, "type", None) in _THREADS
+        turns = await self.desk.conversations.context(
+            PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
+        request = ResearchRequest(question=question, context=turns, tenant=tenant, user=user,
+                                  platform=PLATFORM,
+                                  depth=Depth(depth) if depth else self.desk.depth)
         # Answers in a server's text channel start a thread for sources and follow-ups; in a
         # thread (a follow-up by command) or a DM they stay where they are.
         parent = interaction.channel if isinstance(interaction.channel, discord.TextChannel) \
@@ -149,10 +147,10 @@ class ResearchBot(discord.Client):
             return
         tenant = _tenant(payload.guild_id, payload.user_id)
         answer = str(payload.message_id)
-        request = await self.desk.conversations.request_of(PLATFORM, tenant, answer)
-        thread = await self.desk.conversations.thread_of(PLATFORM, tenant, answer)
-        if request is None or thread is None:
-            return
+        found = await self.desk.conversations.answered(PLATFORM, tenant, answer)
+        if found is None:
+            return  # not one of the bot's answers
+        request, thread = found
         retry = request.model_copy(update={"bypass_cache": True, "user": str(payload.user_id)})
         await self._queue_and_answer(retry, self._channel(int(thread), payload.guild_id))
 
@@ -174,15 +172,12 @@ class ResearchBot(discord.Client):
             await status.show([render_status(f"⏳ {queued(wait_s)}")])
         if wait_s > 0:
             await asyncio.sleep(wait_s)
-        last = time.monotonic() if status.interaction is None else 0.0
-        if status.interaction is None:
+        # A deferred interaction shows "thinking…" already; elsewhere a status is posted.
+        fresh = status.interaction is None
+        if fresh:
             await status.show([render_status("🔎 Researching…")])
-
-        async def progress(event: ProgressEvent) -> None:
-            nonlocal last
-            if event.kind == "finished" and time.monotonic() - last >= PROGRESS_INTERVAL_S:
-                last = time.monotonic()
-                await status.show([render_progress(event)])
+        progress = throttled(lambda event: status.show([render_progress(event)]),
+                             shown_now=fresh)
 
         try:
             result = await self.desk.research(request, progress)
@@ -200,15 +195,17 @@ class ResearchBot(discord.Client):
         first, *rest = render_answer(result)
         answer = await status.show(first)
         where: discord.abc.Messageable = answer.channel
+        where_id = answer.channel.id
         if parent is not None:
             try:
-                where = await parent.create_thread(
+                thread = await parent.create_thread(
                     name=trim(" ".join(result.question.split()), 100) or "Research",
                     message=answer, auto_archive_duration=1440)
+                where, where_id = thread, thread.id
             except discord.HTTPException as error:
                 # No permission to create threads, say: the sources follow in the channel.
                 log.warning("could not start a thread from the answer: %s", error)
-        await self.desk.conversations.remember(PLATFORM, request.tenant, str(_id(where)),
+        await self.desk.conversations.remember(PLATFORM, request.tenant, str(where_id),
                                                str(answer.id), result.job_id)
         for page in [*rest, *render_sources(result)]:
             await where.send(embeds=_embeds(page), allowed_mentions=_NO_MENTIONS)
@@ -247,9 +244,6 @@ class _Status:
         self._channel = channel
         self._message: discord.Message | None = None
 
-    def drop_interaction(self) -> None:
-        self.interaction = None
-
     async def show(self, embeds: list[Embed]) -> discord.Message:
         if self.interaction is not None:
             try:
@@ -285,6 +279,3 @@ def _tenant(guild_id: int | None, user_id: int) -> str:
 def _group(tenant: str) -> str:
     return "conversation" if tenant.startswith("dm-") else "server"
 
-
-def _id(channel: Any) -> int:
-    return int(channel.id)

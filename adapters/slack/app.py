@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.desk import FAILURE, ResearchDesk, queued, refusal
+from adapters.desk import FAILURE, ResearchDesk, queued, refusal, throttled
 from adapters.slack.render import (
     escape_mrkdwn,
     render_answer,
@@ -29,12 +28,11 @@ from adapters.slack.render import (
 )
 from core.errors import InvalidQuestionError
 from core.limits import RateLimitedError
-from core.models import ProgressEvent, ResearchRequest
+from core.models import ConversationTurn, ResearchRequest
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
-PROGRESS_INTERVAL_S = 1.0
 RETRY_REACTION = "repeat"
 _LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+>")
 
@@ -70,7 +68,7 @@ def build_app(
                          client: AsyncWebClient) -> None:
         team = _team(context, event)
         thread = event.get("thread_ts") or event["ts"]
-        turns = await desk.conversations.context(PLATFORM, team, _key(event["channel"], thread))
+        turns = await _thread_context(desk, team, event)
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
             question=_strip_mention(event.get("text", ""), context.bot_user_id),
             context=turns, tenant=team, user=event.get("user", ""), platform=PLATFORM,
@@ -91,7 +89,7 @@ def build_app(
             return  # not a follow-up, or a mention: on_mention answers those
         team = _team(context, event)
         thread = event.get("thread_ts") or event["ts"]
-        turns = await desk.conversations.context(PLATFORM, team, _key(event["channel"], thread))
+        turns = await _thread_context(desk, team, event)
         if not direct and not turns:
             return  # a conversation between people that the bot has no part in
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
@@ -109,10 +107,10 @@ def build_app(
             return
         team = _team(context, event)
         answer = _key(item["channel"], item["ts"])
-        request = await desk.conversations.request_of(PLATFORM, team, answer)
-        thread = await desk.conversations.thread_of(PLATFORM, team, answer)
-        if request is None or thread is None:
+        found = await desk.conversations.answered(PLATFORM, team, answer)
+        if found is None:
             return  # not one of our answers
+        request, thread = found
         await _ask(desk, client, item["channel"], item["ts"], thread.partition(":")[2],
                    request.model_copy(update={"bypass_cache": True, "user": user}))
 
@@ -158,16 +156,8 @@ async def _answer(desk: ResearchDesk, client: AsyncWebClient, channel: str, thre
     if wait_s > 0:
         await asyncio.sleep(wait_s)
 
-    last_update = time.monotonic()
-
-    async def progress(event: ProgressEvent) -> None:
-        # Each update costs a Web API call (rate-limited per workspace) on the research's
-        # critical path: at most one a second, the rest are replaced before anyone reads them.
-        nonlocal last_update
-        if event.kind == "finished" and time.monotonic() - last_update >= PROGRESS_INTERVAL_S:
-            last_update = time.monotonic()
-            await client.chat_update(channel=channel, ts=status_ts,
-                                     text=render_progress(event))
+    progress = throttled(lambda event: client.chat_update(
+        channel=channel, ts=status_ts, text=render_progress(event)))
 
     try:
         result = await desk.research(request, progress)
@@ -189,6 +179,15 @@ async def _answer(desk: ResearchDesk, client: AsyncWebClient, channel: str, thre
         await client.chat_postMessage(channel=channel, thread_ts=thread, unfurl_links=False,
                                       unfurl_media=False, **page)
     await client.reactions_add(channel=channel, timestamp=status_ts, name=RETRY_REACTION)
+
+
+async def _thread_context(desk: ResearchDesk, team: str, event: dict[str, Any]
+                          ) -> list[ConversationTurn]:
+    """The earlier turns of the event's thread; a message outside a thread starts one."""
+    if not event.get("thread_ts"):
+        return []
+    return await desk.conversations.context(PLATFORM, team,
+                                            _key(event["channel"], event["thread_ts"]))
 
 
 def _team(context: AsyncBoltContext, event: dict[str, Any]) -> str:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 
 import aiohttp
-from defusedxml import ElementTree
 
-from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy, get_text
+from core.sources.policy import SourcePolicy, get_text, parse_xml
 from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
@@ -43,12 +41,7 @@ class ArxivSource:
 
 
 def parse_feed(xml: str) -> list[Source]:
-    try:
-        root = ElementTree.fromstring(xml)
-    except ElementTree.ParseError as error:
-        raise SourceError("arxiv", f"the feed is not valid XML: {error}") from None
-    except Exception as error:  # defusedxml refuses entity tricks with its own types
-        raise SourceError("arxiv", f"the feed was refused: {type(error).__name__}") from None
+    root = parse_xml("arxiv", xml)
     found = []
     for entry in root.findall("a:entry", _ATOM):
         url = _text(entry, "a:id")

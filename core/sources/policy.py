@@ -183,3 +183,16 @@ def _retry_after(value: str | None) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def parse_xml(source: str, text: str) -> Any:
+    """The XML document's root, parsed with defusedxml (no entity expansion, no external
+    references); SourceError when it is malformed or hostile."""
+    from defusedxml import ElementTree
+
+    try:
+        return ElementTree.fromstring(text)
+    except ElementTree.ParseError as error:
+        raise SourceError(source, f"the response is not valid XML: {error}") from None
+    except Exception as error:  # defusedxml refuses entity tricks with its own types
+        raise SourceError(source, f"the response was refused: {type(error).__name__}") from None

@@ -7,12 +7,11 @@ import re
 from typing import Any
 
 import aiohttp
-from defusedxml import ElementTree
 
 from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy, get_json, get_text
+from core.sources.policy import SourcePolicy, get_json, get_text, parse_xml
 from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
@@ -83,12 +82,7 @@ def _ids(found: Any) -> list[str]:
 
 def parse_abstracts(xml: str) -> dict[str, str]:
     """PMID -> abstract text, from efetch's PubmedArticleSet XML."""
-    try:
-        root = ElementTree.fromstring(xml)
-    except ElementTree.ParseError as error:
-        raise SourceError("pubmed", f"efetch: not valid XML: {error}") from None
-    except Exception as error:  # defusedxml refuses entity tricks with its own types
-        raise SourceError("pubmed", f"efetch was refused: {type(error).__name__}") from None
+    root = parse_xml("pubmed", xml)
     found = {}
     for article in root.iter("PubmedArticle"):
         pmid = article.findtext(".//MedlineCitation/PMID") or ""

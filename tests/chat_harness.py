@@ -1,0 +1,83 @@
+"""What the chat front-end tests share: the options of a test server, test doubles of a
+remote source and a synthesis back end, and the real pipeline and ResearchDesk behind a
+front end, recording the requests it receives."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.desk import ResearchDesk
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings, PipelineSettings
+from core.conversations import ConversationStore
+from core.dedupe import LocalEventLog
+from core.limits import LocalQuestionLimiter
+from core.models import QueryIntent, ResearchRequest, ResearchResult, Source
+from core.pipeline import ResearchPipeline
+from core.sources.base import SearchQuery
+from core.sources.local import LocalKnowledgeBaseSource
+from core.store import JobStore
+from core.synthesis.base import Draft
+from core.synthesis.extractive import ExtractiveSynthesizer
+
+
+@dataclass
+class Options:
+    delay_s: float = 0.0  # a remote source that takes this long and finds nothing
+    per_user: int = 100
+    per_tenant: int = 1000
+    max_wait_s: float = 20.0
+    window_s: float = 60.0
+    oauth: bool = False  # workspaces T1 and T2 installed, each with its own token
+    broken_synthesis: bool = False
+    teams: tuple[str, ...] = ("T1",)
+
+
+class SlowSource:
+    """A remote source that takes its time and finds nothing."""
+
+    name = "slow"
+    label = "a slow archive"
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay_s = delay_s
+
+    async def search(self, query: SearchQuery) -> list[Source]:
+        await asyncio.sleep(self._delay_s)
+        return []
+
+
+class BrokenSynthesizer:
+    """A synthesis back end that fails mid-research (e.g. its model server went away)."""
+
+    name = "broken"
+
+    async def synthesize(self, question: str, intent: QueryIntent,
+                         sources: list[Source]) -> Draft:
+        raise ConnectionResetError("connection reset by peer at 10.0.0.7:8000")
+
+
+def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
+                  knowledge_base: Any, requests: list[ResearchRequest]) -> ResearchDesk:
+    """The real pipeline over the tenant's knowledge base (plus a slow source when asked),
+    behind a ResearchDesk whose research calls are recorded in `requests`."""
+    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
+    if options.delay_s:
+        sources["slow"] = SlowSource(options.delay_s)
+    pipeline = ResearchPipeline(
+        store=JobStore(engine), sources=sources,
+        synthesizer=BrokenSynthesizer() if options.broken_synthesis
+        else ExtractiveSynthesizer(embedder),
+        embedder=embedder, settings=PipelineSettings(),
+        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+
+    async def research(request: ResearchRequest, progress: Any) -> ResearchResult:
+        requests.append(request)
+        return await pipeline.run(request, progress)
+
+    return ResearchDesk(research, ConversationStore(engine),
+                        LocalQuestionLimiter(options.per_user, options.per_tenant,
+                                             options.window_s, options.max_wait_s),
+                        LocalEventLog())
