@@ -182,8 +182,10 @@ class Notebook(BaseModel):
     cut_short: str | None = None
     model_problems: list[str] = Field(default_factory=list)
 
-    def number_of(self, source_id: str) -> int:
-        return list(self.evidence).index(source_id) + 1
+    def listing(self, facts: Sequence[Fact]) -> str:
+        """The facts as lines, each with its source's number ([1] is the first evidence)."""
+        numbers = {source_id: n for n, source_id in enumerate(self.evidence, 1)}
+        return "\n".join(f"- [{numbers[f.source_id]}] {f.text}" for f in facts)
 
     def best(self, limit: int, llm_weight: float) -> list[Evidence]:
         ranked = sorted(self.evidence.values(), key=lambda e: e.score(llm_weight), reverse=True)
@@ -276,8 +278,7 @@ async def weigh_evidence(gateway: ModelGateway, usage: Usage, settings: LLMSetti
 
 async def reflect(gateway: ModelGateway, usage: Usage, question: str, checklist: list[str],
                   notebook: Notebook, max_queries: int) -> Reflection:
-    facts = "\n".join(f"- [{notebook.number_of(f.source_id)}] {f.text}"
-                      for f in notebook.facts) or "(none yet)"
+    facts = notebook.listing(notebook.facts) or "(none yet)"
     queries = "\n".join(f"- {text!r}: {count} results{' (few)' if count < 3 else ''}"
                         for text, count in notebook.query_results.items())
     return await gateway.json(Role.FAST, "reflect", Reflection, usage, question=question,
@@ -293,7 +294,7 @@ async def compact(gateway: ModelGateway, usage: Usage, notebook: Notebook,
         return False
     half = max(1, len(notebook.facts) // 2)
     older, newer = notebook.facts[:half], notebook.facts[half:]
-    listing = "\n".join(f"- [{notebook.number_of(f.source_id)}] {f.text}" for f in older)
+    listing = notebook.listing(older)
     try:
         merged = await gateway.json(Role.FAST, "compact", CompactFacts, usage, facts=listing)
     except LLMError:

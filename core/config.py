@@ -227,6 +227,6 @@ class SourcesSettings(_Section):
     fetch_per_host: int = Field(default=2, ge=1, description="Pages fetched at once from one "
                                 "host.")
     max_page_mb: float = Field(default=5.0, gt=0, description="Larger pages are skipped.")
-    user_agent: str = Field(default="researchbot/0.1 (+https://github.com/researchbot)",
+    user_agent: str = Field(default="researchbot/0.1 (research assistant; reads robots.txt)",
                             description="User-Agent of every request (robots.txt is read for "
                             "the token 'researchbot').")
