@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from bench.questions import NEAR_MISSES, PARAPHRASES, QUESTIONS
-from core.cache import SemanticAnswerCache, is_same_question
+from bench.questions import QUESTIONS
+from core.cache import SemanticAnswerCache
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.db import open_database, sqlite_url
 from core.embedding import OnnxMiniLMEmbedder
@@ -93,7 +93,6 @@ async def main() -> None:
         corpus = pick_pages(args.pages, workdir)
         kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
         await bench_index_and_retrieval(kb, embedder, corpus)
-    bench_cache_threshold(embedder)
     await bench_cache_latency(chroma, embedder, args.cache_sizes)
     if not args.only_cache:
         await bench_ask(engine, chroma, embedder, kb)
@@ -142,28 +141,6 @@ async def bench_index_and_retrieval(kb: KnowledgeBase, embedder: OnnxMiniLMEmbed
           ["retriever", "recall@5", "MRR@10", "p50 ms"], quality)
 
 
-def bench_cache_threshold(embedder: OnnxMiniLMEmbedder) -> None:
-    pairs = [(a, b, True) for a, b in PARAPHRASES] + [(a, b, False) for a, b in NEAR_MISSES]
-    vectors = embedder.embed([t for a, b, _ in pairs for t in (a, b)])
-    similarity = [float(vectors[2 * n] @ vectors[2 * n + 1]) for n in range(len(pairs))]
-    sweep = []
-    for threshold in (0.80, 0.85, 0.88, 0.90, 0.92, 0.94, 0.96):
-        row: list[object] = [threshold]
-        for guarded in (False, True):
-            decisions = [
-                is_same_question(a, b, s, threshold) if guarded else s >= threshold
-                for s, (a, b, _) in zip(similarity, pairs, strict=True)
-            ]
-            hits = sum(d for d, (_, _, p) in zip(decisions, pairs, strict=True) if p)
-            false = sum(d for d, (_, _, p) in zip(decisions, pairs, strict=True) if not p)
-            row += [hits / len(PARAPHRASES), false / len(NEAR_MISSES)]
-        sweep.append(row)
-    table(f"3a. Cache threshold: {len(PARAPHRASES)} paraphrase pairs (hit rate), "
-          f"{len(NEAR_MISSES)} near-miss pairs (false-hit rate)",
-          ["threshold", "cosine only: hit", "false hit", "shipped rule: hit", "false hit"],
-          sweep)
-
-
 async def bench_cache_latency(chroma: Any, embedder: OnnxMiniLMEmbedder, sizes: str) -> None:
     latency_rows = []
     cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
@@ -186,7 +163,7 @@ async def bench_cache_latency(chroma: Any, embedder: OnnxMiniLMEmbedder, sizes: 
             timings.append((time.perf_counter() - started) * 1000)
         latency_rows.append([size, fill_s, np.percentile(timings, 50),
                              np.percentile(timings, 99)])
-    table("3b. Cache lookup latency (miss path: exact get + embed + ANN query)",
+    table("3. Cache lookup latency (miss path: exact get + embed + ANN query)",
           ["entries", "fill s", "p50 ms", "p99 ms"], latency_rows)
 
 

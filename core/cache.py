@@ -1,5 +1,6 @@
 """Semantic answer cache: past answers per tenant, found by exact normalised question first,
-then by nearest embedding at or above a similarity threshold, within an intent-based TTL."""
+then by nearest embedding at or above a similarity threshold that also asks the same thing
+(core.question_match), within an intent-based TTL."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from pydantic import BaseModel
 from core.config import CacheSettings
 from core.embedding import Embedder
 from core.models import Confidence, QueryIntent, QuestionType, ResearchResult
-from core.text import normalise, terms
+from core.question_match import same_question
+from core.text import normalise
 from core.vectors import VectorCollection
 
 _NEIGHBOURS = 4
-_SUBSTITUTION_SIMILARITY = 0.97
 
 
 class CacheHit(BaseModel):
@@ -61,7 +62,7 @@ class SemanticAnswerCache:
                 hit.metadata.get("expires_at", 0) > now
                 and hit.metadata.get("scope") == scope
                 and hit.document
-                and is_same_question(
+                and same_question(
                     question,
                     str(hit.metadata.get("question", "")),
                     hit.similarity,
@@ -75,8 +76,11 @@ class SemanticAnswerCache:
         self, question: str, tenant: str, intent: QueryIntent, result: ResearchResult,
         scope: str = "",
     ) -> bool:
-        """Cache a finished answer; Insufficient answers and zero TTLs are not cached."""
+        """Cache a finished answer for the intent's lifetime, or the shorter one the result
+        asks for; Insufficient answers and zero lifetimes are not cached."""
         ttl = self.ttl_seconds(intent)
+        if result.max_cache_seconds is not None:
+            ttl = min(ttl, result.max_cache_seconds)
         if ttl <= 0 or result.answer.confidence == Confidence.INSUFFICIENT:
             return False
         vector = await asyncio.to_thread(self._embedder.embed, [question])
@@ -96,25 +100,6 @@ class SemanticAnswerCache:
         if tenant not in self._collections:
             self._collections[tenant] = VectorCollection(self._chroma, "cache", tenant)
         return self._collections[tenant]
-
-
-def is_same_question(question: str, cached: str, similarity: float, threshold: float) -> bool:
-    """Whether a cached question asks the same thing. Sentence embeddings barely see word
-    order or a swapped verb ("convert a string to an integer" vs "an integer to a string",
-    "make" vs "serve an HTTP request": cosine 0.97-0.99), so besides the threshold the
-    shared content words must come in the same order, and a question where each side has a
-    content word the other lacks needs near-identity."""
-    if similarity < threshold:
-        return False
-    mine, theirs = terms(question), terms(cached)
-    shared = set(mine) & set(theirs)
-    if set(mine) - shared and set(theirs) - shared and similarity < _SUBSTITUTION_SIMILARITY:
-        return False
-    return _ordered(mine, shared) == _ordered(theirs, shared)
-
-
-def _ordered(words: list[str], keep: set[str]) -> list[str]:
-    return list(dict.fromkeys(w for w in words if w in keep))
 
 
 def _key(question: str, scope: str) -> str:

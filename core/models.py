@@ -168,6 +168,9 @@ class ResearchResult(BaseModel):
     cached_at: datetime | None = None
     duration_ms: int = 0
     sources_considered: int = 0
+    # How long the semantic cache may keep this answer: None for the cache's own lifetime,
+    # 0 for never (an unchecked answer), a few minutes when an outage shaped it.
+    max_cache_seconds: float | None = Field(default=None, ge=0)
 
     def to_public_json(self) -> dict[str, Any]:
         """The response shape of `researchbot ask --json`."""

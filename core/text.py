@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+from functools import lru_cache
 
 _STOPWORDS_TEXT = """
     a about above after again against all am an and any are as at be because been before
@@ -63,16 +65,39 @@ def terms(text: str) -> list[str]:
 
 # An API reference entry "name(args) - Description": the sentence is the description.
 _SIGNATURE = re.compile(r"^(?:@?[\w.]+\([^)]*\)\s+-\s+)+")
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]*[A-Z0-9]|>>>)")
+# Abbreviations pysbd splits after although a number or name follows ("c. 1850", "b. 1950").
+_CUT_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:c|ca|fl|b|d|r|approx|cf|vs|viz)\.$", re.I)
+_local = threading.local()
 
 
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences; code blocks and tables are dropped."""
+    """Split prose into sentences (pysbd: abbreviations, initials and decimals stay inside
+    their sentence); code blocks and tables are dropped."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     found: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         lines = [ln for ln in paragraph.splitlines() if not re.match(r"^\s*(\||>>>|\.\.\.)", ln)]
         flat = re.sub(r"\s+", " ", " ".join(lines)).strip()
         flat = _SIGNATURE.sub("", re.sub(r"^[-*]\s+", "", flat))
-        found.extend(s.strip() for s in _SENTENCE.split(flat) if s.strip())
+        if flat:
+            found.extend(_split(flat))
     return found
+
+
+@lru_cache(maxsize=8192)
+def _split(paragraph: str) -> tuple[str, ...]:
+    segmenter = getattr(_local, "segmenter", None)
+    if segmenter is None:  # pysbd's segmenter keeps state per call: one per thread
+        import pysbd
+
+        segmenter = _local.segmenter = pysbd.Segmenter(language="en", clean=False)
+    merged: list[str] = []
+    for piece in segmenter.segment(paragraph):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if merged and _CUT_ABBREVIATION.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    return tuple(merged)

@@ -59,25 +59,43 @@ async def test_scope_and_ttl_rules(chroma: Any, embedder: Any) -> None:
 @pytest.mark.parametrize(
     ("question", "cached", "same"),
     [
+        # paraphrases: reordered, possessive, politeness, contractions, inflection
         ("How can I convert a string into an integer?", "How do I convert a string to an integer?",
          True),
+        ("Who was Rome's first emperor?", "Who was the first emperor of Rome?", True),
+        ("Can you tell me how long cats sleep?", "How long do cats sleep?", True),
+        ("Which snakes aren't venomous?", "Which snakes are not venomous?", True),
+        ("At sea level, what is water's boiling point?",
+         "What is the boiling point of water at sea level?", True),
+        ("In what year did Napoleon die?", "When did Napoleon die?", True),
+        # near-misses: negation, every digit, a qualifier, roles, answer kind, comparatives
+        ("Which snakes are not venomous?", "Which snakes are venomous?", False),
+        ("How much does a 1 carat diamond cost?", "How much does a 2 carat diamond cost?", False),
+        ("How much does a one carat diamond cost?", "How much does a 2 carat diamond cost?",
+         False),
+        ("How long do Asian elephants live?", "How long do elephants live?", False),
+        ("Did Carthage conquer Rome?", "Did Rome conquer Carthage?", False),
+        ("What is the exchange rate from dollars to euros?",
+         "What is the exchange rate from euros to dollars?", False),
+        ("Where was Mozart born?", "When was Mozart born?", False),
+        ("What is the smallest planet?", "What is the largest planet?", False),
         ("How do I convert an integer to a string?", "How do I convert a string to an integer?",
          False),
         ("How do I serve an HTTP request in Python?", "How do I make an HTTP request in Python?",
          False),
-        ("How to remove duplicate items from a list?", "How do I remove duplicates from a list?",
-         True),
+        ("Should dogs eat grapes?", "Can dogs eat grapes?", False),
+        ("What happened in Europe before 1914?", "What happened in Europe after 1914?", False),
     ],
 )
-def test_reordered_or_swapped_words_are_not_the_same_question(
+def test_a_cached_question_must_ask_the_same_thing(
     embedder: Any, question: str, cached: str, same: bool
 ) -> None:
-    from core.cache import is_same_question
+    from core.question_match import same_question
 
     vectors = embedder.embed([question, cached])
     similarity = float(vectors[0] @ vectors[1])
-    assert similarity >= 0.92  # the embedding alone would call every pair a hit
-    assert is_same_question(question, cached, similarity, 0.92) is same
+    assert similarity >= 0.7  # close enough that the embedding alone would often say "same"
+    assert same_question(question, cached, similarity, 0.7) is same
 
 
 async def test_a_near_miss_is_not_served(cache: SemanticAnswerCache) -> None:

