@@ -169,7 +169,7 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
             breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset_s),
             cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600)
 
-    api = api_session(config.user_agent)
+    api = api_session(config.user_agent, connect_timeout_s=max(1.0, config.timeout_s / 2))
     pages = guarded_session(config.user_agent)
     tavily = None
     try:

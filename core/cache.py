@@ -37,6 +37,11 @@ class SemanticAnswerCache:
         self._settings = settings
         self._collections: dict[str, VectorCollection] = {}
 
+    @property
+    def outage_ttl_seconds(self) -> float:
+        """How long an answer researched during a source outage may be reused."""
+        return self._settings.outage_ttl_minutes * 60.0
+
     def ttl_seconds(self, intent: QueryIntent) -> float:
         current = intent.question_type == QuestionType.CURRENT_EVENT or (
             intent.time_constraint is not None and intent.time_constraint.recent

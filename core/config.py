@@ -77,6 +77,9 @@ class CacheSettings(_Section):
     current_event_ttl_hours: float = Field(
         default=1.0, ge=0, description="Lifetime for current-event questions (0: never cached)."
     )
+    outage_ttl_minutes: float = Field(
+        default=10.0, ge=0, description="Lifetime of an answer researched while a source was "
+        "failing (0: never cached); it says so instead of repeating the outage.")
 
 
 class PipelineSettings(_Section):

@@ -5,7 +5,8 @@
     ├── InvalidQuestionError    the user's question cannot be researched (empty, too long, binary)
     ├── IndexingError           a knowledge-base path cannot be indexed at all (missing path)
     ├── SourceError             a search source failed (outage, timeout); carries the source name
-    │   └── SourceTimeoutError
+    │   ├── SourceTimeoutError
+    │   └── SourceUnreachableError  no connection (no network, name not found, refused)
     ├── StoreError              the job store or a cache could not be read or written
     └── JobNotFoundError        no job has that id
 
@@ -42,6 +43,11 @@ class SourceError(ResearchBotError):
 
 class SourceTimeoutError(SourceError):
     """A search source did not answer within its time limit."""
+
+
+class SourceUnreachableError(SourceError):
+    """No connection to a search source could be made: no network, an unknown name, a
+    refused or silently dropped connection. Not retried; the source rests a while."""
 
 
 class StoreError(ResearchBotError):

@@ -56,6 +56,8 @@ _COMPARISON = re.compile(
     r"better than|worse than|faster than|slower than|pros and cons|similarities)\b",
     re.I,
 )
+# "Which was founded first, the Louvre or the Prado?": two named things weighed.
+_EITHER = re.compile(r"\bor\b")
 _CURRENT = re.compile(
     r"\b(latest|newest|today|tonight|yesterday|this (week|month|year)|right now|currently|"
     r"recent(ly)?|breaking|news|upcoming|so far this)\b",
@@ -83,7 +85,8 @@ _LANGUAGE_WORDS = {
 def detect_intent(question: str, now: datetime | None = None) -> QueryIntent:
     year_now = (now or datetime.now(UTC)).year
     time_constraint = _time_constraint(question, year_now)
-    if _COMPARISON.search(question):
+    entities = _entities(question)
+    if _COMPARISON.search(question) or (_EITHER.search(question) and len(entities) >= 2):
         question_type = QuestionType.COMPARISON
     elif _CURRENT.search(question) or (
         time_constraint is not None and (time_constraint.end_year or 0) >= year_now
@@ -95,7 +98,7 @@ def detect_intent(question: str, now: datetime | None = None) -> QueryIntent:
         question_type = QuestionType.FACTUAL
     return QueryIntent(
         question_type=question_type,
-        entities=_entities(question),
+        entities=entities,
         key_terms=list(dict.fromkeys(terms(_QUANTITY.sub(" ", question)))),
         time_constraint=time_constraint,
         language=_language(question),

@@ -77,6 +77,12 @@ def guarded_session(user_agent: str, allow_loopback: bool = False,
                                  trust_env=False)
 
 
-def api_session(user_agent: str, **options: Any) -> aiohttp.ClientSession:
-    """A session for the search APIs the user configured (their hosts are trusted)."""
+def api_session(user_agent: str, connect_timeout_s: float | None = None,
+                **options: Any) -> aiohttp.ClientSession:
+    """A session for the search APIs the user configured (their hosts are trusted).
+    `connect_timeout_s` bounds making a connection, so that a network that silently drops
+    packets shows as unreachable (not as a slow answer) and is given up on at once."""
+    if connect_timeout_s is not None:
+        options.setdefault("timeout", aiohttp.ClientTimeout(total=None,
+                                                            sock_connect=connect_timeout_s))
     return aiohttp.ClientSession(headers={"User-Agent": user_agent}, **options)

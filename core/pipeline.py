@@ -14,7 +14,7 @@ from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.errors import InvalidQuestionError
 from core.fetch import PageReader
-from core.grading import grade
+from core.grading import grade, outage_notes
 from core.intake import (
     choose_depth,
     detect_intent,
@@ -23,6 +23,7 @@ from core.intake import (
 )
 from core.jobrun import JobRun, ProgressCallback, ms
 from core.models import (
+    Confidence,
     Depth,
     Job,
     JobStatus,
@@ -34,11 +35,12 @@ from core.models import (
 )
 from core.planning import plan_queries
 from core.rank import rank_sources
-from core.search import SearchScope, run_search
+from core.search import SearchScope, SourceFailure, run_search
 from core.sources.base import SearchSource
 from core.store import JobStore
 from core.synthesis.base import Synthesizer
-from core.verify import verify_citations
+from core.synthesis.extractive import NOT_ANSWERED
+from core.verify import VerifiedAnswer, verify_citations
 
 ScopeFunction = Callable[[str], Awaitable[str]]
 
@@ -222,6 +224,7 @@ class ResearchPipeline:
         )
         ranked, unread = await scope.read_pages(subject, ranked)
         run.metrics.update(sources_processed=len(ranked), pages_unread=len(unread))
+        run.state["evidence"] = [s.id for s in ranked]  # what the answer was written from
         if unread:
             run.state["pages_unread"] = unread
         await run.end(Stage.RANK, f"Kept {len(ranked)} relevant passages",
@@ -243,7 +246,9 @@ class ResearchPipeline:
 
         await run.begin(Stage.GRADE, "Grading confidence")
         confidence, limitations = grade(verified, ranked, intent, outcome.failures,
-                                        sorted(scope.sources))
+                                        sorted(scope.sources), question=subject)
+        if confidence == Confidence.INSUFFICIENT:
+            verified = closest_passages(verified)
         await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
 
         cited = set(verified.cited_sources)
@@ -286,14 +291,54 @@ class ResearchPipeline:
         await run.begin(Stage.DELIVER, "Saving the answer")
         if cache_as is not None and self._cache is not None:
             intent, tenant, scope = cache_as
+            failures = [SourceFailure.model_validate(f)
+                        for round_ in run.state.get("iterations", [])
+                        for f in round_.get("failures", [])]
             run.metrics["cache_stored"] = await self._cache.store(
-                result.question, tenant, intent, result, scope
+                result.question, tenant, intent,
+                _to_cache(result, failures, self._cache.outage_ttl_seconds), scope
             )
         run.metrics["duration_ms"] = result.duration_ms
         await self._store.complete(run.job_id, result.model_dump(mode="json"), run.metrics,
                                    run.state)
         await run.end(Stage.DELIVER, "Done")
         return result
+
+
+def closest_passages(verified: VerifiedAnswer) -> VerifiedAnswer:
+    """An Insufficient answer keeps what was found, labelled as not answering the question."""
+    if not verified.references:
+        return verified.model_copy(update={"summary": NOT_ANSWERED, "detail": ""})
+    listing = "; ".join(f"{r.title} [{r.number}]" for r in verified.references)
+    return verified.model_copy(update={
+        "summary": NOT_ANSWERED,
+        "detail": f"The closest passages found, which do not answer it: {listing}.",
+        "citations": [],
+    })
+
+
+def _to_cache(result: ResearchResult, failures: list[SourceFailure],
+              outage_ttl_s: float) -> ResearchResult:
+    """What the cache keeps: an answer shaped by an outage is kept briefly, and says so
+    instead of repeating the outage as if it were happening now."""
+    if not failures:
+        return result
+    notes = set(outage_notes(failures))
+    labels = sorted({f.label or f.source for f in failures})
+    minutes = max(1, round(outage_ttl_s / 60))
+    kept = [line for line in result.answer.limitations if line not in notes]
+    kept.append(f"Researched while {_names(labels)} could not be used; this saved answer is "
+                f"reused for at most {minutes} minute{'s' if minutes != 1 else ''}.")
+    cap = outage_ttl_s if result.max_cache_seconds is None \
+        else min(outage_ttl_s, result.max_cache_seconds)
+    return result.model_copy(update={
+        "answer": result.answer.model_copy(update={"limitations": kept}),
+        "max_cache_seconds": cap,
+    })
+
+
+def _names(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def _found(documents: int, passages: int) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from core.errors import SourceError
+from core.errors import SourceError, SourceTimeoutError, SourceUnreachableError
 from core.fetch import PageReader
 from core.models import QueryIntent, Source
 from core.planning import ResearchPlan
@@ -43,9 +43,14 @@ class SearchScope:
 
 
 class SourceFailure(BaseModel):
+    """A source that failed one query. `reason` is for logs and the job's trace; users are
+    told `kind` in plain words (core.grading.outage_notes)."""
+
     source: str
     query: str
     reason: str
+    label: str = ""  # how people know the source, e.g. "Wikipedia"
+    kind: str = "error"  # unreachable, timeout, rate_limited, refused or error
 
 
 class SearchOutcome(BaseModel):
@@ -112,7 +117,20 @@ async def _search_one(
         async with asyncio.timeout(timeout_s):
             return await source.search(query)
     except TimeoutError:
-        return SourceFailure(source=source.name, query=query.text,
-                             reason=f"timed out after {timeout_s:g} s")
+        return SourceFailure(source=source.name, query=query.text, label=source.label,
+                             reason=f"timed out after {timeout_s:g} s", kind="timeout")
     except SourceError as error:
-        return SourceFailure(source=source.name, query=query.text, reason=str(error))
+        return SourceFailure(source=source.name, query=query.text, label=source.label,
+                             reason=str(error), kind=failure_kind(error))
+
+
+def failure_kind(error: SourceError) -> str:
+    if isinstance(error, SourceUnreachableError):
+        return "unreachable"
+    if isinstance(error, SourceTimeoutError):
+        return "timeout"
+    if error.status == 429:
+        return "rate_limited"
+    if error.status in (401, 403):
+        return "refused"
+    return "error"

@@ -45,3 +45,48 @@ async def test_no_sources_give_no_answer(embedder: Any) -> None:
     draft = await ExtractiveSynthesizer(embedder).synthesize(
         "Anything?", detect_intent("Anything?"), [])
     assert draft.summary == NO_ANSWER
+
+
+def test_abbreviations_and_initials_stay_inside_their_sentence() -> None:
+    from core.text import sentences
+
+    text = ("The study was led by economist Steven D. Levitt of the U.S. Federal Reserve. "
+            "J. R. R. Tolkien wrote it c. 1937 in St. Louis. Dr. Smith Jr. agreed (b. 1950). "
+            "It sold 5.2 million copies!")
+    assert sentences(text) == [
+        "The study was led by economist Steven D. Levitt of the U.S. Federal Reserve.",
+        "J. R. R. Tolkien wrote it c. 1937 in St. Louis.",
+        "Dr. Smith Jr. agreed (b. 1950).",
+        "It sold 5.2 million copies!",
+    ]
+
+
+PLAYERS = [
+    _source(1, "Lindsay Davenport is an American former tennis player. She won the 1999 "
+               "Wimbledon title. Davenport retired in 2008."),
+    _source(2, "Mary Pierce is a French former tennis player. She also won the 2000 French "
+               "Open singles title."),
+]
+
+
+async def test_a_pronoun_sentence_never_stands_alone(embedder: Any) -> None:
+    question = "In what year did Lindsay Davenport win the Wimbledon title?"
+    draft = await ExtractiveSynthesizer(embedder).synthesize(
+        question, detect_intent(question), PLAYERS)
+    text = f"{draft.summary} {draft.detail}"
+    assert "1999" in draft.summary  # the sentence that answers comes first
+    for match in re.finditer(r"She (also )?won", text):
+        before = text[:match.start()].rstrip()
+        assert before.endswith(("tennis player.", "player.")), text  # its antecedent leads in
+    assert all(c.quote.startswith(("Lindsay", "Mary", "Davenport")) for c in draft.citations)
+
+
+async def test_the_lead_names_what_the_question_asks_for(embedder: Any) -> None:
+    sources = [_source(1, "The Louvre is the world's most visited art museum, in Paris. The "
+                          "museum opened on 10 August 1793 in the Louvre Palace. It holds the "
+                          "Mona Lisa and thousands of other works of art.")]
+    question = "When did the Louvre open?"
+    draft = await ExtractiveSynthesizer(embedder).synthesize(
+        question, detect_intent(question), sources)
+    assert "1793" in draft.summary
+    assert draft.summary.startswith("The Louvre is")  # "The museum opened" keeps its subject

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from core.errors import SourceError, SourceTimeoutError
+from core.errors import SourceError, SourceTimeoutError, SourceUnreachableError
 
 T = TypeVar("T")
 MAX_RETRY_AFTER_S = 30.0
@@ -56,8 +56,9 @@ class TokenBucket:
 
 
 class CircuitBreaker:
-    """Open after `threshold` failures in a row: calls fail at once for `reset_s`, then one
-    trial call is let through (half-open); its success closes the circuit again."""
+    """Open after `threshold` failures in a row, or at once when the source cannot be reached
+    at all: calls fail at once for `reset_s`, then one trial call is let through (half-open);
+    its success closes the circuit again. `last_error` is why it opened."""
 
     def __init__(self, threshold: int = 5, reset_s: float = 60.0) -> None:
         self._threshold = threshold
@@ -65,6 +66,7 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at: float | None = None
         self._trial = False
+        self.last_error: SourceError | None = None
 
     @property
     def state(self) -> str:
@@ -86,11 +88,25 @@ class CircuitBreaker:
         self._opened_at = None
         self._trial = False
 
-    def failed(self) -> None:
+    def failed(self, error: SourceError | None = None) -> None:
         self._failures += 1
         self._trial = False
+        self.last_error = error or self.last_error
         if self._failures >= self._threshold or self._opened_at is not None:
             self._opened_at = time.monotonic()
+
+    def trip(self, error: SourceError) -> None:
+        """Open now: without a connection, every further call would fail the same way."""
+        self._failures = max(self._failures + 1, self._threshold)
+        self._trial = False
+        self.last_error = error
+        self._opened_at = time.monotonic()
+
+    def paused_error(self, source: str) -> SourceError:
+        """What a call refused by the open circuit reports: the failure that opened it."""
+        kind = type(self.last_error) if self.last_error is not None else SourceError
+        return kind(source, "paused after repeated failures (circuit open)",
+                    self.last_error.status if self.last_error is not None else None)
 
 
 class SourcePolicy:
@@ -122,27 +138,33 @@ class SourcePolicy:
             if cached is not None:
                 return cached
         if not self.breaker.allow():
-            raise SourceError(self.name, "paused after repeated failures (circuit open)")
+            raise self.breaker.paused_error(self.name)
         for attempt in range(1, self._attempts + 1):
             try:
                 async with self._limit:
                     await self._bucket.acquire()
                     async with asyncio.timeout(self._timeout_s):
                         result = await fetch()
+            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
+                # No connection at all (no network, unknown name, refused, dropped packets):
+                # retrying now only costs time; the source rests instead.
+                unreachable = SourceUnreachableError(self.name, f"connection failed: {error}"[:300])
+                self.breaker.trip(unreachable)
+                raise unreachable from None
             except TimeoutError:
                 failure: SourceError = SourceTimeoutError(
                     self.name, f"timed out after {self._timeout_s:g} s")
                 retry_after = None
             except SourceHttpError as error:
                 if not error.transient:
-                    self.breaker.failed()
+                    self.breaker.failed(error)
                     raise
                 failure, retry_after = error, error.retry_after
             except (aiohttp.ClientError, OSError) as error:
                 failure = SourceError(self.name, f"connection failed: {error}"[:300])
                 retry_after = None
-            except SourceError:
-                self.breaker.failed()
+            except SourceError as error:
+                self.breaker.failed(error)
                 raise
             else:
                 self.breaker.succeeded()
@@ -150,7 +172,7 @@ class SourcePolicy:
                     self._cache.set(cache_key, result, expire=self._cache_ttl_s)
                 return result
             if attempt == self._attempts:
-                self.breaker.failed()
+                self.breaker.failed(failure)
                 raise failure
             delay = self._backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
             if retry_after is None and failure.status == 429:

@@ -1,4 +1,11 @@
-"""An answer made of the retrieved sentences that best answer the question; no model needed."""
+"""An answer made of the retrieved sentences that best answer the question; no model needed.
+
+The first sentence is the one that answers: besides matching the question, a sentence that
+holds what the question asks for (a year for "when", a number for "how many", a name it does
+not already contain for "who", "which" or "where") leads. A sentence that leans on the one
+before it ("He was born in Ohio.", "The stadium seats 18,467.") is only used together with
+the sentences back to the one that names its subject, from the same passage, never alone.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +22,34 @@ from core.synthesis.base import Draft
 from core.text import sentences, terms
 
 NO_ANSWER = "The indexed sources do not answer this question."
+NOT_ANSWERED = "The documents found do not answer this question."
+ANSWER_TYPE_BONUS = 0.08
+# How far back a referring sentence may reach for the sentence that names its subject.
+MAX_ANTECEDENT_DISTANCE = 2
+
+_REFERRING = re.compile(
+    r"^(?:[\"'(]*)(?:he|she|it|they|his|her|its|their|him|them|this|these|those|that|such|"
+    r"both|neither|the latter|the former)\b", re.I)
+_DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The club" ...
+_YEAR_OR_DATE = re.compile(
+    r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b")
+_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+(?:\s+(?:of\s+|de\s+|von\s+)?[A-Z][\w'-]+)*")
 
 
 @dataclass
 class _Candidate:
     source_index: int
     position: int
-    text: str
+    text: str  # what is quoted: the sentence, with the ones it leans on before it
+    focus: str  # the sentence itself, which must earn its place on its own
     semantic: float = 0.0
     lexical: float = 0.0
+    bonus: float = 0.0
 
     @property
     def score(self) -> float:
-        return 0.65 * self.semantic + 0.35 * self.lexical
+        return 0.65 * self.semantic + 0.35 * self.lexical + self.bonus
 
 
 class ExtractiveSynthesizer:
@@ -45,14 +67,18 @@ class ExtractiveSynthesizer:
         if not candidates:
             return Draft(summary=NO_ANSWER)
         vectors = await asyncio.to_thread(
-            self._embedder.embed, [question] + [c.text for c in candidates]
+            self._embedder.embed, [question] + [c.focus for c in candidates]
         )
         question_terms = set(intent.key_terms or terms(question))
+        wanted = answer_type(question)
         for candidate, vector in zip(candidates, vectors[1:], strict=True):
             candidate.semantic = float(max(0.0, vector @ vectors[0]))
-            found = set(terms(candidate.text))
-            candidate.lexical = len(question_terms & found) / len(question_terms) if (
-                question_terms) else 0.0
+            found = set(terms(candidate.focus))
+            context = set(terms(candidate.text)) - found  # what its antecedent adds counts half
+            candidate.lexical = (len(question_terms & found) + 0.5 * len(question_terms & context)
+                                 ) / len(question_terms) if question_terms else 0.0
+            if wanted and holds_answer_type(candidate.focus, wanted, question):
+                candidate.bonus = ANSWER_TYPE_BONUS
         keep = [n for n, c in enumerate(candidates) if c.score >= self._min_score]
         if not keep:
             return Draft(summary=NO_ANSWER)
@@ -64,6 +90,7 @@ class ExtractiveSynthesizer:
         )]
         picked = _cover_entities(picked, candidates, keep, intent)
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
+        picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
         lead = max(chosen, key=lambda c: c.score)
         rest = sorted((c for c in chosen if c is not lead),
@@ -82,12 +109,58 @@ def _candidates(sources: list[Source]) -> list[_Candidate]:
     found: list[_Candidate] = []
     seen: set[str] = set()
     for index, source in enumerate(sources):
-        for position, sentence in enumerate(sentences(source.content or source.snippet)):
-            key = " ".join(terms(sentence))
-            if _usable(sentence) and key not in seen:
+        for position, unit, focus in _units(sentences(source.content or source.snippet)):
+            key = " ".join(terms(unit))
+            if _usable(focus) and len(unit) <= 900 and key not in seen:
                 seen.add(key)
-                found.append(_Candidate(index, position, sentence))
+                found.append(_Candidate(index, position, unit, focus))
     return found
+
+
+def _units(passage: list[str]) -> list[tuple[int, str, str]]:
+    """(position, quoted text, the sentence itself): each sentence that can stand alone, and
+    each referring sentence joined with those before it back to the one that names its
+    subject (at most two back); a referring sentence with no such sentence in reach is left
+    out."""
+    units = []
+    head = -1
+    for position, sentence in enumerate(passage):
+        if not refers_back(sentence, position):
+            head = position
+            units.append((position, sentence, sentence))
+        elif head >= 0 and position - head <= MAX_ANTECEDENT_DISTANCE:
+            units.append((head, " ".join(passage[head:position + 1]), sentence))
+    return units
+
+
+def refers_back(sentence: str, position: int) -> bool:
+    """Whether the sentence's subject is a pronoun or "the <thing>" named earlier."""
+    return bool(_REFERRING.match(sentence)) or (position > 0
+                                                 and bool(_DEFINITE_COMMON.match(sentence)))
+
+
+def answer_type(question: str) -> str:
+    """What kind of thing would answer the question: "time", "number", "name" or ""."""
+    asked = question.casefold()
+    if re.search(r"\b(when|what year|which year|what date|what day|what century)\b", asked):
+        return "time"
+    if re.search(r"\bhow (many|much|old|long|tall|high|far|big|large|deep|wide|heavy)\b|"
+                 r"\b(population|capacity|number of|percentage|height|length)\b", asked):
+        return "number"
+    if re.search(r"^\W*(who|whom|whose|where|which|what)\b|\b(who|whom|whose|where|which)\b",
+                 asked):
+        return "name"
+    return ""
+
+
+def holds_answer_type(text: str, wanted: str, question: str) -> bool:
+    """Whether `text` contains something of the wanted kind that the question does not."""
+    if wanted == "time":
+        return any(m.group(0) not in question for m in _YEAR_OR_DATE.finditer(text))
+    if wanted == "number":
+        return any(m.group(0) not in question for m in re.finditer(r"\d[\d,.]*", text))
+    asked = question.casefold()
+    return any(m.group(0).casefold() not in asked for m in _NAME.finditer(text))
 
 
 def _usable(sentence: str) -> bool:
@@ -112,6 +185,13 @@ def _cover_entities(
         if matches:
             result.append(max(matches, key=lambda n: candidates[n].score))
     return result
+
+
+def _inside_another(n: int, picked: list[int], candidates: list[_Candidate]) -> bool:
+    """A sentence already quoted inside a longer unit (with its referring sentence)."""
+    text = candidates[n].text
+    return any(m != n and text in candidates[m].text and len(candidates[m].text) > len(text)
+               for m in picked)
 
 
 def _redundant(n: int, picked: list[int], vectors: np.ndarray) -> bool:

@@ -1,0 +1,404 @@
+"""Answer quality and cache safety on labelled sets; prints tables.
+
+    .venv/bin/python bench/quality.py [--baseline REF] [--split dev|heldout|all]
+
+Multi-hop set (bench/data/multihop/*.json): Wikipedia-style paragraphs with distractors,
+questions with two gold paragraphs and a short answer span, and questions about entities
+absent from the corpus. Three runs through the real pipeline (local knowledge base, no model,
+no cache): the answerable questions; the same questions with every gold paragraph removed
+from the index ("evidence removed"); the absent-entity questions. Cache pairs
+(bench/data/cache_pairs_*.json): paraphrase and near-miss pairs through the shipped guard, and
+1,000 distinct questions looked up at concurrency 50 in a cache filled with their neighbours.
+
+`--baseline REF` runs the same measurements on git revision REF (a temporary worktree) in
+the same run and prints both. The dev split is for tuning; heldout is never tuned on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+LEVELS = ["high", "medium", "low", "insufficient"]
+
+
+def table(title: str, header: list[str], rows: list[list[object]]) -> None:
+    cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r]
+                        for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    print(f"\n{title}\n", flush=True)
+    for n, row in enumerate(cells):
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        if n == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+
+
+def load_multihop(split: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                       list[dict[str, Any]]]:
+    paragraphs, questions, absent = [], [], []
+    for path in sorted((DATA / "multihop").glob("*.json")):
+        part = json.loads(path.read_text())
+        paragraphs += part["paragraphs"]  # the corpus is always whole
+        if split in ("all", part["split"]):
+            questions += [{**q, "split": part["split"]} for q in part["questions"]]
+            absent += [{**a, "split": part["split"]} for a in part["absent"]]
+    return paragraphs, questions, absent
+
+
+def plain(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text.casefold())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return " ".join(re.findall(r"\w+", text))
+
+
+def contains(text: str, span: str) -> bool:
+    return f" {plain(span)} " in f" {plain(text)} "
+
+
+# ---- the measurements, run against whichever checkout is on sys.path ---------------------
+
+async def measure(split: str, workdir: Path) -> dict[str, Any]:
+    sys.path.insert(0, os.getcwd())
+    from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
+    from core.db import open_database, sqlite_url
+    from core.embedding import OnnxMiniLMEmbedder
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.models import ResearchRequest
+    from core.pipeline import ResearchPipeline
+    from core.sources.local import LocalKnowledgeBaseSource
+    from core.store import JobStore
+    from core.synthesis.extractive import ExtractiveSynthesizer
+    from core.vectors import open_chroma
+
+    paragraphs, questions, absent = load_multihop(split)
+    embedder = _Memo(OnnxMiniLMEmbedder())
+    engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
+    chroma = open_chroma(workdir / "chroma", None)
+    kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    gold = {g for q in questions for g in q["gold"]}
+    started = time.perf_counter()
+    for tenant, keep in (("full", paragraphs), ("removed",
+                                                [p for p in paragraphs if p["id"] not in gold])):
+        folder = workdir / tenant
+        folder.mkdir()
+        for p in keep:
+            (folder / f"{p['id']}.md").write_text(f"# {p['title']}\n\n{p['text']}\n")
+        await kb.index([folder], tenant)
+    index_s = time.perf_counter() - started
+    store = JobStore(engine)
+    pipeline = ResearchPipeline(
+        store=store, sources={"local": LocalKnowledgeBaseSource(kb, 3)},
+        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
+        settings=PipelineSettings(), cache=None)
+
+    def paragraph_of(source: Any) -> str:
+        return Path(source.path or "").stem
+
+    out: dict[str, Any] = {"index_s": index_s, "answerable": [], "removed": [], "absent": []}
+    for q in questions:
+        hits = await kb.search(q["question"], "full", limit=10)
+        top10 = {paragraph_of(h) for h in hits}
+        result = await pipeline.run(ResearchRequest(question=q["question"], tenant="full"))
+        job = await store.get(result.job_id)
+        evidence = set((job.state if job else {}).get("evidence", []))
+        handed = {paragraph_of(h) for h in hits if h.id in evidence} if evidence else None
+        out["answerable"].append(_row(q, result, top10, handed, paragraph_of))
+        removed = await pipeline.run(ResearchRequest(question=q["question"], tenant="removed"))
+        out["removed"].append(_row(q, removed, set(), None, paragraph_of))
+    for a in absent:
+        result = await pipeline.run(ResearchRequest(question=a["question"], tenant="full"))
+        out["absent"].append(_row({**a, "gold": [], "answer": ""}, result, set(), None,
+                                  paragraph_of))
+    out["cache"] = cache_pairs(embedder)
+    out["load"] = await cache_under_load(chroma, embedder, CacheSettings())
+    await engine.dispose()
+    return out
+
+
+def _row(q: dict[str, Any], result: Any, top10: set[str], handed: set[str] | None,
+         paragraph_of: Any) -> dict[str, Any]:
+    cited = [paragraph_of(s) for s in result.sources]
+    text = f"{result.answer.summary} {result.answer.detail}"
+    gold = set(q["gold"])
+    return {
+        "id": q["id"], "split": q["split"], "confidence": result.answer.confidence.value,
+        "gold_in_top10": len(gold & top10), "gold_handed": None if handed is None
+        else len(gold & top10 & handed), "gold_cited": len(gold & set(cited)),
+        "cited": len(cited), "gold": len(gold),
+        "first": bool(q["answer"]) and contains(result.answer.summary, q["answer"]),
+        "anywhere": bool(q["answer"]) and contains(text, q["answer"]),
+        "pronoun_lead": bool(re.search(
+            r"(^|[.!?]\s+)(He|She|It|They|His|Her|Its|Their)\s",
+            re.sub(r"\s*\[\d+(?:,\s*\d+)*\]", "", text))),
+        "limitations": result.answer.limitations,
+    }
+
+
+class _Memo:
+    """The embedder with a memory: the two indexes share every paragraph's vector."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._seen: dict[str, Any] = {}
+        self.name = inner.name
+
+    def embed(self, texts: Any) -> Any:
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if missing:
+            for text, vector in zip(missing, self._inner.embed(missing), strict=True):
+                self._seen[text] = vector
+        return np.vstack([self._seen[t] for t in texts]) if texts else self._inner.embed([])
+
+
+def _guard() -> Any:
+    try:
+        from core.question_match import same_question
+    except ImportError:  # before the guard had its own module
+        from core.cache import is_same_question as same_question
+    return same_question
+
+
+def cache_pairs(embedder: Any) -> dict[str, Any]:
+    from core.config import CacheSettings
+
+    same_question = _guard()
+    threshold = CacheSettings().similarity_threshold
+    found: dict[str, Any] = {"threshold": threshold}
+    for path in sorted(DATA.glob("cache_pairs_*.json")):
+        pairs = json.loads(path.read_text())
+        vectors = embedder.embed([t for p in pairs for t in (p["a"], p["b"])])
+        rows = []
+        for n, p in enumerate(pairs):
+            similarity = float(vectors[2 * n] @ vectors[2 * n + 1])
+            rows.append({"same": p["same"], "kind": p["kind"], "similarity": similarity,
+                         "hit": bool(same_question(p["b"], p["a"], similarity, threshold))})
+        found[path.stem.removeprefix("cache_pairs_")] = rows
+    return found
+
+
+PROJECTS = [f"{a}{b}" for a in ("lib", "py", "fast", "open", "net", "data", "geo", "auto")
+            for b in ("json", "cache", "queue", "mail", "crypt", "graph", "plot", "sql",
+                      "http", "yaml", "test", "lint", "log", "img", "doc", "cli")]
+TEMPLATES = ["How do I install {p}?", "What license does {p} use?", "Who maintains {p}?",
+             "How do I configure logging in {p}?", "Does {p} support Python 3.12?",
+             "How do I upgrade {p} to version 2?", "What is the latest release of {p}?",
+             "How do I uninstall {p}?"]
+
+
+async def cache_under_load(chroma: Any, embedder: Any, settings: Any) -> dict[str, Any]:
+    """1,000 distinct questions about 128 projects; half are cached first, then all are
+    looked up at concurrency 50. Every question is different, so any hit is wrong."""
+    from core.cache import SemanticAnswerCache
+    from core.intake import detect_intent
+    from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
+
+    cache = SemanticAnswerCache(chroma, embedder, settings)
+    questions = [t.format(p=p) for p in PROJECTS for t in TEMPLATES][:1000]
+    stored = questions[::2]
+    for question in stored:
+        result = ResearchResult(job_id="x", status=JobStatus.COMPLETED, question=question,
+                                answer=ResearchAnswer(summary=f"answer to {question}",
+                                                      confidence=Confidence.MEDIUM))
+        await cache.store(question, "load", detect_intent(question), result)
+    limit = asyncio.Semaphore(50)
+    wrong = other_project = exact = 0
+
+    async def ask(question: str) -> None:
+        nonlocal wrong, other_project, exact
+        async with limit:
+            hit = await cache.lookup(question, "load")
+        if hit is None:
+            return
+        served = hit.result.answer.summary.removeprefix("answer to ")
+        if served == question:
+            exact += 1
+        else:
+            wrong += 1
+            mine = re.search(r"(lib|py|fast|open|net|data|geo|auto)\w+", question)
+            theirs = re.search(r"(lib|py|fast|open|net|data|geo|auto)\w+", served)
+            other_project += bool(mine and theirs and mine.group(0) != theirs.group(0))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(ask(q) for q in questions))
+    return {"questions": len(questions), "stored": len(stored), "exact_hits": exact,
+            "wrong_hits": wrong, "other_project": other_project,
+            "seconds": time.perf_counter() - started}
+
+
+# ---- reporting ----------------------------------------------------------------------------
+
+def summarise(name: str, out: dict[str, Any], split: str) -> dict[str, list[object]]:
+    rows: dict[str, list[object]] = {}
+    for part in ("dev", "heldout") if split == "all" else (split,):
+        answerable = [r for r in out["answerable"] if r["split"] == part]
+        removed = [r for r in out["removed"] if r["split"] == part]
+        absent = [r for r in out["absent"] if r["split"] == part]
+        if not answerable:
+            continue
+        gold = sum(r["gold"] for r in answerable)
+        top10 = sum(r["gold_in_top10"] for r in answerable)
+        handed = [r["gold_handed"] for r in answerable if r["gold_handed"] is not None]
+        cited = sum(r["cited"] for r in answerable)
+        gold_cited = sum(r["gold_cited"] for r in answerable)
+        rows[part] = [
+            f"{name} {part}", len(answerable),
+            top10 / gold,
+            sum(handed) / top10 if handed and top10 else "n/a",
+            gold_cited / gold,
+            sum(r["gold_cited"] == r["gold"] for r in answerable) / len(answerable),
+            gold_cited / cited if cited else 0.0,
+            _share(answerable, "first"), _share(answerable, "anywhere"),
+            sum(r["pronoun_lead"] for r in answerable) / len(answerable),
+            _rate(answerable, {"insufficient"}),
+            _rate(removed, {"high", "medium"}), _rate(removed, {"insufficient"}),
+            _rate(absent, {"insufficient"}), len(absent),
+        ]
+    return rows
+
+
+def _share(rows: list[dict[str, Any]], key: str) -> float:
+    return sum(bool(r[key]) for r in rows) / len(rows) if rows else 0.0
+
+
+def _rate(rows: list[dict[str, Any]], levels: set[str]) -> float:
+    return sum(r["confidence"] in levels for r in rows) / len(rows) if rows else 0.0
+
+
+def calibration(name: str, out: dict[str, Any]) -> list[list[object]]:
+    rows = []
+    for part in ("dev", "heldout"):
+        answerable = [r for r in out["answerable"] if r["split"] == part]
+        for level in LEVELS:
+            picked = [r for r in answerable if r["confidence"] == level]
+            right = [r for r in picked if r["anywhere"] and r["gold_cited"]]
+            rows.append([f"{name} {part}", level, len(picked),
+                         len(right) / len(picked) if picked else "n/a"])
+    return rows
+
+
+def cache_rows(name: str, cache: dict[str, Any], load: dict[str, Any]) -> list[list[object]]:
+    rows = []
+    for part in ("dev", "heldout"):
+        pairs = cache.get(part, [])
+        same = [p for p in pairs if p["same"]]
+        near = [p for p in pairs if not p["same"]]
+        if not pairs:
+            continue
+        rows.append([f"{name} {part}", len(same), len(near),
+                     sum(p["similarity"] >= cache["threshold"] for p in same) / len(same),
+                     sum(p["similarity"] >= cache["threshold"] for p in near) / len(near),
+                     sum(p["hit"] for p in same) / len(same),
+                     sum(p["hit"] for p in near) / len(near)])
+    return rows
+
+
+def near_miss_kinds(name: str, cache: dict[str, Any]) -> list[list[object]]:
+    rows = []
+    for part in ("dev", "heldout"):
+        pairs = cache.get(part, [])
+        for kind in sorted({p["kind"] for p in pairs}):
+            picked = [p for p in pairs if p["kind"] == kind]
+            rows.append([f"{name} {part}", kind, "paraphrase" if picked[0]["same"]
+                         else "near-miss", len(picked),
+                         sum(p["hit"] for p in picked) / len(picked)])
+    return rows
+
+
+def report(results: dict[str, dict[str, Any]], split: str) -> None:
+    quality = [row for name, out in results.items()
+               for row in summarise(name, out, split).values()]
+    table("1. Multi-hop answers (local knowledge base, no model)",
+          ["run", "questions", "gold in search top 10", "of those handed to the answer",
+           "cited recall", "all gold cited", "cited precision", "answer in 1st sentence",
+           "answer anywhere", "answers with a He/She/It/They sentence",
+           "answerable refused", "evidence removed: High/Medium", "evidence removed: "
+           "Insufficient", "absent entity: Insufficient", "absent questions"], quality)
+    table("2. Confidence calibration (answerable set): share right (answer span present, "
+          "a gold paragraph cited)", ["run", "confidence", "answers", "right"],
+          [row for name, out in results.items() for row in calibration(name, out)])
+    table("3. Cache pairs at the shipped threshold", [
+        "run", "paraphrases", "near-misses", "cosine only: hit", "cosine only: false hit",
+        "shipped rule: hit", "shipped rule: false hit"],
+          [row for name, out in results.items()
+           for row in cache_rows(name, out["cache"], out["load"])])
+    table("4. Cache pairs by kind (hit rate)", ["run", "kind", "pair", "pairs", "hit"],
+          [row for name, out in results.items() for row in near_miss_kinds(name, out["cache"])])
+    table("5. Cache under load: 1,000 distinct questions at concurrency 50", [
+        "run", "cached", "served their own answer", "served another question's answer",
+        "about another project", "seconds"],
+          [[name, out["load"]["stored"], out["load"]["exact_hits"], out["load"]["wrong_hits"],
+            out["load"]["other_project"], out["load"]["seconds"]]
+           for name, out in results.items()])
+    limitations = [line for out in list(results.values())[-1:]
+                   for rows in (out["answerable"], out["removed"], out["absent"])
+                   for r in rows for line in r["limitations"]]
+    common = sorted(set(limitations), key=limitations.count, reverse=True)[:8]
+    print("\nMost frequent limitations (last run):")
+    for line in common:
+        print(f"- {limitations.count(line)} x {line}")
+
+
+def run_checkout(root: Path, split: str) -> dict[str, Any]:
+    """This script's measurements on the code in `root`, in a child process."""
+    with tempfile.TemporaryDirectory(prefix="researchbot-quality-") as work:
+        output = Path(work) / "out.json"
+        subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", str(output),
+                        "--split", split], cwd=root, check=True,
+                       env={**os.environ, "PYTHONPATH": str(root)})
+        return json.loads(output.read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baseline", help="a git revision to measure alongside")
+    parser.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # child mode: write JSON here
+    parser.add_argument("--report", nargs="+", metavar="NAME=JSON",
+                        help="print the tables of runs saved by --measure")
+    args = parser.parse_args()
+    if args.report:
+        report({name: json.loads(Path(path).read_text())
+                for name, path in (item.split("=", 1) for item in args.report)}, args.split)
+        return
+    if args.measure:
+        with tempfile.TemporaryDirectory(prefix="researchbot-quality-") as work:
+            out = asyncio.run(measure(args.split, Path(work)))
+        Path(args.measure).write_text(json.dumps(out))
+        return
+    repository = HERE.parent
+    results: dict[str, dict[str, Any]] = {}
+    if args.baseline:
+        base = Path(tempfile.mkdtemp(prefix="researchbot-baseline-"))
+        subprocess.run(["git", "worktree", "add", "--detach", str(base), args.baseline],
+                       cwd=repository, check=True, capture_output=True)
+        try:
+            results[f"base {args.baseline[:7]}"] = run_checkout(base, args.split)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)],
+                           cwd=repository, check=False, capture_output=True)
+            shutil.rmtree(base, ignore_errors=True)
+    results["this"] = run_checkout(repository, args.split)
+    print("\nindex s: " + ", ".join(f"{n} {o['index_s']:.1f}" for n, o in results.items()))
+    report(results, args.split)
+
+
+if __name__ == "__main__":
+    main()

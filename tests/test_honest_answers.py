@@ -1,0 +1,213 @@
+"""Honest answers without a model: Insufficient when the documents are about something else,
+limitations in plain words, outages that neither linger in the cache nor cost every question
+a timeout."""
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings, PipelineSettings
+from core.errors import SourceUnreachableError
+from core.grading import grade
+from core.intake import detect_intent
+from core.models import Citation, Confidence, ResearchRequest, Source, SourceMetadata
+from core.net import api_session
+from core.pipeline import ResearchPipeline
+from core.search import SourceFailure
+from core.sources.base import SearchQuery
+from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.policy import CircuitBreaker, SourcePolicy
+from core.sources.wikipedia import WikipediaSource
+from core.store import JobStore
+from core.synthesis.base import Draft
+from core.synthesis.extractive import NOT_ANSWERED, ExtractiveSynthesizer
+from core.verify import verify_citations
+
+ARENAS = {
+    "riverside.md": "# Riverside Stadium\n\nRiverside Stadium is a football stadium in "
+    "Middlesbrough, England. It opened in 1995 and has a seating capacity of 34,742. The "
+    "stadium is the home ground of Middlesbrough F.C.\n",
+    "o2.md": "# The O2 Arena\n\nThe O2 Arena is an indoor arena in London. It opened in 2007. "
+    "The arena has a seating capacity of 20,000 for concerts.\n",
+    "hallam.md": "# Hallam FC\n\nHallam FC is an English football club founded in 1860. The "
+    "club plays at Sandygate Road, the oldest football ground in the world.\n",
+}
+
+
+@pytest.fixture
+async def arenas(knowledge_base: Any, tmp_path: Path) -> Any:
+    folder = tmp_path / "arenas"
+    folder.mkdir()
+    for name, text in ARENAS.items():
+        (folder / name).write_text(text)
+    await knowledge_base.index([folder], "t1")
+    return knowledge_base
+
+
+def _pipeline(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None,
+              **sources: Any) -> ResearchPipeline:
+    return ResearchPipeline(
+        store=JobStore(engine), sources={"local": LocalKnowledgeBaseSource(knowledge_base, 3),
+                                         **sources},
+        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
+        settings=PipelineSettings(), cache=cache)
+
+
+async def test_a_question_about_an_absent_entity_is_insufficient(
+    sqlite_engine: Any, embedder: Any, arenas: Any
+) -> None:
+    pipeline = _pipeline(sqlite_engine, embedder, arenas)
+    result = await pipeline.run(ResearchRequest(
+        question="What is the seating capacity of the Kellermann-Rudd Arena?", tenant="t1"))
+    assert result.answer.confidence == Confidence.INSUFFICIENT
+    assert result.answer.summary == NOT_ANSWERED
+    assert "34,742" not in result.answer.summary and not result.answer.citations
+    assert any("do not mention Kellermann-Rudd Arena" in line
+               for line in result.answer.limitations)
+    # the closest passages are listed, labelled as not answering it
+    assert "do not answer it" in result.answer.detail
+
+    answered = await pipeline.run(ResearchRequest(
+        question="What is the seating capacity of Riverside Stadium?", tenant="t1"))
+    assert answered.answer.confidence != Confidence.INSUFFICIENT
+    assert "34,742" in answered.answer.summary
+
+
+def _cited(text: str, relevance: float = 0.7) -> tuple[Any, list[Source]]:
+    source = Source(id="s1", title="Browsers", path="/kb/b.md", content=text,
+                    document_id="b", metadata=SourceMetadata(relevance=relevance))
+    verified = verify_citations(Draft(summary="x [1].", citations=[
+        Citation(claim="x", source_id="s1", quote=text[:20])]), [source])
+    return verified, [source]
+
+
+def test_limitations_use_the_questions_words_never_stems() -> None:
+    question = "How do browsers store cookies and embedded fonts?"
+    verified, sources = _cited("Browsers store small files on disk for each site you visit.")
+    confidence, limitations = grade(verified, sources, detect_intent(question), [],
+                                    ["local"], question=question)
+    text = " ".join(limitations)
+    assert "cookies" in text and "embedded" in text
+    assert "cooky" not in text and "embedd," not in text and "embedd." not in text
+
+
+def test_a_missing_number_or_year_means_the_documents_answer_something_else() -> None:
+    question = "Who won the 1998 Tour de France?"
+    verified, sources = _cited("Marco Pantani won the Tour de France in one of its hardest "
+                               "editions, ahead of Jan Ullrich.", relevance=0.8)
+    confidence, limitations = grade(verified, sources, detect_intent(question), [], ["local"],
+                                    question=question)
+    assert confidence == Confidence.INSUFFICIENT
+    assert any("1998" in line for line in limitations)
+
+
+def test_a_failed_source_is_named_in_plain_words() -> None:
+    failure = SourceFailure(source="wikipedia", label="Wikipedia", query="q", kind="unreachable",
+                            reason="wikipedia: connection failed: Cannot connect to host "
+                            "en.wikipedia.org:443 ssl:default [Name or service not known]")
+    verified, sources = _cited("Cats sleep 12 to 16 hours a day.")
+    _, limitations = grade(verified, sources, detect_intent("How long do cats sleep?"),
+                           [failure], ["local", "wikipedia"], question="How long do cats sleep?")
+    assert limitations[0] == ("Wikipedia could not be reached, so its results are missing "
+                              "from this answer.")
+    assert not any("Cannot connect" in line or "ssl" in line for line in limitations)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def black_hole() -> Iterator[int]:
+    """A port whose connections are never accepted: its backlog is full, so a new connection
+    attempt hangs like a network that silently drops packets."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = int(server.getsockname()[1])
+    waiting = []
+    for _ in range(3):
+        client = socket.socket()
+        client.setblocking(False)
+        try:
+            client.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        waiting.append(client)
+    time.sleep(0.1)
+    yield port
+    for client in waiting:
+        client.close()
+    server.close()
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[aiohttp.ClientSession]:
+    async with api_session("test", connect_timeout_s=0.5) as session:
+        yield session
+
+
+def _wikipedia(api: aiohttp.ClientSession, port: int) -> WikipediaSource:
+    policy = SourcePolicy("wikipedia", timeout_s=5, attempts=3, backoff_s=0.5, rate_per_s=100,
+                          breaker=CircuitBreaker(threshold=5, reset_s=60))
+    return WikipediaSource(api, policy, f"http://127.0.0.1:{port}/w/api.php")
+
+
+async def _time_failure(source: WikipediaSource) -> float:
+    started = time.perf_counter()
+    with pytest.raises(SourceUnreachableError):
+        await source.search(SearchQuery(text="cats", tenant="t1"))
+    return time.perf_counter() - started
+
+
+async def test_an_unreachable_source_costs_one_quick_failure_per_process(api: Any) -> None:
+    source = _wikipedia(api, _closed_port())
+    first = await _time_failure(source)
+    assert first < 0.4  # refused at once, not retried with backoff (0.5 s, then 1 s)
+    for _ in range(5):  # every later question: no connection attempt at all
+        assert await _time_failure(source) < 0.05
+
+
+async def test_a_silently_dropping_network_costs_one_timeout(api: Any, black_hole: int) -> None:
+    source = _wikipedia(api, black_hole)
+    first = await _time_failure(source)
+    assert 0.4 < first < 2.0  # the connect timeout, once: not 3 attempts of the 5 s timeout
+    assert await _time_failure(source) < 0.05
+
+
+async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
+    sqlite_engine: Any, embedder: Any, chroma: Any, arenas: Any, api: Any
+) -> None:
+    cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
+    pipeline = _pipeline(sqlite_engine, embedder, arenas, cache,
+                         wikipedia=_wikipedia(api, _closed_port()))
+    question = "When did Riverside Stadium open?"
+    fresh = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
+    assert "1995" in fresh.answer.summary
+    assert ("Wikipedia could not be reached, so its results are missing from this answer."
+            in fresh.answer.limitations)
+    again = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
+    assert again.cached
+    assert not any("could not be reached" in line for line in again.answer.limitations)
+    assert any("Researched while Wikipedia could not be used" in line
+               and "at most 10 minutes" in line for line in again.answer.limitations)
+
+    brief = SemanticAnswerCache(chroma, embedder, CacheSettings(outage_ttl_minutes=0.001))
+    pipeline = _pipeline(sqlite_engine, embedder, arenas, brief,
+                         wikipedia=_wikipedia(api, _closed_port()))
+    first = await pipeline.run(ResearchRequest(question="Where is Riverside Stadium?",
+                                               tenant="t1"))
+    assert first.answer.confidence != Confidence.INSUFFICIENT
+    await asyncio.sleep(0.1)
+    later = await pipeline.run(ResearchRequest(question="Where is Riverside Stadium?",
+                                               tenant="t1"))
+    assert not later.cached
