@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from core.models import Confidence, QueryIntent, Source
@@ -49,7 +49,22 @@ class Evidence:
     best_relevance: float
     coverage: float  # share of the question's key terms in the cited text
     missing_terms: list[str]  # as the question writes them
-    missing_names: list[str]  # names, numbers and quoted phrases the cited text lacks
+    missing_names: list[str]  # names, numbers and quoted phrases no passage found has
+    names: int = 0  # how many the question has
+    about: int = 0  # how many have a passage about them (in its title or opening words)
+
+
+@dataclass(frozen=True)
+class Grade:
+    confidence: Confidence
+    limitations: list[str]
+    evidence: Evidence | None = None  # None when nothing was cited
+
+    def trace(self) -> dict[str, object]:
+        """The signals behind the grade, for the job's metrics."""
+        if self.evidence is None:
+            return {"confidence": self.confidence.value}
+        return {"confidence": self.confidence.value, **asdict(self.evidence)}
 
 
 def grade(
@@ -61,23 +76,36 @@ def grade(
     now: datetime | None = None,
     question: str = "",
 ) -> tuple[Confidence, list[str]]:
+    graded = assess(answer, sources, intent, failures, searched, now, question)
+    return graded.confidence, graded.limitations
+
+
+def assess(
+    answer: VerifiedAnswer,
+    sources: list[Source],
+    intent: QueryIntent,
+    failures: list[SourceFailure],
+    searched: list[str],
+    now: datetime | None = None,
+    question: str = "",
+) -> Grade:
     limitations = outage_notes(failures)
     if searched == ["local"]:
         limitations.append("Only the local knowledge base was searched.")
     by_id = {s.id: s for s in sources}
     cited = [by_id[i] for i in answer.cited_sources if i in by_id]
     if not cited:
-        return Confidence.INSUFFICIENT, limitations
-    evidence = weigh(cited, intent, question)
+        return Grade(Confidence.INSUFFICIENT, limitations)
+    evidence = weigh(cited, intent, question, sources)
     if evidence.missing_names:
         limitations.append("The documents found do not mention "
                            + _listing(evidence.missing_names) + ".")
-        return Confidence.INSUFFICIENT, limitations
+        return Grade(Confidence.INSUFFICIENT, limitations, evidence)
     if (evidence.best_relevance < ANSWERABLE_RELEVANCE
             and evidence.coverage < ANSWERABLE_COVERAGE):
         limitations.append("The documents found do not match the question closely; they do not "
                            "seem to answer it.")
-        return Confidence.INSUFFICIENT, limitations
+        return Grade(Confidence.INSUFFICIENT, limitations, evidence)
 
     if evidence.documents == 1:
         limitations.append("Based on a single document; no other source corroborates it.")
@@ -92,45 +120,75 @@ def grade(
         limitations.append(
             f"{removed} citation(s) that did not match a retrieved source were removed."
         )
-    return _confidence(evidence, bool(failures)), limitations
+    return Grade(_confidence(evidence, bool(failures)), limitations, evidence)
 
 
 def _confidence(evidence: Evidence, outage: bool) -> Confidence:
+    """Passages that only mention what the question names, none of them about it, answer at
+    most with Low confidence."""
+    about = evidence.about >= 1 if evidence.names else True
     if (evidence.documents >= 2 and evidence.coverage >= HIGH_COVERAGE
-            and evidence.best_relevance >= HIGH_RELEVANCE and not outage):
+            and evidence.best_relevance >= HIGH_RELEVANCE and not outage
+            and evidence.about == evidence.names):
         return Confidence.HIGH
-    if evidence.coverage >= MEDIUM_COVERAGE and evidence.best_relevance >= MEDIUM_RELEVANCE:
+    if (about and evidence.coverage >= MEDIUM_COVERAGE
+            and evidence.best_relevance >= MEDIUM_RELEVANCE):
         return Confidence.MEDIUM
     return Confidence.LOW
 
 
-def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "") -> Evidence:
-    text = " ".join(f"{s.title} {s.location or ''} {s.content or s.snippet}" for s in cited)
-    words = set(_plain_words(text))
-    stems = set(terms(text))
+def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
+          found: Sequence[Source] = ()) -> Evidence:
+    """The grading signals of the `cited` passages, among everything `found`."""
+    texts = [f"{s.title} {s.location or ''} {s.content or s.snippet}" for s in cited]
+    stems = set(terms(" ".join(texts)))
     wanted = list(dict.fromkeys(intent.key_terms))
     missing = [t for t in wanted if t not in stems]
+    pool = list(found) or list(cited)
+    passages = [_phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
+    leads = [_phrase(f"{s.title} {_opening(s.content or s.snippet)}") for s in pool]
+    names = specifics(intent, question)
     return Evidence(
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
         coverage=1.0 - len(missing) / len(wanted) if wanted else 1.0,
         missing_terms=_as_written(missing, question),
-        missing_names=[name for name in specifics(intent, question)
-                       if not all(w in words for w in _plain_words(name))],
+        # a name counts when one passage has its words together: "Riverside" in one passage
+        # and "Velodrome" in another do not make the Riverside Velodrome
+        missing_names=[n for n in names if not any(_phrase(n) in p for p in passages)],
+        names=len(names),
+        about=sum(1 for n in names if any(_phrase(n) in lead for lead in leads)),
     )
 
 
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\d|(?<![\w.])\d(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
 _QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”")
 
 
 def specifics(intent: QueryIntent, question: str = "") -> list[str]:
     """What the question is specifically about: its names, numbers and quoted phrases. An
-    answer that never mentions them is about something else."""
-    found = [e for e in intent.entities if _plain_words(e)]
+    answer that never mentions them is about something else. A name that describes what is
+    asked for ("which Florida city", "how many Academy Awards") is a property of the answer,
+    not its subject, and is left out."""
+    asked = " ".join(m.group(1) for m in _ASKED.finditer(question))
+    found = [e for e in intent.entities
+             if _plain_words(e) and _phrase(e) not in _phrase(asked)]
     found += [n.strip(".,") for n in _NUMBER.findall(question)]
     found += [a or b for a, b in _QUOTED.findall(question)]
     return list(dict.fromkeys(found))
+
+
+_ASKED = re.compile(r"\b(?:which|what|how many|how much)\s+((?:[A-Z][\w'.-]*\s+){1,4})", re.I)
+
+
+def _opening(text: str) -> str:
+    """The start of a passage, where it says what it is about."""
+    return " ".join(text.split()[:12])
+
+
+def _phrase(text: str) -> str:
+    words = _plain_words(text)
+    return f" {' '.join(words)} " if words else "\0"
 
 
 def outage_notes(failures: Sequence[SourceFailure]) -> list[str]:

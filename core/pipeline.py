@@ -14,7 +14,7 @@ from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.errors import InvalidQuestionError
 from core.fetch import PageReader
-from core.grading import grade, outage_notes
+from core.grading import assess, outage_notes
 from core.intake import (
     choose_depth,
     detect_intent,
@@ -220,7 +220,7 @@ class ResearchPipeline:
             subject, scope.usable(outcome.results) + earlier, self._embedder,
             tier.sources(self._settings.max_sources),
             self._settings.max_per_document, self._settings.min_relevance,
-            prior=scope.prior(intent),
+            prior=scope.prior(intent), names=intent.entities,
         )
         ranked, unread = await scope.read_pages(subject, ranked)
         run.metrics.update(sources_processed=len(ranked), pages_unread=len(unread))
@@ -245,8 +245,10 @@ class ResearchPipeline:
                       {"cited": len(verified.references)})
 
         await run.begin(Stage.GRADE, "Grading confidence")
-        confidence, limitations = grade(verified, ranked, intent, outcome.failures,
-                                        sorted(scope.sources), question=subject)
+        graded = assess(verified, ranked, intent, outcome.failures, sorted(scope.sources),
+                        question=subject)
+        confidence, limitations = graded.confidence, graded.limitations
+        run.metrics["grade"] = graded.trace()
         if confidence == Confidence.INSUFFICIENT:
             verified = closest_passages(verified)
         await run.end(Stage.GRADE, f"Confidence: {confidence.value}")

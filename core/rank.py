@@ -1,8 +1,12 @@
-"""Rank stage: dedupe across queries and sources, score against the question, diversify."""
+"""Rank stage: dedupe across queries and sources, score against the question, diversify,
+then make sure the evidence can answer a multi-hop question: a passage for every name the
+question is about, and the passages about what the best passages name (the director of the
+film the question asks about, the city a founder was born in)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -21,10 +25,13 @@ async def rank_sources(
     min_relevance: float,
     trade_off: float = 0.75,
     prior: Callable[[Source], float] | None = None,
+    names: Sequence[str] = (),
 ) -> list[Source]:
     """The best `limit` distinct passages: fused rank across lists and relevance to the
     question, times the source's `prior` (quality, recency), at most `per_document` from one
-    document or web site, none below `min_relevance`."""
+    document or web site, none below `min_relevance`. Beyond them: the best passage naming
+    each of `names` that none of them names, and up to `BRIDGES` passages about things the
+    top passages name."""
     by_id: dict[str, Source] = {}
     for hits in result_lists:
         for source in hits:
@@ -50,13 +57,71 @@ async def rank_sources(
         group_of=lambda k: _group(by_id[ids[keep[k]]]),
         per_group=per_document,
     )
+    chosen = [keep[k] for k in picked]
+    order = [keep[k] for k in np.argsort(-score, kind="stable")]
+    chosen += _naming(names, chosen, order, [by_id[i] for i in ids])
+    chosen += _bridges(question, chosen, order, [by_id[i] for i in ids])
     ranked = []
-    for k in picked:
-        n = keep[k]
+    for n in chosen:
         source = by_id[ids[n]]
         metadata = source.metadata.model_copy(update={"relevance": round(float(relevance[n]), 4)})
         ranked.append(source.model_copy(update={"metadata": metadata}))
     return ranked
+
+
+BRIDGES = 2
+
+
+def _naming(names: Sequence[str], chosen: list[int], order: list[int],
+            sources: list[Source]) -> list[int]:
+    """For each name no chosen passage mentions, the best passage that does."""
+    added: list[int] = []
+    for name in names:
+        needle = _phrase(name)
+        if not needle or any(needle in _phrase(_text(sources[n])) for n in chosen + added):
+            continue
+        found = next((n for n in order if n not in chosen and n not in added
+                      and needle in _phrase(_text(sources[n]))), None)
+        if found is not None:
+            added.append(found)
+    return added
+
+
+def _bridges(question: str, chosen: list[int], order: list[int],
+             sources: list[Source]) -> list[int]:
+    """Passages about what the top passages name and the question does not: the second hop
+    of "the nationality of the director of Ed Wood"."""
+    asked = _phrase(question)
+    named = " ".join(_phrase(_text(sources[n])) for n in chosen[:3])
+    added: list[int] = []
+    for n in order:
+        if len(added) >= BRIDGES:
+            break
+        subject = _phrase(_subject(sources[n].title))
+        if n in chosen or len(subject.strip()) < 4 or subject in asked:
+            continue
+        if subject in named:
+            added.append(n)
+    return added
+
+
+def _subject(title: str) -> str:
+    """What a page is about: its title without a disambiguator or the site's name."""
+    title = re.split(r"\s+[-|–—]\s+", title)[0]
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+
+
+def _text(source: Source) -> str:
+    return f"{source.title} {source.content or source.snippet}"
+
+
+def _phrase(text: str) -> str:
+    """Lower-case words separated by single spaces, padded, for whole-phrase matching."""
+    words = _WORD.findall(text.casefold())
+    return f" {' '.join(words)} " if words else ""
+
+
+_WORD = re.compile(r"[^\W_]+")
 
 
 def _group(source: Source) -> str:

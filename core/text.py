@@ -84,6 +84,12 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+def _fragment(piece: str) -> bool:
+    """One or two words ending a statement ("Records." after "Warner Bros."): the end of the
+    sentence before, cut at an abbreviation pysbd does not know."""
+    return len(piece.split()) <= 2 and piece[-1:] == "." and piece[:1].isalpha()
+
+
 @lru_cache(maxsize=8192)
 def _split(paragraph: str) -> tuple[str, ...]:
     segmenter = getattr(_local, "segmenter", None)
@@ -96,7 +102,7 @@ def _split(paragraph: str) -> tuple[str, ...]:
         piece = piece.strip()
         if not piece:
             continue
-        if merged and _CUT_ABBREVIATION.search(merged[-1]):
+        if merged and (_CUT_ABBREVIATION.search(merged[-1]) or _fragment(piece)):
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)

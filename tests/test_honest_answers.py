@@ -3,6 +3,7 @@ limitations in plain words, outages that neither linger in the cache nor cost ev
 a timeout."""
 
 import asyncio
+import contextlib
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -91,8 +92,8 @@ def _cited(text: str, relevance: float = 0.7) -> tuple[Any, list[Source]]:
 def test_limitations_use_the_questions_words_never_stems() -> None:
     question = "How do browsers store cookies and embedded fonts?"
     verified, sources = _cited("Browsers store small files on disk for each site you visit.")
-    confidence, limitations = grade(verified, sources, detect_intent(question), [],
-                                    ["local"], question=question)
+    _, limitations = grade(verified, sources, detect_intent(question), [], ["local"],
+                           question=question)
     text = " ".join(limitations)
     assert "cookies" in text and "embedded" in text
     assert "cooky" not in text and "embedd," not in text and "embedd." not in text
@@ -138,10 +139,8 @@ def black_hole() -> Iterator[int]:
     for _ in range(3):
         client = socket.socket()
         client.setblocking(False)
-        try:
+        with contextlib.suppress(BlockingIOError):
             client.connect(("127.0.0.1", port))
-        except BlockingIOError:
-            pass
         waiting.append(client)
     time.sleep(0.1)
     yield port

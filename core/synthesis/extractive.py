@@ -19,11 +19,11 @@ from core.embedding import Embedder
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.ranking import maximal_marginal_relevance
 from core.synthesis.base import Draft
-from core.text import sentences, terms
+from core.text import STOPWORDS, sentences, terms
 
-NO_ANSWER = "The indexed sources do not answer this question."
-NOT_ANSWERED = "The documents found do not answer this question."
-ANSWER_TYPE_BONUS = 0.08
+NO_ANSWER = "The sources found do not answer this question."
+NOT_ANSWERED = NO_ANSWER
+ANSWER_TYPE_BONUS = 0.12
 # How far back a referring sentence may reach for the sentence that names its subject.
 MAX_ANTECEDENT_DISTANCE = 2
 
@@ -34,7 +34,7 @@ _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The
 _YEAR_OR_DATE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b")
-_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'-]+(?:\s+(?:of\s+|de\s+|von\s+)?[A-Z][\w'-]+)*")
+_NAME = re.compile(r"\b[A-Z][\w'-]+(?:\s+(?:of\s+|de\s+|von\s+)?[A-Z][\w'-]+)*")
 
 
 @dataclass
@@ -46,10 +46,11 @@ class _Candidate:
     semantic: float = 0.0
     lexical: float = 0.0
     bonus: float = 0.0
+    floor: float = 0.0  # the score of a sentence this unit absorbed
 
     @property
     def score(self) -> float:
-        return 0.65 * self.semantic + 0.35 * self.lexical + self.bonus
+        return max(self.floor, 0.65 * self.semantic + 0.35 * self.lexical + self.bonus)
 
 
 class ExtractiveSynthesizer:
@@ -77,8 +78,9 @@ class ExtractiveSynthesizer:
             context = set(terms(candidate.text)) - found  # what its antecedent adds counts half
             candidate.lexical = (len(question_terms & found) + 0.5 * len(question_terms & context)
                                  ) / len(question_terms) if question_terms else 0.0
-            if wanted and holds_answer_type(candidate.focus, wanted, question):
-                candidate.bonus = ANSWER_TYPE_BONUS
+            if wanted:
+                candidate.bonus = ANSWER_TYPE_BONUS * holds_answer_type(candidate.focus, wanted,
+                                                                        question)
         keep = [n for n, c in enumerate(candidates) if c.score >= self._min_score]
         if not keep:
             return Draft(summary=NO_ANSWER)
@@ -153,14 +155,27 @@ def answer_type(question: str) -> str:
     return ""
 
 
-def holds_answer_type(text: str, wanted: str, question: str) -> bool:
-    """Whether `text` contains something of the wanted kind that the question does not."""
-    if wanted == "time":
-        return any(m.group(0) not in question for m in _YEAR_OR_DATE.finditer(text))
-    if wanted == "number":
-        return any(m.group(0) not in question for m in re.finditer(r"\d[\d,.]*", text))
+def holds_answer_type(text: str, wanted: str, question: str) -> float:
+    """How strongly `text` holds something of the wanted kind that the question does not:
+    1 when it stands next to one of the question's own words ("born in Budapest" for
+    "where was ... born"), 0.5 anywhere else in the sentence, 0 when absent."""
     asked = question.casefold()
-    return any(m.group(0).casefold() not in asked for m in _NAME.finditer(text))
+    if wanted == "time":
+        found = [m for m in _YEAR_OR_DATE.finditer(text) if m.group(0) not in question]
+    elif wanted == "number":
+        found = [m for m in re.finditer(r"\d[\d,.]*", text) if m.group(0) not in question]
+    else:
+        found = [m for m in _NAME.finditer(text) if m.group(0).casefold() not in asked
+                 and ((m.start() > 0 and text[m.start() - 2:m.start() - 1] not in ".!?")
+                      or m.group(0).split()[0].casefold() not in STOPWORDS)]
+    if not found:
+        return 0.0
+    anchors = set(terms(_NAME.sub(" ", question))) - STOPWORDS  # its words, not its names
+    for match in found:
+        window = text[max(0, match.start() - 60):match.end() + 60]
+        if anchors & set(terms(window)):
+            return 1.0
+    return 0.5
 
 
 def _usable(sentence: str) -> bool:
@@ -188,10 +203,14 @@ def _cover_entities(
 
 
 def _inside_another(n: int, picked: list[int], candidates: list[_Candidate]) -> bool:
-    """A sentence already quoted inside a longer unit (with its referring sentence)."""
+    """A sentence already quoted inside a longer unit (with its referring sentence): the
+    unit takes its place, and its score."""
     text = candidates[n].text
-    return any(m != n and text in candidates[m].text and len(candidates[m].text) > len(text)
-               for m in picked)
+    for m in picked:
+        if m != n and text in candidates[m].text and len(candidates[m].text) > len(text):
+            candidates[m].floor = max(candidates[m].floor, candidates[n].score)
+            return True
+    return False
 
 
 def _redundant(n: int, picked: list[int], vectors: np.ndarray) -> bool:
