@@ -68,10 +68,11 @@ class KnowledgeBaseSettings(_Section):
 class CacheSettings(_Section):
     enabled: bool = Field(default=True, description="Serve and store answers in the cache.")
     similarity_threshold: float = Field(
-        default=0.92,
+        default=0.90,
         ge=0.5,
         le=1.0,
-        description="Cosine similarity at or above which a past question counts as the same.",
+        description="Cosine similarity at or above which a past question may count as the same "
+        "(it must also ask the same thing word for word: core.question_match).",
     )
     ttl_hours: float = Field(default=168.0, ge=0, description="Lifetime of a cached answer.")
     current_event_ttl_hours: float = Field(

@@ -59,6 +59,9 @@ class Lexicon:
                         base = form
         return Lemma(base, frozenset(senses), degree)
 
+    def is_verb(self, word: str) -> bool:
+        return word.casefold() in self._senses["v"]
+
     def synonyms(self, first: str, second: str) -> bool:
         a, b = self.lemma(first), self.lemma(second)
         return a.degree == b.degree and bool(a.senses & b.senses)

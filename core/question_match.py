@@ -79,6 +79,13 @@ _FILLER = re.compile(
     re.I,
 )
 _WHEN = re.compile(r"\b(?:in|during)?\s*(?:what|which)\s+year\b", re.I)
+# "What is the height of X?" asks "How high is X?"
+_DIMENSIONS = {"age": "old", "height": "high", "elevation": "high", "duration": "long",
+               "length": "long", "distance": "far", "depth": "deep", "width": "wide",
+               "weight": "heavy", "speed": "fast", "size": "big", "number": "many",
+               "amount": "much"}
+_DIMENSION = re.compile(r"\bwhat\s+(is|was|are|were)\s+the\s+(" + "|".join(_DIMENSIONS)
+                        + r")\s+of\b", re.I)
 # "How can I ..." asks for a method, as "How do I ..." does; "Can dogs ...?" keeps its modal.
 _HOW_CAN = re.compile(r"\bhow\s+(?:can|could)\s+(?=(?:i|we|you|one)\b)", re.I)
 _PREPOSITION_FORMS = {"into": "to", "onto": "on", "upon": "on", "towards": "toward",
@@ -247,6 +254,9 @@ def _tokens(question: str) -> list[str]:
     text = re.sub(r"[\s,]*\bplease\b[\s,]*", " ", text, flags=re.I)
     text = _WHEN.sub(" when ", text)
     text = _HOW_CAN.sub("how do ", text)
+    text = _DIMENSION.sub(lambda m: f"how {_DIMENSIONS[m.group(2).casefold()]} {m.group(1)}",
+                          text)
+    text = re.sub(r"\bhow\s+tall\b", "how high", text, flags=re.I)
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
     text = re.sub(r"\b(non)-?(?=[a-z])", r"\1 ", text, flags=re.I)
@@ -260,7 +270,22 @@ def _tokens(question: str) -> list[str]:
         lower = token.casefold()
         lower = _PREPOSITION_FORMS.get(lower, lower)
         words.append(_NUMBER_WORDS.get(lower, token if lower == token.casefold() else lower))
-    return _unfold_possessives(words)
+    return _join_phrasal_verbs(_unfold_possessives(words))
+
+
+_PARTICLES = frozenset(["up", "down", "out", "off", "on", "over", "back", "away", "in"])
+
+
+def _join_phrasal_verbs(words: list[str]) -> list[str]:
+    """"go up" -> "go_up" when WordNet knows the phrasal verb, so that it can match "rise"."""
+    joined: list[str] = []
+    for word in words:
+        if joined and word.casefold() in _PARTICLES and joined[-1][:1].isalpha() \
+                and lexicon().is_verb(f"{lexicon().lemma(joined[-1]).base}_{word.casefold()}"):
+            joined[-1] = f"{lexicon().lemma(joined[-1]).base}_{word.casefold()}"
+        else:
+            joined.append(word)
+    return joined
 
 
 _PREAMBLE_WORDS = _words("""hi hello hey ok okay so quick question sorry basic dumb silly

@@ -1,3 +1,4 @@
+import asyncio
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ async def test_exact_and_paraphrase_hits(cache: SemanticAnswerCache) -> None:
     assert exact.result.answer.summary.startswith("Cats sleep")
     paraphrase = await cache.lookup("How many hours per day do cats sleep?", "t1")
     assert paraphrase is not None and not paraphrase.exact
-    assert paraphrase.similarity >= 0.92
+    assert paraphrase.similarity >= 0.90
 
 
 async def test_near_misses_and_other_tenants_miss(cache: SemanticAnswerCache) -> None:
@@ -102,3 +103,31 @@ async def test_a_near_miss_is_not_served(cache: SemanticAnswerCache) -> None:
     await _store(cache, "How do I convert a string to an integer?", summary="Use int(s).")
     assert await cache.lookup("How do I convert an integer to a string?", "t1") is None
     assert await cache.lookup("How can I convert a string into an integer?", "t1") is not None
+
+
+async def test_under_load_no_question_is_served_another_ones_answer(
+    cache: SemanticAnswerCache,
+) -> None:
+    projects = [f"billing-{n}" for n in range(1, 9)] + [f"atlas v{n}" for n in range(2, 8)]
+    questions = [template.format(p) for p in projects
+                 for template in ("How do I install {}?", "What license does {} use?")]
+    stored = questions[::4]  # neighbours differ by one digit: billing-1 / billing-2
+    for question in stored:
+        await _store(cache, question, summary=f"answer to {question}")
+    hits = await asyncio.gather(*(cache.lookup(q, "t1") for q in questions))
+    served = {q: h.result.answer.summary for q, h in zip(questions, hits, strict=True) if h}
+    assert served == {q: f"answer to {q}" for q in stored}
+
+
+async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
+    cache: SemanticAnswerCache,
+) -> None:
+    question = "How many hours a day do cats sleep?"
+    unchecked = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 0})
+    assert not await cache.store(question, "t1", detect_intent(question), unchecked)
+    assert await cache.lookup(question, "t1") is None
+    brief = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 0.05})
+    assert await cache.store(question, "t1", detect_intent(question), brief)
+    assert await cache.lookup(question, "t1") is not None
+    await asyncio.sleep(0.1)
+    assert await cache.lookup(question, "t1") is None
