@@ -266,6 +266,11 @@ def summarise(name: str, out: dict[str, Any], split: str) -> dict[str, list[obje
         absent = [r for r in out["absent"] if r["split"] == part]
         if not answerable:
             continue
+        # what is left after removal still has a passage about each name the question uses
+        # (another film called Fargo): without a model that looks like the evidence
+        same_name = [r for r in removed if r["grade"].get("names")
+                     and r["grade"].get("about") == r["grade"].get("names")]
+        other = [r for r in removed if r not in same_name]
         gold = sum(r["gold"] for r in answerable)
         top10 = sum(r["gold_in_top10"] for r in answerable)
         handed = [r["gold_handed"] for r in answerable if r["gold_handed"] is not None]
@@ -281,7 +286,10 @@ def summarise(name: str, out: dict[str, Any], split: str) -> dict[str, list[obje
             _share(answerable, "first"), _share(answerable, "anywhere"),
             sum(r["pronoun_lead"] for r in answerable) / len(answerable),
             _rate(answerable, {"insufficient"}),
-            _rate(removed, {"high", "medium"}), _rate(removed, {"insufficient"}),
+            _rate(removed, {"high", "medium"}),
+            f"{_rate(same_name, {'high', 'medium'}):.3f} ({len(same_name)})",
+            f"{_rate(other, {'high', 'medium'}):.3f} ({len(other)})",
+            _rate(removed, {"insufficient"}),
             _rate(absent, {"insufficient"}), len(absent),
         ]
     return rows
@@ -342,8 +350,10 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
           ["run", "questions", "gold in search top 10", "of those handed to the answer",
            "cited recall", "all gold cited", "cited precision", "answer in 1st sentence",
            "answer anywhere", "a He/She/It/They sentence alone",
-           "answerable refused", "evidence removed: High/Medium", "evidence removed: "
-           "Insufficient", "absent entity: Insufficient", "absent questions"], quality)
+           "answerable refused", "evidence removed: High/Medium",
+           "same, where a passage about a same-named thing is left (n)", "same, the rest (n)",
+           "evidence removed: Insufficient", "absent entity: Insufficient",
+           "absent questions"], quality)
     table("2. Confidence calibration (answerable set): share right (answer span present, "
           "a gold paragraph cited)", ["run", "confidence", "answers", "right"],
           [row for name, out in results.items() for row in calibration(name, out)])

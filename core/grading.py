@@ -50,8 +50,8 @@ class Evidence:
     coverage: float  # share of the question's key terms in the cited text
     missing_terms: list[str]  # as the question writes them
     missing_names: list[str]  # names, numbers and quoted phrases no passage found has
-    names: int = 0  # how many the question has
-    about: int = 0  # how many have a passage about them (in its title or opening words)
+    names: int = 0  # how many names (not numbers) the question has
+    about: int = 0  # how many of them have a passage about them (title or opening words)
 
 
 @dataclass(frozen=True)
@@ -124,12 +124,11 @@ def assess(
 
 
 def _confidence(evidence: Evidence, outage: bool) -> Confidence:
-    """Passages that only mention what the question names, none of them about it, answer at
-    most with Low confidence."""
-    about = evidence.about >= 1 if evidence.names else True
+    """Passages that only mention what the question names, without one about each name,
+    answer at most with Low confidence."""
+    about = evidence.about == evidence.names  # every name has a passage about it
     if (evidence.documents >= 2 and evidence.coverage >= HIGH_COVERAGE
-            and evidence.best_relevance >= HIGH_RELEVANCE and not outage
-            and evidence.about == evidence.names):
+            and evidence.best_relevance >= HIGH_RELEVANCE and not outage and about):
         return Confidence.HIGH
     if (about and evidence.coverage >= MEDIUM_COVERAGE
             and evidence.best_relevance >= MEDIUM_RELEVANCE):
@@ -148,6 +147,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     passages = [_phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
     leads = [_phrase(f"{s.title} {_opening(s.content or s.snippet)}") for s in pool]
     names = specifics(intent, question)
+    kinds = {name: described_as(name, question) for name in names}
     return Evidence(
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
@@ -156,8 +156,10 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
         missing_names=[n for n in names if not any(_phrase(n) in p for p in passages)],
-        names=len(names),
-        about=sum(1 for n in names if any(_phrase(n) in lead for lead in leads)),
+        names=sum(1 for n in names if not n[:1].isdigit()),
+        about=sum(1 for n in names if not n[:1].isdigit()
+                  and any(_phrase(n) in lead and kinds[n] <= set(terms(lead))
+                          for lead in leads)),
     )
 
 
@@ -178,12 +180,29 @@ def specifics(intent: QueryIntent, question: str = "") -> list[str]:
     return list(dict.fromkeys(found))
 
 
-_ASKED = re.compile(r"\b(?:which|what|how many|how much)\s+((?:[A-Z][\w'.-]*\s+){1,4})", re.I)
+_ASKED = re.compile(r"\b(?i:which|what|how many|how much)\s+((?:[A-Z][\w'.-]*\s+){1,4})")
+
+
+def described_as(name: str, question: str) -> set[str]:
+    """What the question says the named thing is: "the 1996 film Fargo" -> {1996, film}. A
+    passage about another Fargo (a television series) is not about this one."""
+    at = question.find(name)
+    if at < 0:
+        return set()
+    before = re.findall(r"[\w'-]+|[^\w\s]", question[:at])[-4:]
+    words: list[str] = []
+    for word in reversed(before):
+        if word.casefold() in ("the", "a", "an"):  # a noun phrase: "the 1996 film Fargo"
+            return set(terms(" ".join(words)))
+        if not word[0].isalnum() or word.casefold() in STOPWORDS or word.endswith("'s"):
+            break
+        words.append(word)
+    return set()
 
 
 def _opening(text: str) -> str:
     """The start of a passage, where it says what it is about."""
-    return " ".join(text.split()[:12])
+    return " ".join(text.split()[:20])
 
 
 def _phrase(text: str) -> str:

@@ -66,7 +66,9 @@ def terms(text: str) -> list[str]:
 # An API reference entry "name(args) - Description": the sentence is the description.
 _SIGNATURE = re.compile(r"^(?:@?[\w.]+\([^)]*\)\s+-\s+)+")
 # Abbreviations pysbd splits after although a number or name follows ("c. 1850", "b. 1950").
-_CUT_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:c|ca|fl|b|d|r|approx|cf|vs|viz)\.$", re.I)
+# Also titles and names that a name follows ("Warner Bros. Records", "Mt. Everest").
+_CUT_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:c|ca|fl|b|d|r|approx|cf|vs|viz|bros|mt|ft|dr|"
+                               r"mr|mrs|ms|prof|gen|gov|sen|rep|lt|col|capt|sgt|st)\.$", re.I)
 _local = threading.local()
 
 

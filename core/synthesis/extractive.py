@@ -24,6 +24,7 @@ from core.text import STOPWORDS, sentences, terms
 NO_ANSWER = "The sources found do not answer this question."
 NOT_ANSWERED = NO_ANSWER
 ANSWER_TYPE_BONUS = 0.12
+LEAD_MARGIN = 0.15
 # How far back a referring sentence may reach for the sentence that names its subject.
 MAX_ANTECEDENT_DISTANCE = 2
 
@@ -67,13 +68,15 @@ class ExtractiveSynthesizer:
         candidates = _candidates(sources)
         if not candidates:
             return Draft(summary=NO_ANSWER)
-        vectors = await asyncio.to_thread(
-            self._embedder.embed, [question] + [c.focus for c in candidates]
-        )
+        joined = [c.text for c in candidates if c.text != c.focus]
+        vectors, whole = await asyncio.to_thread(self._embed, question, candidates, joined)
         question_terms = set(intent.key_terms or terms(question))
         wanted = answer_type(question)
         for candidate, vector in zip(candidates, vectors[1:], strict=True):
             candidate.semantic = float(max(0.0, vector @ vectors[0]))
+            if candidate.text in whole:  # a referring sentence: half its own, half with its
+                candidate.semantic = 0.5 * candidate.semantic + 0.5 * float(  # subject's
+                    max(0.0, whole[candidate.text] @ vectors[0]))
             found = set(terms(candidate.focus))
             context = set(terms(candidate.text)) - found  # what its antecedent adds counts half
             candidate.lexical = (len(question_terms & found) + 0.5 * len(question_terms & context)
@@ -95,6 +98,14 @@ class ExtractiveSynthesizer:
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
         lead = max(chosen, key=lambda c: c.score)
+        answering = [c for c in chosen if c.bonus >= ANSWER_TYPE_BONUS]
+        if lead.bonus < ANSWER_TYPE_BONUS and answering:
+            # the sentence that holds the answer next to the question's words goes first,
+            # when it is nearly as good a match: "... was born in Budapest" before "Casablanca
+            # is a 1942 film directed by Michael Curtiz"
+            best = max(answering, key=lambda c: c.score)
+            if best.score >= lead.score - LEAD_MARGIN:
+                lead = best
         rest = sorted((c for c in chosen if c is not lead),
                       key=lambda c: (c.source_index, c.position))
         return Draft(
@@ -105,6 +116,13 @@ class ExtractiveSynthesizer:
                 for c in [lead, *rest]
             ],
         )
+
+
+    def _embed(self, question: str, candidates: list[_Candidate], joined: list[str]
+               ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        vectors = self._embedder.embed([question] + [c.focus for c in candidates] + joined)
+        count = len(candidates) + 1
+        return vectors[:count], dict(zip(joined, vectors[count:], strict=True))
 
 
 def _candidates(sources: list[Source]) -> list[_Candidate]:
