@@ -59,6 +59,13 @@ class Lexicon:
                         base = form
         return Lemma(base, frozenset(senses), degree)
 
+    def is_graded(self, word: str) -> bool:
+        """Whether the word is a comparative or superlative adjective ("older", "earliest")."""
+        word = word.casefold()
+        return word.endswith(("er", "est")) and word not in self._senses["n"] and any(
+            suffix and form != word and form in self._senses["a"]
+            for form, suffix in self._bases(word, "a"))
+
     def is_verb(self, word: str) -> bool:
         return word.casefold() in self._senses["v"]
 
