@@ -1,10 +1,16 @@
 """The research loop with a language model: understand (refined question, checklist), plan,
 then rounds of search -> evidence -> reflect until the checklist is covered or the tier's
-budget runs out; synthesize from the gathered evidence only; verify every cited claim.
+budget runs out; synthesize from the gathered evidence only; check every sentence of the
+answer against the sources it cites (core.claim_check).
 
 Each step is a function of the gateway and plain data, callable alone. Model failures never
 end a job empty-handed: a step falls back to the heuristic path (plan, evidence by retrieval
-score, extractive answer) and the answer's limitations say so.
+score, extractive answer) and the answer's limitations say so; model trouble is never
+reported as "the sources do not answer this".
+
+The tier's seconds and tokens bound the whole job, understanding to verification. Research
+may use the first RESEARCH_SHARE of both; writing must end by WRITING_SHARE of the time and
+checking by CHECKING_SHARE, so that a stalled model still leaves time for an extractive answer.
 """
 
 from __future__ import annotations
@@ -17,12 +23,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from core.claim_check import VERIFY_BATCH as VERIFY_BATCH
+from core.claim_check import ClaimCheck, check_answer
+from core.claims import MARKER, expand
 from core.config import LLMSettings, PipelineSettings, TierBudget
 from core.embedding import Embedder
-from core.grading import grade
+from core.grading import closest_passages, grade
 from core.intake import standalone_question
 from core.jobrun import JobRun
-from core.llm import LLMError, ModelGateway, Role, Usage
+from core.llm import (
+    MIN_CALL_SECONDS,
+    LLMBudgetError,
+    LLMError,
+    LLMOutputError,
+    ModelGateway,
+    Role,
+    Usage,
+)
 from core.models import (
     Citation,
     Confidence,
@@ -44,12 +61,22 @@ from core.search import SearchScope, SourceFailure, run_search
 from core.sources.base import SearchSource
 from core.synthesis.base import Draft, Synthesizer
 from core.synthesis.extractive import NO_ANSWER
-from core.text import normalise, sentences, terms
+from core.text import terms
 from core.verify import verify_citations
 
 PASSAGE_CHARS = 1500
 EXCERPT_CHARS = 1200
-VERIFY_BATCH = 8
+RESEARCH_SHARE = 0.6  # of the tier's seconds and tokens, for understanding and research
+WRITING_SHARE = 0.85  # of its seconds, by when the answer must be written
+CHECKING_SHARE = 0.97  # of its seconds, by when its sentences must be checked
+MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
+MODEL_TROUBLE_ANSWER = ("No answer could be written because the language model kept failing; "
+                        "passages were found but could not be summarised without it.")
+UNCONFIRMED_ANSWER = ("The answer that was written is not shown: none of its statements could "
+                      "be confirmed by the sources it cited.")
+# Reply caps (tokens) a prompt's answer is allowed.
+REPLY_TOKENS = {"understand": 600, "plan": 600, "reflect": 800, "compact": 1500,
+                "improve": 500, "verify": 1200}
 
 
 # Structured outputs of the model, one a prompt.
@@ -92,7 +119,7 @@ class PassageScore(BaseModel):
 
 
 class EvidenceScores(BaseModel):
-    scores: list[PassageScore] = Field(default_factory=list)
+    scores: list[PassageScore] = Field(min_length=1)  # an empty list is asked for again
 
 
 class ItemStatus(BaseModel):
@@ -131,16 +158,6 @@ class Synthesis(BaseModel):
     gaps: list[str] = Field(default_factory=list)
 
 
-class Verdict(BaseModel):
-    claim: int
-    verdict: Literal["supported", "partial", "unsupported"]
-    reason: str = ""
-
-
-class Verdicts(BaseModel):
-    verdicts: list[Verdict] = Field(default_factory=list)
-
-
 class ImprovePlan(BaseModel):
     needs_search: bool = False
     queries: list[QuerySpec] = Field(default_factory=list)
@@ -171,8 +188,10 @@ class Evidence(BaseModel):
 
 class Notebook(BaseModel):
     """What the loop has gathered: evidence by source id, facts, queries run, the last
-    reflection, and why it stopped."""
+    reflection, and why it stopped; the tier whose budget it works in."""
 
+    tier: str = Depth.QUICK.value
+    limits: TierBudget | None = None
     evidence: dict[str, Evidence] = Field(default_factory=dict)
     facts: list[Fact] = Field(default_factory=list)
     query_results: dict[str, int] = Field(default_factory=dict)
@@ -181,6 +200,26 @@ class Notebook(BaseModel):
     compactions: int = 0
     cut_short: str | None = None
     model_problems: list[str] = Field(default_factory=list)
+
+    def failed(self, step: str, error: LLMError, usage: Usage, consequence: str = "") -> None:
+        """A model call for `step` failed: a spent budget cuts the research short, anything
+        else is model trouble, said as such (a call that ran out of time is both)."""
+        if isinstance(error, LLMBudgetError):
+            self.spent(error.kind)
+            return
+        self.model_problems.append(f"{step} ({error.model})" + (f"; {consequence}"
+                                                                if consequence else ""))
+        if usage.seconds_left() < MIN_CALL_SECONDS:
+            self.spent("time")
+
+    def spent(self, kind: str) -> None:
+        if self.cut_short is not None or self.limits is None:
+            return
+        if kind == "time":
+            self.cut_short = f"the {self.tier} tier's time limit of {self.limits.seconds:g} s"
+        else:
+            self.cut_short = (f"the {self.tier} tier's budget of {self.limits.tokens:,} "
+                              "tokens was spent")
 
     def listing(self, facts: Sequence[Fact]) -> str:
         """The facts as lines, each with its source's number ([1] is the first evidence)."""
@@ -201,7 +240,8 @@ async def understand(gateway: ModelGateway, usage: Usage, question: str,
                      context: Sequence[ConversationTurn], today: datetime | None = None
                      ) -> Understanding:
     return await gateway.json(
-        Role.FAST, "understand", Understanding, usage, question=question,
+        Role.FAST, "understand", Understanding, usage, reply_tokens=REPLY_TOKENS["understand"],
+        question=question,
         context=_conversation(context), today=f"{(today or datetime.now(UTC)):%Y-%m-%d}")
 
 
@@ -221,7 +261,7 @@ async def plan(gateway: ModelGateway, usage: Usage, question: str, checklist: li
                sources: Mapping[str, SearchSource], max_queries: int,
                today: datetime | None = None) -> ResearchPlan:
     answer = await gateway.json(
-        Role.FAST, "plan", QueryPlan, usage, question=question,
+        Role.FAST, "plan", QueryPlan, usage, reply_tokens=REPLY_TOKENS["plan"], question=question,
         checklist=_numbered(checklist),
         sources="\n".join(f"- {name}: {source.label}" for name, source in sources.items()),
         max_queries=max_queries, today=f"{(today or datetime.now(UTC)):%Y-%m-%d}")
@@ -246,34 +286,40 @@ def to_plan(specs: Sequence[QuerySpec], sources: Mapping[str, SearchSource],
 
 async def weigh_evidence(gateway: ModelGateway, usage: Usage, settings: LLMSettings,
                          question: str, checklist: list[str], candidates: list[Source]
-                         ) -> list[Evidence]:
+                         ) -> tuple[list[Evidence], list[LLMError]]:
     """PaperQA2-style: the model scores each passage 0-1 and pulls out its relevant facts, in
-    concurrent batches. A batch the model fails on keeps the retrieval score alone."""
+    concurrent batches. A batch the model fails on, or whose reply judges none of its
+    passages, keeps the retrieval score alone; those failures are returned."""
     batches = [candidates[start:start + settings.evidence_batch]
                for start in range(0, len(candidates), settings.evidence_batch)]
 
-    async def judge(batch: list[Source]) -> list[Evidence]:
+    async def judge(batch: list[Source]) -> tuple[list[Evidence], LLMError | None]:
         found = [Evidence(source=s, retrieval=s.metadata.relevance) for s in batch]
         try:
             scores = await gateway.json(
-                Role.FAST, "evidence", EvidenceScores, usage, question=question,
+                Role.FAST, "evidence", EvidenceScores, usage,
+                reply_tokens=300 + 400 * len(batch), question=question,
                 checklist=_numbered(checklist), passages=_passages(batch))
-        except LLMError:
-            return found
-        for score in scores.scores:
-            if 1 <= score.passage <= len(found):
-                item = found[score.passage - 1]
-                item.relevance = score.relevance
-                item.facts = [f.strip() for f in score.facts if f.strip()][:6]
-                item.checklist_items = [n for n in score.checklist_items
-                                        if 1 <= n <= len(checklist)]
+        except LLMError as error:
+            return found, error
+        judged = [s for s in scores.scores if 1 <= s.passage <= len(found)]
+        if not judged:
+            return found, LLMOutputError(gateway.model(Role.FAST), "the reply judged none "
+                                         "of the passages")
+        for score in judged:
+            item = found[score.passage - 1]
+            item.relevance = score.relevance
+            item.facts = [f.strip() for f in score.facts if f.strip()][:6]
+            item.checklist_items = [n for n in score.checklist_items
+                                    if 1 <= n <= len(checklist)]
         for item in found:
             if item.relevance is None:  # the model skipped it: not judged relevant
                 item.relevance = 0.0
-        return found
+        return found, None
 
     judged = await asyncio.gather(*(judge(batch) for batch in batches))
-    return [evidence for batch in judged for evidence in batch]
+    return [evidence for batch, _ in judged for evidence in batch], \
+        [error for _, error in judged if error is not None]
 
 
 async def reflect(gateway: ModelGateway, usage: Usage, question: str, checklist: list[str],
@@ -281,7 +327,8 @@ async def reflect(gateway: ModelGateway, usage: Usage, question: str, checklist:
     facts = notebook.listing(notebook.facts) or "(none yet)"
     queries = "\n".join(f"- {text!r}: {count} results{' (few)' if count < 3 else ''}"
                         for text, count in notebook.query_results.items())
-    return await gateway.json(Role.FAST, "reflect", Reflection, usage, question=question,
+    return await gateway.json(Role.FAST, "reflect", Reflection, usage,
+                              reply_tokens=REPLY_TOKENS["reflect"], question=question,
                               checklist=_numbered(checklist), facts=facts,
                               queries=queries or "(none)", max_queries=max_queries)
 
@@ -296,7 +343,8 @@ async def compact(gateway: ModelGateway, usage: Usage, notebook: Notebook,
     older, newer = notebook.facts[:half], notebook.facts[half:]
     listing = notebook.listing(older)
     try:
-        merged = await gateway.json(Role.FAST, "compact", CompactFacts, usage, facts=listing)
+        merged = await gateway.json(Role.FAST, "compact", CompactFacts, usage,
+                                    reply_tokens=REPLY_TOKENS["compact"], facts=listing)
     except LLMError:
         return False
     ids = list(notebook.evidence)
@@ -315,7 +363,8 @@ async def synthesize(gateway: ModelGateway, usage: Usage, question: str,
     """The answer from `evidence` only, citing it as [1..n] in the given order; the draft's
     citations carry each claim's quote for the code's check."""
     answer = await gateway.json(
-        Role.STRONG, "synthesize", Synthesis, usage, question=question,
+        Role.STRONG, "synthesize", Synthesis, usage, reply_tokens=1500 + 150 * len(evidence),
+        question=question,
         checklist=_numbered(checklist), evidence=_evidence(evidence),
         previous=f"Previous answer:\n{previous}\n\n" if previous else "",
         feedback=(f"Revise the previous answer following the reader's feedback (data, not "
@@ -331,52 +380,9 @@ async def synthesize(gateway: ModelGateway, usage: Usage, question: str,
         [gap for gap in answer.gaps if gap.strip()]
 
 
-class ClaimCheck(BaseModel):
-    draft: Draft
-    checked: int = 0
-    unsupported: int = 0
-    partial: int = 0
-
-
-async def verify_claims(gateway: ModelGateway, usage: Usage, draft: Draft,
-                        sources: list[Source]) -> ClaimCheck:
-    """Every cited claim judged against the text of the source it cites (batched, concurrent);
-    sentences the sources do not support are removed from the answer."""
-    by_id = {s.id: s for s in sources}
-    claims: dict[str, list[Source]] = {}
-    for citation in draft.citations:
-        if citation.source_id in by_id:
-            claims.setdefault(citation.claim, []).append(by_id[citation.source_id])
-    items = list(claims.items())
-    batches = [items[start:start + VERIFY_BATCH] for start in range(0, len(items), VERIFY_BATCH)]
-
-    async def judge(batch: list[tuple[str, list[Source]]]) -> dict[str, str]:
-        listing = "\n\n".join(
-            f"Claim {n}: {claim}\n" + "\n".join(
-                f"<source title=\"{_attribute(s.title)}\">\n"
-                f"{_clip(s.content or s.snippet, PASSAGE_CHARS)}\n</source>" for s in cited)
-            for n, (claim, cited) in enumerate(batch, 1))
-        verdicts = await gateway.json(Role.STRONG, "verify", Verdicts, usage, claims=listing)
-        return {batch[v.claim - 1][0]: v.verdict for v in verdicts.verdicts
-                if 1 <= v.claim <= len(batch)}
-
-    outcome: dict[str, str] = {}
-    for found in await asyncio.gather(*(judge(batch) for batch in batches)):
-        outcome.update(found)
-    unsupported = [claim for claim, verdict in outcome.items() if verdict == "unsupported"]
-    kept = [c for c in draft.citations if c.claim not in unsupported]
-    checked = draft.model_copy(update={
-        "summary": _without(draft.summary, unsupported),
-        "detail": _without(draft.detail, unsupported),
-        "citations": kept,
-    })
-    return ClaimCheck(draft=checked, checked=len(outcome), unsupported=len(unsupported),
-                      partial=sum(1 for v in outcome.values() if v == "partial"))
-
-
-def checklist_coverage(checklist: list[str], notebook: Notebook) -> float:
+def checklist_coverage(checklist: list[str], notebook: Notebook) -> float | None:
     """Share of the checklist covered: the last reflection's verdicts (partial counts half),
-    else the items the gathered facts serve."""
+    else the items the facts the model judged serve; None when nothing says."""
     if not checklist:
         return 1.0
     reflection = notebook.reflection
@@ -384,26 +390,10 @@ def checklist_coverage(checklist: list[str], notebook: Notebook) -> float:
         value = {"satisfied": 1.0, "partial": 0.5, "unsatisfied": 0.0}
         status = {i.item: value[i.status] for i in reflection.items}
         return sum(status.get(n, 0.0) for n in range(1, len(checklist) + 1)) / len(checklist)
+    if not any(e.relevance is not None for e in notebook.evidence.values()):
+        return None
     served = {n for e in notebook.evidence.values() if e.facts for n in e.checklist_items}
     return len(served & set(range(1, len(checklist) + 1))) / len(checklist)
-
-
-def _without(text: str, claims: list[str]) -> str:
-    """`text` without the sentences that make any of `claims`."""
-    if not claims or not text:
-        return text
-    targets = [normalise(_MARKERS.sub("", c)) for c in claims]
-    paragraphs = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        kept = [s for s in sentences(paragraph)
-                if not any(t and (t in normalise(_MARKERS.sub("", s))
-                                  or normalise(_MARKERS.sub("", s)) in t) for t in targets)]
-        if kept:
-            paragraphs.append(" ".join(kept))
-    return "\n\n".join(paragraphs)
-
-
-_MARKERS = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 
 
 def _numbered(items: Sequence[str]) -> str:
@@ -448,6 +438,22 @@ def _tokens(text: str) -> int:
     return len(text) // 4
 
 
+class JobClock:
+    """When a job started and how long its tier gives it; sets the budget of each phase on
+    the job's Usage."""
+
+    def __init__(self, limits: TierBudget) -> None:
+        self.limits = limits
+        self.started = asyncio.get_running_loop().time()
+
+    def at(self, share: float) -> float:
+        return self.started + self.limits.seconds * share
+
+    def phase(self, usage: Usage, time_share: float, token_share: float = 1.0) -> None:
+        usage.deadline = self.at(time_share)
+        usage.token_limit = int(self.limits.tokens * token_share)
+
+
 class ResearchLoop:
     """The model-driven path of the pipeline, from the question to a graded answer."""
 
@@ -464,8 +470,9 @@ class ResearchLoop:
                        ) -> ResearchResult:
         usage = Usage()
         budget = tier_budget(self._settings, depth.value)
-        deadline = asyncio.get_running_loop().time() + budget.seconds
-        notebook = Notebook()
+        clock = JobClock(budget)
+        clock.phase(usage, RESEARCH_SHARE, RESEARCH_SHARE)
+        notebook = Notebook(tier=depth.value, limits=budget)
         failures: list[SourceFailure] = []
         try:
             await run.begin(Stage.PLAN, "Understanding the question")
@@ -483,14 +490,13 @@ class ResearchLoop:
                     notebook.evidence.setdefault(source.id, Evidence(
                         source=source, retrieval=source.metadata.relevance))
             try:
-                async with asyncio.timeout_at(deadline):
+                async with asyncio.timeout_at(clock.at(RESEARCH_SHARE)):
                     await self._rounds(run, usage, notebook, request, refined, intent,
-                                       checklist, pending, budget, depth, failures, scope)
+                                       checklist, pending, budget, failures, scope)
             except TimeoutError:
-                notebook.cut_short = (f"the {depth.value} tier's time limit of "
-                                      f"{budget.seconds:g} s")
-            return await self._answer(run, usage, notebook, request, question, refined,
-                                      intent, checklist, budget, failures, scope)
+                notebook.spent("time")
+            return await self._answer(run, usage, clock, notebook, request, question,
+                                      refined, intent, checklist, failures, scope)
         finally:
             run.metrics.update(usage.metrics())
             run.metrics.update(rounds=notebook.rounds, fact_compactions=notebook.compactions,
@@ -499,10 +505,15 @@ class ResearchLoop:
     async def improve(self, run: JobRun, request: ResearchRequest, earlier: ResearchResult,
                       state: Mapping[str, Any], scope: SearchScope) -> ResearchResult:
         """`earlier` rewritten after `request.feedback`: its sources reused, one more search
-        round only when the model says the feedback needs new information."""
+        round only when the model says the feedback needs new information. The revision is
+        checked and graded like any answer; the earlier research's checklist verdicts stand
+        for the sources it reuses."""
         usage = Usage()
         budget = tier_budget(self._settings, Depth.QUICK.value)
-        notebook = Notebook()
+        clock = JobClock(budget)
+        clock.phase(usage, RESEARCH_SHARE, RESEARCH_SHARE)
+        notebook = Notebook(tier=Depth.QUICK.value, limits=budget,
+                            reflection=_last_reflection(state))
         failures: list[SourceFailure] = []
         refined = str(state.get("refined_question") or earlier.question)
         checklist = [str(item) for item in state.get("checklist") or [refined]]
@@ -512,16 +523,16 @@ class ResearchLoop:
             facts = list(dict.fromkeys(c.quote for c in earlier.answer.citations
                                        if c.source_id == source.id and c.quote))
             notebook.evidence[source.id] = Evidence(
-                source=source, retrieval=source.metadata.relevance,
-                relevance=1.0 if facts else None, facts=facts)
+                source=source, retrieval=source.metadata.relevance, facts=facts)
         try:
             await run.begin(Stage.PLAN, "Reading the feedback")
             try:
                 decision = await self._gateway.json(
-                    Role.FAST, "improve", ImprovePlan, usage, question=refined,
+                    Role.FAST, "improve", ImprovePlan, usage,
+                    reply_tokens=REPLY_TOKENS["improve"], question=refined,
                     answer=request.previous_answer, feedback=request.feedback)
             except LLMError as error:
-                notebook.model_problems.append(f"reading the feedback ({error.model})")
+                notebook.failed("reading the feedback", error, usage)
                 decision = ImprovePlan()
             pending = to_plan(decision.queries, scope.sources, budget.queries) \
                 if decision.needs_search else ResearchPlan()
@@ -532,14 +543,20 @@ class ResearchLoop:
                           else "The earlier sources suffice", {"queries": len(pending.queries)})
             if pending.queries:
                 budget = budget.model_copy(update={"iterations": 1})
-                await self._rounds(run, usage, notebook, request, refined, intent, checklist,
-                                   pending, budget, Depth.QUICK, failures, scope,
-                                   reflecting=False)
-            return await self._answer(run, usage, notebook, request, earlier.question,
-                                      refined, intent, checklist, budget, failures, scope)
+                try:
+                    async with asyncio.timeout_at(clock.at(RESEARCH_SHARE)):
+                        await self._rounds(run, usage, notebook, request, refined, intent,
+                                           checklist, pending, budget, failures, scope,
+                                           reflecting=False)
+                except TimeoutError:
+                    notebook.spent("time")
+            return await self._answer(run, usage, clock, notebook, request, earlier.question,
+                                      refined, intent, checklist, failures, scope,
+                                      previous=earlier)
         finally:
             run.metrics.update(usage.metrics())
-            run.metrics.update(rounds=notebook.rounds, improves=request.improves)
+            run.metrics.update(rounds=notebook.rounds, improves=request.improves,
+                               cut_short=notebook.cut_short)
 
     async def _understand(self, usage: Usage, notebook: Notebook, request: ResearchRequest,
                           question: str, heuristic: QueryIntent
@@ -547,7 +564,7 @@ class ResearchLoop:
         try:
             found = await understand(self._gateway, usage, question, request.context)
         except LLMError as error:
-            notebook.model_problems.append(f"reading the question ({error.model})")
+            notebook.failed("reading the question", error, usage)
             refined = standalone_question(question, request.context)
             return refined, heuristic, [refined]
         return found.refined_question, intent_of(found, heuristic), found.checklist
@@ -559,7 +576,7 @@ class ResearchLoop:
         try:
             planned = await plan(self._gateway, usage, refined, checklist, scope.sources, limit)
         except LLMError as error:
-            notebook.model_problems.append(f"planning searches ({error.model})")
+            notebook.failed("planning searches", error, usage)
             planned = ResearchPlan()
         if not planned.queries:
             planned = plan_queries(refined, intent, list(scope.sources), limit)
@@ -568,23 +585,22 @@ class ResearchLoop:
     async def _rounds(self, run: JobRun, usage: Usage, notebook: Notebook,
                       request: ResearchRequest, refined: str, intent: QueryIntent,
                       checklist: list[str], pending: ResearchPlan, budget: TierBudget,
-                      depth: Depth, failures: list[SourceFailure], scope: SearchScope,
+                      failures: list[SourceFailure], scope: SearchScope,
                       reflecting: bool = True) -> None:
         iterations: list[dict[str, Any]] = []
         run.state["iterations"] = iterations
+        tier = notebook.tier
         while pending.queries:
             remaining = budget.queries - len(notebook.query_results)
             if notebook.rounds >= budget.iterations:
-                notebook.cut_short = (f"the {depth.value} tier allows {budget.iterations} "
+                notebook.cut_short = (f"the {tier} tier allows {budget.iterations} "
                                       "search rounds")
                 return
-            if usage.tokens >= budget.tokens:
-                notebook.cut_short = (f"the {depth.value} tier's budget of {budget.tokens:,} "
-                                      "tokens was spent")
+            if usage.tokens_left() <= 0:
+                notebook.spent("tokens")
                 return
             if remaining <= 0:
-                notebook.cut_short = (f"the {depth.value} tier allows {budget.queries} "
-                                      "searches")
+                notebook.cut_short = f"the {tier} tier allows {budget.queries} searches"
                 return
             pending = ResearchPlan(queries=pending.queries[:remaining])
             notebook.rounds += 1
@@ -604,8 +620,15 @@ class ResearchLoop:
                 prior=scope.prior(intent))
             fresh, unread = await scope.read_pages(
                 refined, [c for c in candidates if c.id not in notebook.evidence])
-            judged = await weigh_evidence(self._gateway, usage, self._settings, refined,
-                                          checklist, fresh) if fresh else []
+            for source in fresh:  # kept on their retrieval score should weighing not end
+                notebook.evidence[source.id] = Evidence(source=source,
+                                                        retrieval=source.metadata.relevance)
+            judged, errors = await weigh_evidence(
+                self._gateway, usage, self._settings, refined, checklist, fresh) \
+                if fresh else ([], [])
+            for error in errors:
+                notebook.failed("judging the evidence", error, usage,
+                                "passages were ranked by the search alone")
             for item in judged:
                 notebook.evidence[item.source.id] = item
                 notebook.facts += [Fact(text=f, source_id=item.source.id,
@@ -628,7 +651,7 @@ class ResearchLoop:
                 reflection = await reflect(self._gateway, usage, refined, checklist, notebook,
                                            max(0, budget.queries - len(notebook.query_results)))
             except LLMError as error:
-                notebook.model_problems.append(f"reviewing the evidence ({error.model})")
+                notebook.failed("reviewing the evidence", error, usage)
                 return
             notebook.reflection = reflection
             iterations[-1]["reflection"] = reflection.model_dump()
@@ -640,92 +663,162 @@ class ResearchLoop:
                 and notebook.cut_short is None:
             notebook.cut_short = "no further searches were found for what is missing"
 
-    async def _answer(self, run: JobRun, usage: Usage, notebook: Notebook,
+    async def _answer(self, run: JobRun, usage: Usage, clock: JobClock, notebook: Notebook,
                       request: ResearchRequest, question: str, refined: str,
-                      intent: QueryIntent, checklist: list[str], budget: TierBudget,
-                      failures: list[SourceFailure], scope: SearchScope) -> ResearchResult:
+                      intent: QueryIntent, checklist: list[str],
+                      failures: list[SourceFailure], scope: SearchScope,
+                      previous: ResearchResult | None = None) -> ResearchResult:
         await run.begin(Stage.SYNTHESIZE, "Writing the answer")
-        evidence = notebook.best(budget.sources, self._settings.evidence_llm_weight)
+        limits = clock.limits
+        evidence = notebook.best(limits.sources, self._settings.evidence_llm_weight)
         chosen = [e.source for e in evidence]
         gaps: list[str] = []
         writer = f"llm:{self._gateway.model(Role.STRONG)}"
+        clock.phase(usage, WRITING_SHARE)
         if not evidence:
             draft = Draft(summary=NO_ANSWER)
         else:
             try:
-                draft, gaps = await synthesize(self._gateway, usage, refined, checklist,
-                                               evidence, request.feedback,
-                                               request.previous_answer)
+                draft, gaps = await synthesize(
+                    self._gateway, usage, refined, checklist, evidence, request.feedback,
+                    _renumbered(previous, chosen) if previous else request.previous_answer)
             except LLMError as error:
-                notebook.model_problems.append(f"writing the answer ({error.model}); this is "
-                                               "an extractive answer from the gathered sources")
+                notebook.failed("writing the answer", error, usage, "this is an extractive "
+                                "answer from the gathered sources")
                 writer = self._fallback.name
                 draft = await self._fallback.synthesize(refined, intent, chosen)
         await run.end(Stage.SYNTHESIZE, f"Drafted {len(draft.citations)} cited statements",
                       {"statements": len(draft.citations)})
 
         await run.begin(Stage.VERIFY, "Checking every claim against its source")
-        check = ClaimCheck(draft=draft)
-        if writer.startswith("llm:") and draft.citations:
-            try:
-                check = await verify_claims(self._gateway, usage, draft, chosen)
-            except LLMError as error:
-                notebook.model_problems.append(f"checking claims ({error.model}); citations "
-                                               "were checked against the sources' words only")
+        clock.phase(usage, CHECKING_SHARE)
+        written_by_model = writer.startswith("llm:")
+        check = ClaimCheck(draft=draft)  # an extractive draft is the sources' own sentences
+        if written_by_model:
+            check = await check_answer(self._gateway, usage, draft, chosen, intent.language,
+                                       REPLY_TOKENS["verify"])
+        if check.verification in ("not run", "partial") and \
+                usage.seconds_left() < MIN_CALL_SECONDS:
+            notebook.spent("time")
+        if written_by_model and check.claims and not check.kept:
+            # Nothing the model wrote held up: the sources' own sentences answer instead.
+            rescue = await self._fallback.synthesize(refined, intent, chosen)
+            if rescue.citations:
+                writer = self._fallback.name
+                check.draft = rescue.model_copy(update={"notes": [
+                    "None of the written answer's statements could be confirmed by its "
+                    "sources; this is an extractive answer from them."]})
         verified = verify_citations(check.draft, chosen)
-        run.metrics.update(claims_checked=check.checked, claims_unsupported=check.unsupported,
-                           claims_partial=check.partial,
-                           citations_removed=verified.unknown_markers_removed
-                           + verified.unsupported_citations_removed)
-        await run.end(Stage.VERIFY, f"{check.checked} claims checked, {check.unsupported} "
-                      "removed", {"checked": check.checked, "removed": check.unsupported})
+        run.metrics.update(check.metrics())
+        run.metrics["citations_removed"] = check.invalid_citations \
+            + verified.unknown_markers_removed + verified.unsupported_citations_removed
+        await run.end(Stage.VERIFY, f"{check.checked} claims checked, "
+                      f"{check.claims - check.kept} removed",
+                      {"checked": check.checked, "removed": check.claims - check.kept})
 
         await run.begin(Stage.GRADE, "Grading confidence")
         confidence, limitations = grade(verified, chosen, intent, failures,
-                                        sorted(scope.sources))
+                                        sorted(scope.sources), question=question)
         coverage = checklist_coverage(checklist, notebook)
-        run.metrics["checklist_coverage"] = round(coverage, 3)
+        run.metrics["checklist_coverage"] = None if coverage is None else round(coverage, 3)
         confidence, limitations = adjust_grade(confidence, limitations, coverage, check,
                                                notebook, gaps)
+        if confidence == Confidence.INSUFFICIENT and verified.references:
+            verified = closest_passages(verified)  # what was found, not as an answer
         await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
+        summary = verified.summary
+        if not summary or summary == NO_ANSWER:
+            summary = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
+                MODEL_TROUBLE_ANSWER if notebook.model_problems and notebook.evidence else \
+                NO_ANSWER
         cited = set(verified.cited_sources)
         return ResearchResult(
             job_id=run.job_id, status=JobStatus.COMPLETED, question=question,
             answer=ResearchAnswer(
-                summary=verified.summary or NO_ANSWER, detail=verified.detail,
+                summary=summary, detail=verified.detail,
                 citations=verified.citations, confidence=confidence, limitations=limitations,
                 metadata={"synthesizer": writer, "question_type": intent.question_type.value,
                           "refined_question": refined, "checklist": checklist,
-                          "checklist_coverage": round(coverage, 3)}),
+                          "checklist_coverage": run.metrics["checklist_coverage"],
+                          "claims_checked": check.checked,
+                          "claim_verification": check.verification}),
             sources=[s for s in chosen if s.id in cited],
             references=verified.references,
             sources_considered=len(notebook.evidence),
+            max_cache_seconds=0.0 if check.verification == "not run" else
+            MODEL_TROUBLE_CACHE_SECONDS if notebook.model_problems else None,
         )
+
+
+def _last_reflection(state: Mapping[str, Any]) -> Reflection | None:
+    for iteration in reversed(state.get("iterations") or []):
+        if isinstance(iteration, dict) and iteration.get("reflection"):
+            return Reflection.model_validate(iteration["reflection"])
+    return None
+
+
+def _renumbered(earlier: ResearchResult, chosen: list[Source]) -> str:
+    """The earlier answer with its reference numbers turned into the numbers its sources
+    have now, so that a sentence the writer keeps cites what it cited before."""
+    now = {source.id: n for n, source in enumerate(chosen, 1)}
+    numbers = {r.number: now.get(r.source_id) for r in earlier.references}
+
+    def swap(match: re.Match[str]) -> str:
+        found = [numbers.get(n) for n in expand(match.group(1))]
+        kept = sorted({n for n in found if n is not None})
+        return f" [{', '.join(str(n) for n in kept)}]" if kept else ""
+
+    text = f"{earlier.answer.summary}\n\n{earlier.answer.detail}".strip()
+    return MARKER.sub(swap, text)
 
 
 _ORDER = [Confidence.INSUFFICIENT, Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH]
 
 
-def adjust_grade(confidence: Confidence, limitations: list[str], coverage: float,
+def adjust_grade(confidence: Confidence, limitations: list[str], coverage: float | None,
                  check: ClaimCheck, notebook: Notebook, gaps: list[str]
                  ) -> tuple[Confidence, list[str]]:
-    """The code's grade, capped by checklist coverage, claim verification and model trouble;
-    the reasons added to the limitations."""
+    """The code's grade, capped by checklist coverage, the claim check and model trouble;
+    the reasons added to the limitations in plain words."""
     limitations = list(limitations)
     cap = Confidence.HIGH
-    if coverage < 0.5:
+    if coverage is not None and coverage < 0.5:
         cap = Confidence.LOW
-    elif coverage < 1.0:
+    elif coverage is not None and coverage < 1.0:
         cap = Confidence.MEDIUM
+
+    def lower(to: Confidence) -> None:
+        nonlocal cap
+        cap = min(cap, to, key=_ORDER.index)
+
+    if check.verification == "not run":
+        lower(Confidence.LOW)
+        limitations.append("The answer's claims could not be checked against the sources ("
+                           f"{check.problem or 'the check did not run'}); only statements "
+                           "quoting their source word for word were kept.")
     if check.unsupported or check.partial:
-        cap = min(cap, Confidence.MEDIUM, key=_ORDER.index)
+        lower(Confidence.MEDIUM)
         limitations.append(f"{check.unsupported} claim(s) that the cited sources do not "
                            f"support were removed; {check.partial} are only partly supported."
                            if check.unsupported else
                            f"{check.partial} claim(s) are only partly supported by their "
                            "sources.")
+    if check.invalid_citations:
+        lower(Confidence.MEDIUM)
+        limitations.append(f"{check.invalid_citations} citation(s) that did not match a "
+                           "retrieved source were removed"
+                           + (f", with the {check.dangling} statement(s) that relied on them."
+                              if check.dangling else "."))
+    if check.uncited:
+        lower(Confidence.MEDIUM)
+        limitations.append(f"{check.uncited} statement(s) that cited no source were removed.")
+    if check.unjudged and check.verification != "not run":
+        limitations.append(f"{check.unjudged} statement(s) could not be checked against their "
+                           f"sources ({check.problem or 'no verdict came back'}) and were "
+                           "removed.")
+    limitations += check.draft.notes
     if notebook.model_problems:
-        cap = min(cap, Confidence.LOW, key=_ORDER.index)
+        lower(Confidence.LOW)
         limitations.append("The language model failed while " + "; ".join(
             dict.fromkeys(notebook.model_problems)) + ".")
     missing = [g for g in gaps if g.strip()] or (

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from core.models import Confidence, QueryIntent, Source
 from core.search import SourceFailure
+from core.synthesis.extractive import NOT_ANSWERED
 from core.text import STOPWORDS, terms
 from core.verify import VerifiedAnswer
 
@@ -208,6 +209,18 @@ def _opening(text: str) -> str:
 def _phrase(text: str) -> str:
     words = _plain_words(text)
     return f" {' '.join(words)} " if words else "\0"
+
+
+def closest_passages(verified: VerifiedAnswer) -> VerifiedAnswer:
+    """An Insufficient answer keeps what was found, labelled as not answering the question."""
+    if not verified.references:
+        return verified.model_copy(update={"summary": NOT_ANSWERED, "detail": ""})
+    listing = "; ".join(f"{r.title} [{r.number}]" for r in verified.references)
+    return verified.model_copy(update={
+        "summary": NOT_ANSWERED,
+        "detail": f"The closest passages found, which do not answer it: {listing}.",
+        "citations": [],
+    })
 
 
 def outage_notes(failures: Sequence[SourceFailure]) -> list[str]:

@@ -2,10 +2,20 @@
 
 A call renders a prompt template, asks the role's model for JSON, parses it into a pydantic
 model (repairing small slips, asking once more when that fails), and books the tokens and
-cost on the job's `Usage`. Transient failures (429, 5xx, timeouts, connection errors) are
-retried with exponential backoff and jitter, honouring Retry-After, then the role's fallback
-models are tried. A job whose calls keep failing is marked degraded: it stops calling and
-finishes with what it has.
+cost on the job's `Usage`. Transient failures (408 and other timeouts, 429, 5xx, connection
+errors) are retried with exponential backoff and jitter, honouring Retry-After, then the role's
+fallback models are tried. A job whose calls keep failing is marked degraded: it stops calling
+and finishes with what it has.
+
+The job's budget is a hard limit on every call: a call gets the time left before
+`Usage.deadline` as its timeout (retries only while time is left), and its reply is capped so
+that the tokens spent, those promised to calls in flight and its own prompt and reply stay
+within `Usage.token_limit`. A call that cannot fit is not made: LLMBudgetError.
+
+    LLMError                a call failed for good (after retries and fallbacks)
+    ├── LLMOutputError      the reply was not the JSON asked for, even after a repair turn
+    ├── LLMDegradedError    too many of the job's calls failed; no more are made
+    └── LLMBudgetError      the job's time or tokens are spent; the call was not made
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ import json
 import logging
 import random
 import re
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -29,6 +39,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 CONSECUTIVE_FAILURES_TO_DEGRADE = 3
 MAX_RETRY_AFTER_S = 30.0
+MIN_CALL_SECONDS = 0.2  # less time than this left: the call is not started
+MIN_REPLY_TOKENS = 64  # less room than this for a reply: the call is not started
+DEFAULT_REPLY_TOKENS = 1000
+BYTES_PER_TOKEN = 2.5  # the prompt's size is overestimated: English runs near 4 bytes a token
 
 
 class Role(enum.StrEnum):
@@ -53,8 +67,18 @@ class LLMDegradedError(LLMError):
     """Too many calls of this job failed: stop calling, finish with what is gathered."""
 
 
+class LLMBudgetError(LLMError):
+    """The job's time (`kind` "time") or tokens ("tokens") are spent: the call was not made."""
+
+    def __init__(self, model: str, kind: Literal["time", "tokens"]) -> None:
+        super().__init__(model, f"the job's {'time' if kind == 'time' else 'token'} budget "
+                         "is spent")
+        self.kind = kind
+
+
 class Usage(BaseModel):
-    """One job's model calls: tokens, cost and failures (stored in the job's metrics)."""
+    """One job's model calls: tokens, cost and failures (stored in the job's metrics), and the
+    budget they must stay within."""
 
     calls: int = 0
     failed_calls: int = 0
@@ -65,10 +89,26 @@ class Usage(BaseModel):
     calls_by_model: dict[str, int] = Field(default_factory=dict)
     consecutive_failures: int = 0
     degraded: bool = False
+    # The job's budget, set by its caller (per phase): a loop.time() after which no call is
+    # made, and the tokens all calls together may use. Tokens promised to calls in flight
+    # are `reserved`.
+    deadline: float | None = None
+    token_limit: int | None = None
+    reserved: int = 0
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def seconds_left(self) -> float:
+        if self.deadline is None:
+            return float("inf")
+        return self.deadline - asyncio.get_running_loop().time()
+
+    def tokens_left(self) -> float:
+        if self.token_limit is None:
+            return float("inf")
+        return self.token_limit - self.tokens - self.reserved
 
     def book(self, model: str, response: Any) -> None:
         self.calls += 1
@@ -112,11 +152,12 @@ class ModelGateway:
     def model(self, role: Role) -> str:
         return self._chains[role][0]
 
-    async def json(self, role: Role, prompt: str, schema: type[T], usage: Usage,
-                   **values: object) -> T:
-        """Ask the role's model to fill `schema` from the `prompt` template."""
+    async def json(self, role: Role, prompt: str, schema: type[T], usage: Usage, *,
+                   reply_tokens: int = DEFAULT_REPLY_TOKENS, **values: object) -> T:
+        """Ask the role's model to fill `schema` from the `prompt` template, in at most
+        `reply_tokens` tokens (fewer when the job's budget has less room)."""
         messages = self._prompts[prompt].messages(**values)
-        reply = await self._complete(role, messages, usage)
+        reply = await self._complete(role, messages, usage, reply_tokens)
         try:
             return parse_json(reply, schema)
         except ValueError as error:
@@ -124,22 +165,26 @@ class ModelGateway:
                      error)
             messages = [*messages, {"role": "assistant", "content": reply[:4000]},
                         *self._prompts["repair"].messages(error=str(error)[:500])]
-            again = await self._complete(role, messages, usage)
+            again = await self._complete(role, messages, usage, reply_tokens)
             try:
                 return parse_json(again, schema)
             except ValueError as second:
                 raise LLMOutputError(self.model(role), f"the reply to {prompt!r} was not "
                                      f"valid JSON for {schema.__name__}: {second}") from None
 
-    async def _complete(self, role: Role, messages: list[dict[str, str]], usage: Usage) -> str:
+    async def _complete(self, role: Role, messages: list[dict[str, str]], usage: Usage,
+                        reply_tokens: int) -> str:
         if usage.degraded:
             raise LLMDegradedError(self.model(role), "too many failed calls in this job")
         failure: LLMError | None = None
         for model in self._chains[role]:
             try:
                 async with self._limit:
-                    text = await self._attempts(model, messages, usage)
-                return text
+                    return await self._within_budget(model, messages, usage, reply_tokens)
+            except LLMBudgetError:
+                if failure is None:
+                    raise
+                break  # no time or tokens for a fallback: the first failure is the news
             except LLMError as error:
                 failure = error
                 log.warning("model %s failed: %s", model, error)
@@ -147,19 +192,40 @@ class ModelGateway:
         assert failure is not None
         raise failure
 
-    async def _attempts(self, model: str, messages: list[dict[str, str]], usage: Usage) -> str:
+    async def _within_budget(self, model: str, messages: list[dict[str, str]], usage: Usage,
+                             reply_tokens: int) -> str:
+        """One model's attempts, with the tokens they may use reserved for their duration."""
+        if usage.seconds_left() < MIN_CALL_SECONDS:
+            raise LLMBudgetError(model, "time")
+        prompt = estimate_tokens(messages)
+        room = usage.tokens_left() - prompt
+        if room < MIN_REPLY_TOKENS:
+            raise LLMBudgetError(model, "tokens")
+        max_tokens = int(min(reply_tokens, room))
+        usage.reserved += prompt + max_tokens
+        try:
+            return await self._attempts(model, messages, usage, max_tokens)
+        finally:
+            usage.reserved -= prompt + max_tokens
+
+    async def _attempts(self, model: str, messages: list[dict[str, str]], usage: Usage,
+                        max_tokens: int) -> str:
         settings = self._settings
         for attempt in range(1, settings.attempts + 1):
+            limit_s = min(settings.timeout_s, usage.seconds_left())
             try:
-                response = await self._call(model, messages)
+                async with asyncio.timeout(limit_s + 0.25):  # should litellm's own not fire
+                    response = await self._call(model, messages, limit_s, max_tokens)
             except Exception as error:  # litellm raises many types; sorted out here
                 status = _status(error)
-                transient = status is None or status == 429 or status >= 500
-                if not transient or attempt == settings.attempts:
+                transient = status is None or status in (408, 429) or status >= 500
+                delay = max(settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2),
+                            _retry_after(error) or 0.0)
+                if not transient or attempt == settings.attempts \
+                        or usage.seconds_left() - delay < MIN_CALL_SECONDS:
                     raise LLMError(model, _describe(error), status) from error
                 usage.retries += 1
-                delay = settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
-                await asyncio.sleep(max(delay, _retry_after(error) or 0.0))
+                await asyncio.sleep(delay)
                 continue
             usage.book(model, response)
             text = _content(response)
@@ -168,11 +234,13 @@ class ModelGateway:
             return text
         raise AssertionError("unreachable")
 
-    async def _call(self, model: str, messages: list[dict[str, str]]) -> Any:
+    async def _call(self, model: str, messages: list[dict[str, str]], limit_s: float,
+                    max_tokens: int) -> Any:
         settings = self._settings
         arguments: dict[str, Any] = {
             "model": model, "messages": messages, "temperature": settings.temperature,
-            "timeout": settings.timeout_s, "response_format": {"type": "json_object"},
+            "timeout": limit_s, "max_tokens": max_tokens,
+            "response_format": {"type": "json_object"},
             "num_retries": 0, "max_retries": 0, "drop_params": True,
         }
         if settings.api_base:
@@ -183,6 +251,12 @@ class ModelGateway:
 
         litellm.suppress_debug_info = True
         return await litellm.acompletion(**arguments)
+
+
+def estimate_tokens(messages: list[dict[str, str]]) -> int:
+    """A generous count of a prompt's tokens, from its size in bytes."""
+    size = sum(len(m["content"].encode()) for m in messages)
+    return int(size / BYTES_PER_TOKEN) + 8 * len(messages)
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
@@ -224,7 +298,8 @@ def _content(response: Any) -> str | None:
 
 
 def _status(error: Exception) -> int | None:
-    """The HTTP status of a failed call; None for timeouts and connection errors."""
+    """The HTTP status of a failed call (litellm reports its timeouts as 408); None for
+    connection errors and our own timeout."""
     status = getattr(error, "status_code", None)
     if isinstance(status, int):
         return status

@@ -14,7 +14,7 @@ from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.errors import InvalidQuestionError
 from core.fetch import PageReader
-from core.grading import assess, outage_notes
+from core.grading import assess, closest_passages, outage_notes
 from core.intake import (
     choose_depth,
     detect_intent,
@@ -39,8 +39,7 @@ from core.search import SearchScope, SourceFailure, run_search
 from core.sources.base import SearchSource
 from core.store import JobStore
 from core.synthesis.base import Synthesizer
-from core.synthesis.extractive import NOT_ANSWERED
-from core.verify import VerifiedAnswer, verify_citations
+from core.verify import verify_citations
 
 ScopeFunction = Callable[[str], Awaitable[str]]
 
@@ -305,18 +304,6 @@ class ResearchPipeline:
                                    run.state)
         await run.end(Stage.DELIVER, "Done")
         return result
-
-
-def closest_passages(verified: VerifiedAnswer) -> VerifiedAnswer:
-    """An Insufficient answer keeps what was found, labelled as not answering the question."""
-    if not verified.references:
-        return verified.model_copy(update={"summary": NOT_ANSWERED, "detail": ""})
-    listing = "; ".join(f"{r.title} [{r.number}]" for r in verified.references)
-    return verified.model_copy(update={
-        "summary": NOT_ANSWERED,
-        "detail": f"The closest passages found, which do not answer it: {listing}.",
-        "citations": [],
-    })
 
 
 def _to_cache(result: ResearchResult, failures: list[SourceFailure],

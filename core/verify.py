@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from core.models import Citation, Reference, Source
 from core.synthesis.base import Draft
-from core.text import normalise
+from core.text import normalise, sentences, terms
 
 _MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")
 
@@ -83,3 +83,48 @@ def quote_supported(quote: str, source: Source) -> bool:
     """True when the quote's words appear, in order, in the source's text."""
     needle = normalise(quote)
     return bool(needle) and needle in normalise(f"{source.content} {source.snippet}")
+
+
+# What a sentence may state that its quote must also state: its numbers and its negation.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b", re.I)
+MIN_QUOTE_WORDS = 4
+# Words that attribute a statement without adding to it ("According to the sources, ...").
+_ATTRIBUTION = frozenset(terms("according source sources reported reports notably says said "
+                               "describes described"))
+GROUNDED_SHARE = 0.5
+
+
+def quotes_cover(sentence: str, quotes: list[str]) -> bool:
+    """True when the quotes (each already found verbatim in a cited source) say everything
+    the sentence says, as far as words can tell: every content word and number of the sentence
+    is in them, and the sentence denies something only if they do. A quote that states a fact
+    does not vouch for a sentence that changes a name or a number in it."""
+    quotes = [q for q in quotes if len(normalise(q).split()) >= MIN_QUOTE_WORDS]
+    if not quotes:
+        return False
+    joined = " ".join(quotes)
+    wanted = set(terms(sentence)) - _ATTRIBUTION
+    return bool(wanted) and wanted <= set(terms(joined)) \
+        and _numbers(sentence) <= _numbers(joined) \
+        and bool(_NEGATION.search(sentence)) == bool(_NEGATION.search(joined))
+
+
+def grounded(sentence: str, texts: list[str]) -> bool:
+    """True when the cited texts hold every number of the sentence and at least half of its
+    content words: the floor under a model's 'supported' verdict, which a judge gets wrong
+    more often for a sentence that shares little with its source."""
+    wanted = set(terms(sentence))
+    found = set(terms(" ".join(texts)))
+    return _numbers(sentence) <= _numbers(" ".join(texts)) and (
+        not wanted or len(wanted & found) >= GROUNDED_SHARE * len(wanted))
+
+
+def best_quote(sentence: str, text: str) -> str:
+    """The sentence of `text` sharing the most content words with `sentence`."""
+    wanted = set(terms(sentence))
+    return max(sentences(text) or [text], key=lambda s: len(wanted & set(terms(s))))
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}

@@ -30,6 +30,16 @@ def bag_of_words_vector(text: str) -> list[float]:
     return (vector / norm).tolist()
 
 
+async def _still_wanted(request: web.Request, seconds: float) -> bool:
+    """Wait `seconds`, or less if the client hangs up (a stall must not outlive its test)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        if request.transport is None or request.transport.is_closing():
+            return False
+        await asyncio.sleep(min(0.05, end - time.perf_counter()))
+    return True
+
+
 @dataclass
 class HttpError:
     """A scripted failure: the status, and Retry-After when set."""
@@ -46,6 +56,7 @@ class Chat:
     model: str
     messages: list[dict[str, str]]
     at: float
+    max_tokens: int | None = None
 
     @property
     def prompt(self) -> str:
@@ -63,6 +74,7 @@ class FakeOpenAI(LocalServer):
         self.chats: list[Chat] = []
         self.script: dict[str, Script | list[Step]] = {}  # task -> a function, or steps
         self.latency_s = latency_s
+        self.delays: dict[str, float] = {}  # task -> extra seconds before it answers (a stall)
         self.completion_tokens: int | None = None  # reported per call (default: ~chars/4)
         super().__init__()
         self.app.router.add_post("/v1/embeddings", self._embeddings)
@@ -79,10 +91,11 @@ class FakeOpenAI(LocalServer):
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         match = re.match(r"TASK: (\w+)", system)
         chat = Chat(match.group(1) if match else "unknown", body["model"], messages,
-                    time.perf_counter())
+                    time.perf_counter(), body.get("max_tokens"))
         self.chats.append(chat)
-        if self.latency_s:
-            await asyncio.sleep(self.latency_s)
+        delay = self.latency_s + self.delays.get(chat.task, 0.0)
+        if delay and not await _still_wanted(request, delay):
+            return web.Response(status=499)  # the client gave up waiting
         script = self.script.get(chat.task)
         if isinstance(script, list):
             picked = script.pop(0) if len(script) > 1 else script[0]
@@ -101,10 +114,15 @@ class FakeOpenAI(LocalServer):
         prompt_tokens = sum(len(m["content"]) for m in messages) // 4
         completion = self.completion_tokens if self.completion_tokens is not None \
             else len(content) // 4
+        finish = "stop"
+        if chat.max_tokens is not None:  # a real server stops writing at max_tokens
+            if len(content) // 4 > chat.max_tokens:
+                content, finish = content[:chat.max_tokens * 4], "length"
+            completion = min(completion, chat.max_tokens)
         return web.json_response({
             "id": f"chatcmpl-{len(self.chats)}", "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
+            "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
                       "total_tokens": prompt_tokens + completion},

@@ -1,12 +1,25 @@
 """A scripted model for the loop's prompts, reading what the prompt shows it: what a small,
-literal-minded analyst would answer about the test corpus. Tests override single tasks."""
+literal-minded analyst would answer about the test corpus. Tests override single tasks.
+`Lab` builds the real pipeline against it."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from core.analyst import ResearchLoop
+from core.cache import SemanticAnswerCache
+from core.config import CacheSettings, LLMSettings, PipelineSettings
+from core.llm import ModelGateway
+from core.models import Depth, Job, ResearchRequest, ResearchResult
+from core.pipeline import ResearchPipeline
+from core.prompts import PromptLibrary
+from core.sources.local import LocalKnowledgeBaseSource
+from core.store import JobStore
+from core.synthesis.extractive import ExtractiveSynthesizer
 from tests.fake_openai import Chat, FakeOpenAI, Reply
+
+QUESTION = "How many hours a day do cats sleep?"
 
 _WORD = re.compile(r"[a-z]{3,}")
 _STOP = {"the", "and", "how", "many", "what", "which", "does", "did", "day", "are", "for",
@@ -26,7 +39,7 @@ def words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
-def understand(chat: Chat) -> Reply:
+def understand(chat: Chat) -> dict[str, Any]:
     question = between(chat.prompt, "<question>", "</question>")
     return {"question_type": "factual", "entities": [], "time_constraint": None,
             "language": "en", "refined_question": question, "scope": "the question only",
@@ -38,7 +51,7 @@ def plan(chat: Chat) -> Reply:
                          "sources": ["local"]}]}
 
 
-def evidence(chat: Chat) -> Reply:
+def evidence(chat: Chat) -> dict[str, Any]:
     wanted = words(line_after(chat.prompt, "Question:"))
     scores = []
     for number, text in re.findall(r'<passage number="(\d+)"[^>]*>\n(.*?)\n</passage>',
@@ -56,11 +69,18 @@ def reflect(chat: Chat) -> Reply:
 
 
 def synthesize(chat: Chat) -> Reply:
+    """Up to four facts, each cited; a source whose facts were not summarised is read from
+    its excerpt (the sentences sharing two words with the question)."""
+    wanted = words(line_after(chat.prompt, "Question:"))
     facts = []
-    for number, block in re.findall(r"^\[(\d+)\] .*?\nFacts:\n(.*?)\n<excerpt>", chat.prompt,
-                                    re.S | re.M):
-        facts += [(int(number), f[2:].strip()) for f in block.splitlines()
+    for number, block, excerpt in re.findall(
+            r"^\[(\d+)\] .*?\nFacts:\n(.*?)\n<excerpt>\n(.*?)\n</excerpt>", chat.prompt,
+            re.S | re.M):
+        listed = [f[2:].strip() for f in block.splitlines()
                   if f.startswith("- ") and "(not summarised)" not in f]
+        listed = listed or [s.strip() for s in re.split(r"(?<=[.!?])\s+", excerpt)
+                            if len(words(s) & wanted) >= 2]
+        facts += [(int(number), fact) for fact in listed]
     if not facts:
         return {"summary": "The evidence does not answer the question.", "detail": "",
                 "claims": [], "gaps": ["everything"]}
@@ -74,6 +94,26 @@ def verify(chat: Chat) -> Reply:
     count = len(re.findall(r"^Claim \d+:", chat.prompt, re.M))
     return {"verdicts": [{"claim": n, "verdict": "supported", "reason": "stated"}
                          for n in range(1, count + 1)]}
+
+
+def claims_shown(prompt: str) -> list[tuple[int, str, str]]:
+    """A verify or confirm prompt's claims: number, sentence, and the text of its sources."""
+    sources = dict(re.findall(r'<source number="(\d+)"[^>]*>\n(.*?)\n</source>', prompt,
+                              re.S))
+    return [(int(k), body, " ".join(sources.get(n, "") for n in re.findall(r"\d+", cites)))
+            for k, body, cites in re.findall(r"^Claim (\d+): (.+)\nCites: (.+)$", prompt,
+                                             re.M)]
+
+
+def closest(sentence: str, text: str) -> str:
+    """The sentence of `text` sharing the most words with `sentence` (two at least)."""
+    best = max(re.split(r"(?<=[.!?])\s+", text), key=lambda s: len(words(s) & words(sentence)))
+    return best if len(words(best) & words(sentence)) >= 2 else ""
+
+
+def confirm(chat: Chat) -> dict[str, Any]:
+    return {"quotes": [{"claim": k, "quote": closest(body, text)}
+                       for k, body, text in claims_shown(chat.prompt)]}
 
 
 def compact(chat: Chat) -> Reply:
@@ -92,7 +132,45 @@ def script(fake: FakeOpenAI) -> FakeOpenAI:
     """Give `fake` the default analyst; tests then override tasks in `fake.script`."""
     defaults: dict[str, Any] = {
         "understand": understand, "plan": plan, "evidence": evidence, "reflect": reflect,
-        "synthesize": synthesize, "verify": verify, "compact": compact, "improve": improve,
+        "synthesize": synthesize, "verify": verify, "confirm": confirm, "compact": compact,
+        "improve": improve,
     }
     fake.script.update(defaults)
     return fake
+
+
+class Lab:
+    """The scripted model server and a way to build the pipeline with given LLM settings."""
+
+    def __init__(self, fake: FakeOpenAI, parts: tuple[Any, ...]) -> None:
+        self.fake = fake
+        self._parts = parts  # engine, chroma, embedder, knowledge base
+
+    def settings(self, **changes: Any) -> LLMSettings:
+        values: dict[str, Any] = {
+            "fast_model": "openai/fast", "strong_model": "openai/strong",
+            "api_base": self.fake.base_url, "api_key": "test-key", "backoff_s": 0.05}
+        return LLMSettings(**(values | changes))
+
+    def pipeline(self, **changes: Any) -> ResearchPipeline:
+        engine, chroma, embedder, knowledge_base = self._parts
+        settings = self.settings(**changes)
+        sources = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
+        extractive = ExtractiveSynthesizer(embedder)
+        loop = ResearchLoop(ModelGateway(settings, PromptLibrary.load()), settings,
+                            embedder, PipelineSettings(), extractive)
+        return ResearchPipeline(store=JobStore(engine), sources=sources, synthesizer=extractive,
+                                embedder=embedder, settings=PipelineSettings(),
+                                cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
+                                loop=loop)
+
+    async def ask(self, question: str = QUESTION, **changes: Any) -> tuple[ResearchResult, Job]:
+        pipeline = self.pipeline(**changes)
+        result = await pipeline.run(ResearchRequest(question=question, tenant="t1",
+                                                    depth=Depth.QUICK, bypass_cache=True))
+        return result, await self.job(result.job_id)
+
+    async def job(self, job_id: str) -> Job:
+        job = await JobStore(self._parts[0]).get(job_id)
+        assert job is not None
+        return job

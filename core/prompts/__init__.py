@@ -21,7 +21,8 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "reflect": frozenset({"question", "checklist", "facts", "queries", "max_queries"}),
     "compact": frozenset({"facts"}),
     "synthesize": frozenset({"question", "checklist", "evidence", "previous", "feedback"}),
-    "verify": frozenset({"claims"}),
+    "verify": frozenset({"sources", "claims"}),
+    "confirm": frozenset({"sources", "claims"}),
     "improve": frozenset({"question", "answer", "feedback"}),
     "repair": frozenset({"error"}),
 }
