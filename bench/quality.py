@@ -34,19 +34,12 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.tables import table  # noqa: E402
+
 DATA = HERE / "data"
 LEVELS = ["high", "medium", "low", "insufficient"]
-
-
-def table(title: str, header: list[str], rows: list[list[object]]) -> None:
-    cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r]
-                        for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    print(f"\n{title}\n", flush=True)
-    for n, row in enumerate(cells):
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
-        if n == 0:
-            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 
 
 def load_multihop(split: str, limit: int | None = None

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 from bench.questions import QUESTIONS
+from bench.tables import table
 from core.cache import SemanticAnswerCache
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.db import open_database, sqlite_url
@@ -41,17 +42,6 @@ from core.synthesis.extractive import ExtractiveSynthesizer
 from core.vectors import VectorCollection, open_chroma
 
 DOCS = Path("/usr/share/doc/python3.11/html")
-
-
-def table(title: str, header: list[str], rows: list[list[object]]) -> None:
-    cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r]
-                        for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    print(f"\n{title}\n", flush=True)
-    for n, row in enumerate(cells):
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
-        if n == 0:
-            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 
 
 def ensure_corpus() -> None:

@@ -717,8 +717,10 @@ class ResearchLoop:
                       {"checked": check.checked, "removed": check.claims - check.kept})
 
         await run.begin(Stage.GRADE, "Grading confidence")
-        confidence, limitations = grade(verified, chosen, intent, failures,
-                                        sorted(scope.sources), question=question)
+        graded = grade(verified, chosen, intent, failures, sorted(scope.sources),
+                       question=question)
+        confidence, limitations = graded.confidence, graded.limitations
+        run.metrics["grade"] = graded.trace()
         coverage = checklist_coverage(checklist, notebook)
         run.metrics["checklist_coverage"] = None if coverage is None else round(coverage, 3)
         confidence, limitations = adjust_grade(confidence, limitations, coverage, check,

@@ -76,19 +76,6 @@ def grade(
     searched: list[str],
     now: datetime | None = None,
     question: str = "",
-) -> tuple[Confidence, list[str]]:
-    graded = assess(answer, sources, intent, failures, searched, now, question)
-    return graded.confidence, graded.limitations
-
-
-def assess(
-    answer: VerifiedAnswer,
-    sources: list[Source],
-    intent: QueryIntent,
-    failures: list[SourceFailure],
-    searched: list[str],
-    now: datetime | None = None,
-    question: str = "",
 ) -> Grade:
     limitations = outage_notes(failures)
     if searched == ["local"]:

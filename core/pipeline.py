@@ -14,7 +14,7 @@ from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.errors import InvalidQuestionError
 from core.fetch import PageReader
-from core.grading import assess, closest_passages, outage_notes
+from core.grading import closest_passages, grade, outage_notes
 from core.intake import (
     choose_depth,
     detect_intent,
@@ -244,8 +244,8 @@ class ResearchPipeline:
                       {"cited": len(verified.references)})
 
         await run.begin(Stage.GRADE, "Grading confidence")
-        graded = assess(verified, ranked, intent, outcome.failures, sorted(scope.sources),
-                        question=subject)
+        graded = grade(verified, ranked, intent, outcome.failures, sorted(scope.sources),
+                       question=subject)
         confidence, limitations = graded.confidence, graded.limitations
         run.metrics["grade"] = graded.trace()
         if confidence == Confidence.INSUFFICIENT:

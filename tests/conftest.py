@@ -268,3 +268,17 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]
     monkeypatch.setenv("RESEARCHBOT_PIPELINE__LOCAL_ONLY", "true")
     monkeypatch.chdir(tmp_path)
     yield tmp_path / "data"
+
+
+@pytest.fixture
+async def lab(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
+              corpus: Path) -> AsyncIterator[Any]:
+    """The scripted model server (tests/scripted_analyst.py) over the indexed test corpus."""
+    from tests.fake_openai import FakeOpenAI
+    from tests.scripted_analyst import Lab, script
+
+    await knowledge_base.index([corpus], "t1")
+    fake = script(FakeOpenAI())
+    await fake.start()
+    yield Lab(fake, (sqlite_engine, chroma, embedder, knowledge_base))
+    await fake.stop()

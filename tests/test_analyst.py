@@ -3,8 +3,6 @@ on 127.0.0.1, on the real pipeline and knowledge base."""
 
 import json
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,18 +20,8 @@ from core.sources.local import LocalKnowledgeBaseSource
 from core.store import JobStore
 from core.synthesis.extractive import ExtractiveSynthesizer
 from tests import scripted_analyst as scripted
-from tests.fake_openai import Chat, FakeOpenAI, HttpError
-from tests.scripted_analyst import QUESTION, Lab, line_after, script
-
-
-@pytest.fixture
-async def lab(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
-              corpus: Path) -> AsyncIterator[Lab]:
-    await knowledge_base.index([corpus], "t1")
-    fake = script(FakeOpenAI())
-    await fake.start()
-    yield Lab(fake, (sqlite_engine, chroma, embedder, knowledge_base))
-    await fake.stop()
+from tests.fake_openai import Chat, HttpError
+from tests.scripted_analyst import QUESTION, Lab, line_after
 
 
 async def test_a_full_loop_ends_in_a_verified_cited_answer(lab: Lab) -> None:

@@ -4,8 +4,6 @@ flawed) OpenAI-compatible server on 127.0.0.1."""
 
 import re
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,23 +14,13 @@ from core.config import TierBudget
 from core.models import Confidence
 from core.synthesis.extractive import NO_ANSWER
 from tests import scripted_analyst as scripted
-from tests.fake_openai import Chat, FakeOpenAI, HttpError
+from tests.fake_openai import Chat, HttpError
 from tests.flawed_model import FlawedModel, survivors
-from tests.scripted_analyst import Lab, script
+from tests.scripted_analyst import Lab
 
 SLEEP = "Domestic cats sleep between 12 and 16 hours a day"
 LONGER = "Kittens and old cats sleep even longer"
 ACTIVE = "Cats are most active at dawn and dusk, which makes them crepuscular animals"
-
-
-@pytest.fixture
-async def lab(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
-              corpus: Path) -> AsyncIterator[Lab]:
-    await knowledge_base.index([corpus], "t1")
-    fake = script(FakeOpenAI())
-    await fake.start()
-    yield Lab(fake, (sqlite_engine, chroma, embedder, knowledge_base))
-    await fake.stop()
 
 
 def number_of(chat: Chat, words: str) -> int:

@@ -92,8 +92,8 @@ def _cited(text: str, relevance: float = 0.7) -> tuple[Any, list[Source]]:
 def test_limitations_use_the_questions_words_never_stems() -> None:
     question = "How do browsers store cookies and embedded fonts?"
     verified, sources = _cited("Browsers store small files on disk for each site you visit.")
-    _, limitations = grade(verified, sources, detect_intent(question), [], ["local"],
-                           question=question)
+    limitations = grade(verified, sources, detect_intent(question), [], ["local"],
+                        question=question).limitations
     text = " ".join(limitations)
     assert "cookies" in text and "embedded" in text
     assert "cooky" not in text and "embedd," not in text and "embedd." not in text
@@ -103,8 +103,9 @@ def test_a_missing_number_or_year_means_the_documents_answer_something_else() ->
     question = "Who won the 1998 Tour de France?"
     verified, sources = _cited("Marco Pantani won the Tour de France in one of its hardest "
                                "editions, ahead of Jan Ullrich.", relevance=0.8)
-    confidence, limitations = grade(verified, sources, detect_intent(question), [], ["local"],
-                                    question=question)
+    graded = grade(verified, sources, detect_intent(question), [], ["local"],
+                   question=question)
+    confidence, limitations = graded.confidence, graded.limitations
     assert confidence == Confidence.INSUFFICIENT
     assert any("1998" in line for line in limitations)
 
@@ -114,8 +115,8 @@ def test_a_failed_source_is_named_in_plain_words() -> None:
                             reason="wikipedia: connection failed: Cannot connect to host "
                             "en.wikipedia.org:443 ssl:default [Name or service not known]")
     verified, sources = _cited("Cats sleep 12 to 16 hours a day.")
-    _, limitations = grade(verified, sources, detect_intent("How long do cats sleep?"),
-                           [failure], ["local", "wikipedia"], question="How long do cats sleep?")
+    limitations = grade(verified, sources, detect_intent("How long do cats sleep?"), [failure],
+                        ["local", "wikipedia"], question="How long do cats sleep?").limitations
     assert limitations[0] == ("Wikipedia could not be reached, so its results are missing "
                               "from this answer.")
     assert not any("Cannot connect" in line or "ssl" in line for line in limitations)
