@@ -230,14 +230,17 @@ def _plain_words(text: str) -> list[str]:
 
 
 def _as_written(stems: list[str], question: str) -> list[str]:
-    """The question's own words for the stems it was searched by ("cookies", not "cooky"),
-    without those that describe the answer rather than the subject ("which town", "older")."""
+    """The question's own words for the stems it was searched by ("cookies", not "cooky"):
+    the things it names, not its verbs ("came") nor the words that describe the answer rather
+    than the subject ("which town", "older")."""
     from core.lexicon import lexicon
 
     answer_words = {w.casefold() for m in _ASKED_WORD.finditer(question) for w in m.groups()}
     written: dict[str, str] = {}
     for word in re.findall(r"[^\W_][\w'-]*", question):
         if word.casefold() in answer_words or lexicon().is_graded(word):
+            continue
+        if word[:1].islower() and not lexicon().is_noun(word):
             continue
         for stem in terms(word):
             written.setdefault(stem, word)

@@ -66,6 +66,11 @@ class Lexicon:
             suffix and form != word and form in self._senses["a"]
             for form, suffix in self._bases(word, "a"))
 
+    def is_noun(self, word: str) -> bool:
+        """Whether the word, or a base form of it, names a thing ("cookies", "winner")."""
+        word = word.casefold()
+        return any(form in self._senses["n"] for form, _ in self._bases(word, "n"))
+
     def is_verb(self, word: str) -> bool:
         return word.casefold() in self._senses["v"]
 
