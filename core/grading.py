@@ -236,13 +236,15 @@ def _as_written(stems: list[str], question: str) -> list[str]:
     from core.lexicon import lexicon
 
     answer_words = {w.casefold() for m in _ASKED_WORD.finditer(question) for w in m.groups()}
+    wanted = set(stems)
     written: dict[str, str] = {}
     for word in re.findall(r"[^\W_][\w'-]*", question):
-        if word.casefold() in answer_words or lexicon().is_graded(word):
+        found = [stem for stem in terms(word) if stem in wanted]
+        if not found or word.casefold() in answer_words:
             continue
-        if word[:1].islower() and not lexicon().is_noun(word):
+        if word[:1].islower() and (lexicon().is_graded(word) or not lexicon().is_noun(word)):
             continue
-        for stem in terms(word):
+        for stem in found:
             written.setdefault(stem, word)
     return [written[s] for s in stems if s in written]
 
