@@ -200,8 +200,9 @@ async def test_the_circuit_opens_after_repeated_failures_then_tries_again(
     for _ in range(2):
         with pytest.raises(SourceError, match="HTTP 500"):
             await source.search(_query("domestic cat"))
-    with pytest.raises(SourceError, match="circuit open"):
+    with pytest.raises(SourceError, match="circuit open") as paused:
         await source.search(_query("domestic cat"))
+    assert paused.value.status == 500  # reported as the failure that opened it
     assert fake.hit_paths().count("/searx/search") == 2  # the open circuit sent nothing
     await asyncio.sleep(0.35)
     assert breaker.state == "half-open"

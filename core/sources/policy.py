@@ -103,10 +103,14 @@ class CircuitBreaker:
         self._opened_at = time.monotonic()
 
     def paused_error(self, source: str) -> SourceError:
-        """What a call refused by the open circuit reports: the failure that opened it."""
-        kind = type(self.last_error) if self.last_error is not None else SourceError
+        """What a call refused by the open circuit reports: the kind of failure that opened
+        it (unreachable, timed out, or its HTTP status), so that users are told the same."""
+        last = self.last_error
+        kind: type[SourceError] = SourceError
+        if isinstance(last, SourceUnreachableError | SourceTimeoutError):
+            kind = type(last)
         return kind(source, "paused after repeated failures (circuit open)",
-                    self.last_error.status if self.last_error is not None else None)
+                    last.status if last is not None else None)
 
 
 class SourcePolicy:
