@@ -27,7 +27,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import table
-from core.analyst import VERIFY_BATCH, ResearchLoop
+from core.analyst import ResearchLoop
+from core.claim_check import VERIFY_BATCH
 from core.config import KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.db import open_database, sqlite_url
 from core.embedding import OnnxMiniLMEmbedder

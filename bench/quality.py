@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +53,10 @@ def load_multihop(split: str, limit: int | None = None
     return paragraphs, questions, absent
 
 
-def plain(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    return " ".join(re.findall(r"\w+", text))
-
-
 def contains(text: str, span: str) -> bool:
-    return f" {plain(span)} " in f" {plain(text)} "
+    from core.text import normalise
+
+    return f" {normalise(span)} " in f" {normalise(text)} "
 
 
 # ---- the measurements, run against whichever checkout is on sys.path ---------------------

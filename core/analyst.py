@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from core.claim_check import VERIFY_BATCH as VERIFY_BATCH
 from core.claim_check import ClaimCheck, check_answer
 from core.claims import MARKER, expand
 from core.config import LLMSettings, PipelineSettings, TierBudget

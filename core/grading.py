@@ -12,15 +12,15 @@ names and words as people write them, never stems or exception text.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
+from core.lexicon import lexicon
 from core.models import Confidence, QueryIntent, Source
 from core.search import SourceFailure
 from core.synthesis.extractive import NOT_ANSWERED
-from core.text import STOPWORDS, terms
+from core.text import STOPWORDS, phrase, plain_words, terms
 from core.verify import VerifiedAnswer
 
 OLD_AFTER_YEARS = 5
@@ -43,7 +43,7 @@ _OUTAGE = {
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Signals:
     """What grading reads off the cited passages."""
 
     documents: int
@@ -59,7 +59,7 @@ class Evidence:
 class Grade:
     confidence: Confidence
     limitations: list[str]
-    evidence: Evidence | None = None  # None when nothing was cited
+    evidence: Signals | None = None  # None when nothing was cited
 
     def trace(self) -> dict[str, object]:
         """The signals behind the grade, for the job's metrics."""
@@ -87,7 +87,7 @@ def grade(
     evidence = weigh(cited, intent, question, sources)
     if evidence.missing_names:
         limitations.append("The documents found do not mention "
-                           + _listing(evidence.missing_names) + ".")
+                           + listing(evidence.missing_names) + ".")
         return Grade(Confidence.INSUFFICIENT, limitations, evidence)
     if (evidence.best_relevance < ANSWERABLE_RELEVANCE
             and evidence.coverage < ANSWERABLE_COVERAGE):
@@ -99,7 +99,7 @@ def grade(
         limitations.append("Based on a single document; no other source corroborates it.")
     if evidence.missing_terms:
         limitations.append("The cited sources do not mention "
-                           + _listing(evidence.missing_terms[:8]) + ".")
+                           + listing(evidence.missing_terms[:8]) + ".")
     oldest = _oldest_year(cited)
     if oldest is not None and oldest <= (now or datetime.now(UTC)).year - OLD_AFTER_YEARS:
         limitations.append(f"Some sources date from {oldest}; newer information may exist.")
@@ -111,7 +111,7 @@ def grade(
     return Grade(_confidence(evidence, bool(failures)), limitations, evidence)
 
 
-def _confidence(evidence: Evidence, outage: bool) -> Confidence:
+def _confidence(evidence: Signals, outage: bool) -> Confidence:
     """Passages that only mention what the question names, without one about each name,
     answer at most with Low confidence."""
     about = evidence.about == evidence.names  # every name has a passage about it
@@ -125,28 +125,28 @@ def _confidence(evidence: Evidence, outage: bool) -> Confidence:
 
 
 def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
-          found: Sequence[Source] = ()) -> Evidence:
+          found: Sequence[Source] = ()) -> Signals:
     """The grading signals of the `cited` passages, among everything `found`."""
     texts = [f"{s.title} {s.location or ''} {s.content or s.snippet}" for s in cited]
     stems = set(terms(" ".join(texts)))
     wanted = list(dict.fromkeys(intent.key_terms))
     missing = [t for t in wanted if t not in stems]
     pool = list(found) or list(cited)
-    passages = [_phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
-    leads = [_phrase(f"{s.title} {_opening(s.content or s.snippet)}") for s in pool]
+    passages = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
+    leads = [phrase(f"{s.title} {_opening(s.content or s.snippet)}") for s in pool]
     names = specifics(intent, question)
     kinds = {name: described_as(name, question) for name in names}
-    return Evidence(
+    return Signals(
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
         coverage=1.0 - len(missing) / len(wanted) if wanted else 1.0,
         missing_terms=_as_written(missing, question),
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
-        missing_names=[n for n in names if not any(_phrase(n) in p for p in passages)],
+        missing_names=[n for n in names if not any(phrase(n) in p for p in passages)],
         names=sum(1 for n in names if not n[:1].isdigit()),
         about=sum(1 for n in names if not n[:1].isdigit()
-                  and any(_phrase(n) in lead and kinds[n] <= set(terms(lead))
+                  and any(phrase(n) in lead and kinds[n] <= set(terms(lead))
                           for lead in leads)),
     )
 
@@ -162,7 +162,7 @@ def specifics(intent: QueryIntent, question: str = "") -> list[str]:
     not its subject, and is left out."""
     asked = " ".join(m.group(1) for m in _ASKED.finditer(question))
     found = [e for e in intent.entities
-             if _plain_words(e) and _phrase(e) not in _phrase(asked)]
+             if plain_words(e) and phrase(e) not in phrase(asked)]
     found += [n.strip(".,") for n in _NUMBER.findall(question)]
     found += [a or b for a, b in _QUOTED.findall(question)]
     return list(dict.fromkeys(found))
@@ -193,11 +193,6 @@ def _opening(text: str) -> str:
     return " ".join(text.split()[:20])
 
 
-def _phrase(text: str) -> str:
-    words = _plain_words(text)
-    return f" {' '.join(words)} " if words else "\0"
-
-
 def closest_passages(verified: VerifiedAnswer) -> VerifiedAnswer:
     """An Insufficient answer keeps what was found, labelled as not answering the question."""
     if not verified.references:
@@ -222,19 +217,10 @@ def outage_notes(failures: Sequence[SourceFailure]) -> list[str]:
     return notes
 
 
-def _plain_words(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    folded = "".join(c for c in folded if not unicodedata.combining(c))
-    return [w for w in re.findall(r"[^\W_]+", folded)
-            if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
-
-
 def _as_written(stems: list[str], question: str) -> list[str]:
     """The question's own words for the stems it was searched by ("cookies", not "cooky"):
     the things it names, not its verbs ("came") nor the words that describe the answer rather
     than the subject ("which town", "older")."""
-    from core.lexicon import lexicon
-
     answer_words = {w.casefold() for m in _ASKED_WORD.finditer(question) for w in m.groups()}
     wanted = set(stems)
     written: dict[str, str] = {}
@@ -252,11 +238,12 @@ def _as_written(stems: list[str], question: str) -> list[str]:
 _ASKED_WORD = re.compile(r"\b(?i:which|what|how)\s+(\w+)")
 
 
-def _listing(items: Sequence[str]) -> str:
-    quoted = list(items)
-    if len(quoted) == 1:
-        return quoted[0]
-    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+def listing(items: Sequence[str], conjunction: str = "or") -> str:
+    """"a", "a or b", "a, b or c"."""
+    items = list(items)
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
 def _oldest_year(sources: list[Source]) -> int | None:

@@ -14,7 +14,7 @@ from core.config import PipelineSettings
 from core.embedding import Embedder
 from core.errors import InvalidQuestionError
 from core.fetch import PageReader
-from core.grading import closest_passages, grade, outage_notes
+from core.grading import closest_passages, grade, listing, outage_notes
 from core.intake import (
     choose_depth,
     detect_intent,
@@ -316,18 +316,14 @@ def _to_cache(result: ResearchResult, failures: list[SourceFailure],
     labels = sorted({f.label or f.source for f in failures})
     minutes = max(1, round(outage_ttl_s / 60))
     kept = [line for line in result.answer.limitations if line not in notes]
-    kept.append(f"Researched while {_names(labels)} could not be used; this saved answer is "
-                f"reused for at most {minutes} minute{'s' if minutes != 1 else ''}.")
+    kept.append(f"Researched while {listing(labels, 'and')} could not be used; this saved "
+                f"answer is reused for at most {minutes} minute{'s' if minutes != 1 else ''}.")
     cap = outage_ttl_s if result.max_cache_seconds is None \
         else min(outage_ttl_s, result.max_cache_seconds)
     return result.model_copy(update={
         "answer": result.answer.model_copy(update={"limitations": kept}),
         "max_cache_seconds": cap,
     })
-
-
-def _names(labels: list[str]) -> str:
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def _found(documents: int, passages: int) -> str:

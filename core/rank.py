@@ -14,6 +14,7 @@ import numpy as np
 from core.embedding import Embedder
 from core.models import Source
 from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
+from core.text import phrase
 
 
 async def rank_sources(
@@ -59,8 +60,10 @@ async def rank_sources(
     )
     chosen = [keep[k] for k in picked]
     order = [keep[k] for k in np.argsort(-score, kind="stable")]
-    chosen += _naming(names, chosen, order, [by_id[i] for i in ids])
-    chosen += _bridges(question, chosen, order, [by_id[i] for i in ids])
+    pool = [by_id[i] for i in ids]
+    texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
+    chosen += _naming(names, chosen, order, texts)
+    chosen += _bridges(question, chosen, order, texts, pool)
     ranked = []
     for n in chosen:
         source = by_id[ids[n]]
@@ -73,31 +76,31 @@ BRIDGES = 2
 
 
 def _naming(names: Sequence[str], chosen: list[int], order: list[int],
-            sources: list[Source]) -> list[int]:
+            texts: list[str]) -> list[int]:
     """For each name no chosen passage mentions, the best passage that does."""
     added: list[int] = []
     for name in names:
-        needle = _phrase(name)
-        if not needle or any(needle in _phrase(_text(sources[n])) for n in chosen + added):
+        needle = phrase(name)
+        if any(needle in texts[n] for n in chosen + added):
             continue
         found = next((n for n in order if n not in chosen and n not in added
-                      and needle in _phrase(_text(sources[n]))), None)
+                      and needle in texts[n]), None)
         if found is not None:
             added.append(found)
     return added
 
 
-def _bridges(question: str, chosen: list[int], order: list[int],
+def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str],
              sources: list[Source]) -> list[int]:
     """Passages about what the top passages name and the question does not: the second hop
     of "the nationality of the director of Ed Wood"."""
-    asked = _phrase(question)
-    named = " ".join(_phrase(_text(sources[n])) for n in chosen[:3])
+    asked = phrase(question)
+    named = " ".join(texts[n] for n in chosen[:3])
     added: list[int] = []
     for n in order:
         if len(added) >= BRIDGES:
             break
-        subject = _phrase(_subject(sources[n].title))
+        subject = phrase(_subject(sources[n].title))
         if n in chosen or len(subject.strip()) < 4 or subject in asked:
             continue
         if subject in named:
@@ -109,19 +112,6 @@ def _subject(title: str) -> str:
     """What a page is about: its title without a disambiguator or the site's name."""
     title = re.split(r"\s+[-|–—]\s+", title)[0]
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
-
-
-def _text(source: Source) -> str:
-    return f"{source.title} {source.content or source.snippet}"
-
-
-def _phrase(text: str) -> str:
-    """Lower-case words separated by single spaces, padded, for whole-phrase matching."""
-    words = _WORD.findall(text.casefold())
-    return f" {' '.join(words)} " if words else ""
-
-
-_WORD = re.compile(r"[^\W_]+")
 
 
 def _group(source: Source) -> str:

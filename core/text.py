@@ -34,6 +34,22 @@ def normalise(text: str) -> str:
     return " ".join(w.lower() for w in _WORD.findall(text.casefold()))
 
 
+def plain_words(text: str) -> list[str]:
+    """Case- and accent-folded words without stop words or stray letters: "The O2 Arena's"
+    -> ["o2", "arena", "s"] minus the letter -> ["o2", "arena"]."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    return [w for w in re.findall(r"[^\W_]+", folded)
+            if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
+
+
+def phrase(text: str) -> str:
+    """`plain_words` padded with spaces, for whole-phrase matching (`phrase(name) in
+    phrase(passage)`); text without words gives a string no phrase contains."""
+    words = plain_words(text)
+    return f" {' '.join(words)} " if words else "\0"
+
+
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match sort/sorted/sorting or duplicate/duplicates,
     not a linguist."""

@@ -117,7 +117,6 @@ class ExtractiveSynthesizer:
             ],
         )
 
-
     def _embed(self, question: str, candidates: list[_Candidate], joined: list[str]
                ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         vectors = self._embedder.embed([question] + [c.focus for c in candidates] + joined)
