@@ -12,6 +12,7 @@ from core.conversations import ConversationStore
 from core.dedupe import EventLog
 from core.limits import QuestionLimiter, RateLimitedError
 from core.models import Depth, ProgressEvent, ResearchRequest, ResearchResult
+from core.redact import REDACTOR
 
 Research = Callable[[ResearchRequest, Callable[[ProgressEvent], Awaitable[None]]],
                     Awaitable[ResearchResult]]
@@ -27,6 +28,20 @@ class ResearchDesk:
     limiter: QuestionLimiter
     events: EventLog
     depth: Depth = Depth.AUTO
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "research", _redacted(self.research))
+
+
+def _redacted(research: Research) -> Research:
+    """`research` whose answers are redacted (core.redact) before a platform shows them."""
+
+    async def redacted(request: ResearchRequest,
+                       progress: Callable[[ProgressEvent], Awaitable[None]]) -> ResearchResult:
+        result = await research(request, progress)
+        return ResearchResult.model_validate(REDACTOR.data(result.model_dump(mode="json")))
+
+    return redacted
 
 
 def throttled(send: Callable[[ProgressEvent], Awaitable[object]], *,

@@ -8,6 +8,8 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "app token)")
     commands.add_parser("discord", help="run the Discord bot (/research, thread follow-ups)")
 
+    check = commands.add_parser("check", help="check that the database, vector store, Redis, "
+                                "models and web sources configured are usable")
+    check.add_argument("--json", action="store_true", help="print the checks as JSON")
+    check.add_argument("--call-models", action="store_true",
+                       help="also make one tiny call to each configured model (a few tokens)")
+
     show = commands.add_parser("show", help="show one job: request, stages, result, metrics")
     show.add_argument("job_id")
     show.add_argument("--json", action="store_true", help="print the job as JSON")
@@ -57,11 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with _safe_output():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from bot.config import load_settings
     from core.errors import ConfigurationError, InvalidQuestionError, ResearchBotError
+    from core.redact import REDACTOR
 
     try:
         settings = load_settings(args.config)
+        REDACTOR.add_settings(settings)
         return asyncio.run(_COMMANDS[args.command](args, settings))
     except InvalidQuestionError as error:
         return _fail(str(error), EXIT_BAD_INPUT)
@@ -73,11 +88,32 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("interrupted", 130)
     except Exception as error:  # a bug or an unreachable server: one line, not a traceback
         if os.environ.get("RESEARCHBOT_DEBUG") == "1":
-            raise
+            import traceback
+
+            traceback.print_exc()  # through the redacting stream, unlike an uncaught raise
         return _fail(
             f"unexpected {type(error).__name__}: {error} (RESEARCHBOT_DEBUG=1 shows details)",
             EXIT_ERROR,
         )
+
+
+@contextmanager
+def _safe_output() -> Iterator[None]:
+    """Everything printed while a command runs, by us or by a library, goes out with secrets
+    redacted and terminal control characters neutralised; log records are redacted too."""
+    from adapters.cli import SafeTerminal
+    from core.redact import REDACTOR, install_log_redaction
+
+    REDACTOR.add_environment(os.environ)
+    install_log_redaction()
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeTerminal(sys.stdout), SafeTerminal(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = streams
 
 
 def _fail(message: str, code: int) -> int:
@@ -136,7 +172,9 @@ def _print_result(result: Any, as_json: bool) -> None:
     from adapters.cli import render_answer_markdown
 
     if as_json:
-        print(json.dumps(result.to_public_json(), ensure_ascii=False, default=str))
+        from adapters.cli import json_safe
+
+        print(json_safe(json.dumps(result.to_public_json(), ensure_ascii=False, default=str)))
     else:
         print(render_answer_markdown(result))
 
@@ -186,7 +224,9 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     async with open_store(settings) as store:
         job = await store.get(args.job_id)
     if args.json:
-        print(job.model_dump_json(indent=2))
+        from adapters.cli import json_safe
+
+        print(json_safe(job.model_dump_json(indent=2)))
         return EXIT_OK
     print(f"job {job.id}: {job.status.value} (stage {job.stage or '-'}, "
           f"{job.progress:.0%}) · {job.platform} · tenant {job.tenant}")
@@ -210,6 +250,15 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
+async def _check(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.cli import json_safe
+    from bot.doctor import all_ok, render_json, render_table, run_checks
+
+    checks = await run_checks(settings, call_models=args.call_models)
+    print(json_safe(render_json(checks)) if args.json else render_table(checks))
+    return EXIT_OK if all_ok(checks) else EXIT_ERROR
+
+
 async def _slack(args: argparse.Namespace, settings: Any) -> int:
     from bot.slack import run_slack
 
@@ -225,4 +274,4 @@ async def _discord(args: argparse.Namespace, settings: Any) -> int:
 
 
 _COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "jobs": _jobs, "show": _show,
-             "slack": _slack, "discord": _discord}
+             "slack": _slack, "discord": _discord, "check": _check}

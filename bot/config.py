@@ -1,31 +1,48 @@
-"""The settings tree: config.toml, overridden by RESEARCHBOT_<SECTION>__<KEY> variables."""
+"""The settings tree: config.toml, overridden by RESEARCHBOT_<SECTION>__<KEY> variables.
+
+A mistyped name is refused, not ignored: an unknown RESEARCHBOT_* variable or config.toml key
+stops start-up with the nearest valid name."""
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
 from core.config import (
     CacheSettings,
     EmbeddingSettings,
+    HttpUrl,
     KnowledgeBaseSettings,
     LLMSettings,
     PipelineSettings,
     SourcesSettings,
     StoreSettings,
+    StrList,
 )
 from core.errors import ConfigurationError
 from core.models import Depth
+from core.redact import redact, safe_url
+
+ENV_PREFIX = "RESEARCHBOT_"
+# RESEARCHBOT_* variables that are not settings: read by the CLI and by the tests.
+NOT_SETTINGS = frozenset({"RESEARCHBOT_CONFIG", "RESEARCHBOT_DEBUG",
+                          "RESEARCHBOT_REQUIRE_SERVICES"})
+NOT_SETTINGS_PREFIXES = ("RESEARCHBOT_TEST_",)
 
 
 class ChatSettings(BaseModel):
@@ -50,6 +67,16 @@ class ChatSettings(BaseModel):
         default=3600.0, gt=0, description="How long a delivered event id is remembered, so "
         "that a platform's re-delivery is answered once.")
 
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _redis_url(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, str) and urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(f"{safe_url(value)!r} is not a Redis URL: write "
+                             "redis://host:6379/0 (rediss:// for TLS)")
+        return value
+
 
 class SlackSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -65,7 +92,7 @@ class SlackSettings(BaseModel):
     host: str = Field(default="0.0.0.0", description="HTTP mode: address to listen on.")
     port: int = Field(default=3000, ge=0, le=65535, description="HTTP mode: port.")
     path: str = Field(default="/slack/events", description="HTTP mode: request URL path.")
-    api_base_url: str = Field(
+    api_base_url: HttpUrl = Field(
         default="https://slack.com/api/", description="Slack Web API base URL (a proxy)."
     )
     client_id: str | None = Field(
@@ -76,7 +103,7 @@ class SlackSettings(BaseModel):
     redirect_path: str = Field(
         default="/slack/oauth_redirect", description="OAuth: redirect URL path (add "
         "https://<your host><path> as a redirect URL in the app settings).")
-    scopes: list[str] = Field(
+    scopes: StrList = Field(
         default_factory=lambda: [
             "app_mentions:read", "channels:history", "groups:history", "im:history",
             "mpim:history", "chat:write", "reactions:read", "reactions:write", "commands"],
@@ -89,15 +116,15 @@ class DiscordSettings(BaseModel):
     token: SecretStr | None = Field(default=None, description="Bot token (Developer Portal > "
                                     "Bot > Reset Token).")
     dev_guild_id: int | None = Field(
-        default=None, description="Register /research in this server only (appears at once; "
+        default=None, gt=0, description="Register /research in this server only (appears at once; "
         "for development). Default: globally (can take up to an hour to appear).")
     sync_commands: bool = Field(
         default=True, description="Register /research with Discord at start-up.")
     shards: int | Literal["auto"] | None = Field(
         default=None, description="Gateway shards: unset for one connection, 'auto' for "
         "Discord's recommendation, or a number (an AutoShardedClient either way).")
-    api_base_url: str = Field(default="https://discord.com/api/v10",
-                              description="Discord REST base URL (a REST proxy).")
+    api_base_url: HttpUrl = Field(default="https://discord.com/api/v10",
+                                  description="Discord REST base URL (a REST proxy).")
     gateway_url: str | None = Field(default=None,
                                     description="Gateway URL (a gateway proxy).")
 
@@ -106,6 +133,14 @@ class DiscordSettings(BaseModel):
     def _positive(cls, value: int | str | None) -> int | str | None:
         if isinstance(value, int) and value < 1:
             raise ValueError("shards must be at least 1, 'auto', or unset")
+        return value
+
+    @field_validator("gateway_url")
+    @classmethod
+    def _websocket_url(cls, value: str | None) -> str | None:
+        if value is not None and (urlsplit(value).scheme not in ("ws", "wss")
+                                  or not urlsplit(value).hostname):
+            raise ValueError(f"{safe_url(value)!r} is not a websocket URL: write wss://host")
         return value
 
 
@@ -144,6 +179,17 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
 
+    @field_validator("data_dir")
+    @classmethod
+    def _a_writable_folder(cls, value: Path) -> Path:
+        path = value.expanduser()
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        if not existing.is_dir():
+            raise ValueError(f"{existing} is a file, not a folder: point data_dir at a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ValueError(f"cannot write in {existing}: point data_dir at a folder you own")
+        return path
+
     @property
     def store_url(self) -> str:
         from core.db import sqlite_url
@@ -168,6 +214,7 @@ def config_path(explicit: Path | None = None) -> Path | None:
 
 def load_settings(explicit: Path | None = None) -> Settings:
     """Read and validate the settings once; ConfigurationError names each bad key."""
+    check_environment(os.environ)
     path = config_path(explicit)
 
     class _FromFile(Settings):
@@ -176,11 +223,84 @@ def load_settings(explicit: Path | None = None) -> Settings:
     try:
         settings: Settings = _FromFile()
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
-            for e in error.errors()
-        )
-        raise ConfigurationError(f"invalid settings ({path or 'defaults'}): {problems}") from None
+        raise ConfigurationError("; ".join(_problem(e, path) for e in error.errors())) from None
+    except SettingsError as error:  # a section set whole (RESEARCHBOT_LLM=...) is not JSON
+        raise ConfigurationError(f"{error}: a section set whole must be a JSON object; or set "
+                                 "one key, e.g. RESEARCHBOT_LLM__FAST_MODEL") from None
     except (OSError, ValueError) as error:  # unreadable or malformed TOML
         raise ConfigurationError(f"cannot read {path}: {error}") from None
     return Settings.model_validate(settings.model_dump())
+
+
+def setting_variables(model: type[BaseModel] | None = None, prefix: str = ENV_PREFIX) -> set[str]:
+    """Every environment variable that sets something: each key and each section, any depth."""
+    names = set()
+    for name, field in (model or Settings).model_fields.items():
+        variable = prefix + name.upper()
+        names.add(variable)
+        for section in _sections_in(field.annotation):
+            names |= setting_variables(section, variable + "__")
+    return names
+
+
+def check_environment(environ: Mapping[str, str]) -> None:
+    """Refuse RESEARCHBOT_* variables that set nothing: a typo must not pass silently."""
+    known = setting_variables()
+    problems = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in known or upper in NOT_SETTINGS \
+                or upper.startswith(NOT_SETTINGS_PREFIXES):
+            continue
+        guess = difflib.get_close_matches(upper, known, n=1, cutoff=0.6)
+        problems.append(f"{name} (did you mean {guess[0]}?)" if guess else name)
+    if problems:
+        raise ConfigurationError(
+            f"unknown environment variable{'s' if len(problems) > 1 else ''} "
+            f"{', '.join(problems)}: not a setting; rename or unset it "
+            "(RESEARCHBOT_<SECTION>__<KEY>, two underscores)")
+
+
+def _sections_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [section for arg in get_args(annotation) for section in _sections_in(arg)]
+
+
+def _section_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] = Settings
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        sections = _sections_in(field.annotation) if field else []
+        if not sections:
+            return None
+        model = sections[0]
+    return model
+
+
+def _problem(error: ErrorDetails, path: Path | None) -> str:
+    """One invalid setting: its dotted key, where it was set, what is wrong."""
+    loc = error["loc"]
+    key = ".".join(str(part) for part in loc) or "(settings)"
+    where = _origin(loc, path)
+    if error["type"] == "extra_forbidden":
+        section = _section_at(loc[:-1])
+        guess = difflib.get_close_matches(str(loc[-1]), list(section.model_fields), n=1) \
+            if section else []
+        hint = f"; did you mean {'.'.join([*map(str, loc[:-1]), guess[0]])}?" if guess else ""
+        return f"{key}{where}: not a setting{hint}"
+    message = error["msg"].removeprefix("Value error, ")
+    value = error.get("input")
+    if error["type"] != "value_error" and isinstance(value, str | int | float):
+        message += f" (got {redact(str(value))[:60]!r})"
+    return f"{key}{where}: {message}"
+
+
+def _origin(loc: tuple[str | int, ...], path: Path | None) -> str:
+    """Where the key was set: ' (from RESEARCHBOT_<SECTION>__<KEY>)' or ' (in config.toml)'."""
+    present = {name.upper() for name in os.environ}
+    for end in range(len(loc), 0, -1):
+        variable = ENV_PREFIX + "__".join(str(part) for part in loc[:end]).upper()
+        if variable in present:
+            return f" (from {variable})"
+    return f" (in {path})" if path else ""

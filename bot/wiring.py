@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import signal
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -65,8 +67,26 @@ async def open_store(settings: Settings) -> AsyncIterator[JobStore]:
         await engine.dispose()
 
 
+def crash_test_kill_switch() -> Callable[[], None] | None:
+    """For tests/test_index_crash.py only: RESEARCHBOT_TEST_SIGKILL_AT_WRITE_EDGE=N makes this
+    process SIGKILL itself at the N-th edge of a vector write (just before or just after one)."""
+    at = int(os.environ.get("RESEARCHBOT_TEST_SIGKILL_AT_WRITE_EDGE", "0") or 0)
+    if at <= 0:
+        return None
+    edges = itertools.count(1)
+
+    def edge() -> None:
+        if next(edges) == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return edge
+
+
 @asynccontextmanager
-async def open_research(settings: Settings) -> AsyncIterator[Research]:
+async def open_research(settings: Settings, *,
+                        trusted_pages: Sequence[str] = ()) -> AsyncIterator[Research]:
+    """The research core. `trusted_pages`: URLs whose host and port the page reader may read
+    although they are private or this machine (benches' fake servers; never from settings)."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import diskcache
@@ -90,11 +110,13 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
             worker_alive, timedelta(minutes=settings.store.stale_job_minutes)
         )
         embedder = build_embedder(settings.embedding)
-        chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url)
+        chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url,
+                             crash_test_kill_switch())
+        stack.callback(chroma.close)
         index_cache = diskcache.Cache(str(settings.data_dir / "index-cache"),
                                       size_limit=2**30)
         knowledge_base = KnowledgeBase(engine, chroma, embedder, settings.knowledge_base,
-                                       index_cache)
+                                       index_cache, worker_id(), worker_alive)
 
         async def cache_scope(tenant: str) -> str:
             return f"kb{await knowledge_base.generation(tenant)}"
@@ -107,10 +129,12 @@ async def open_research(settings: Settings) -> AsyncIterator[Research]:
             from core.analyst import ResearchLoop
             from core.llm import ModelGateway
             from core.prompts import PromptLibrary
+            from core.providers import check_llm_models
 
+            check_llm_models(settings.llm)
             loop = ResearchLoop(ModelGateway(settings.llm, PromptLibrary.load()), settings.llm,
                                 embedder, settings.pipeline, synthesizer)
-        web = await stack.enter_async_context(open_web(settings, embedder))
+        web = await stack.enter_async_context(open_web(settings, embedder, trusted_pages))
         sources.update(web.sources)
         pipeline = ResearchPipeline(
             store=store,
@@ -141,7 +165,8 @@ class Web:
 
 
 @asynccontextmanager
-async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]:
+async def open_web(settings: Settings, embedder: Embedder,
+                   trusted_pages: Sequence[str] = ()) -> AsyncIterator[Web]:
     """The web and academic sources the settings switch on, their HTTP sessions and response
     cache, and the page reader; nothing at all when every tenant is local-only."""
     config = settings.sources
@@ -151,7 +176,7 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
     import diskcache
 
     from core.fetch import PageFetcher, PageReader
-    from core.net import api_session, guarded_session
+    from core.net import AddressGuard, api_session, capped_http_client, guarded_session
     from core.sources.arxiv import ArxivSource
     from core.sources.policy import CircuitBreaker, SourcePolicy
     from core.sources.pubmed import PubMedSource
@@ -162,16 +187,24 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
     cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
         if config.cache_ttl_hours > 0 else None
 
+    max_response = int(config.max_response_mb * 1024 * 1024)
+
     def policy(name: str, rate: float | None = None) -> SourcePolicy:
         return SourcePolicy(
             name, concurrency=config.concurrency, rate_per_s=rate or config.rate_per_second,
             timeout_s=config.timeout_s, attempts=config.attempts,
             breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset_s),
-            cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600)
+            cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600,
+            max_response_bytes=max_response)
 
-    api = api_session(config.user_agent, connect_timeout_s=max(1.0, config.timeout_s / 2))
-    pages = guarded_session(config.user_agent)
+    # The configured API endpoints may be on the user's LAN; names a redirect leads to may not.
+    api = api_session(config.user_agent, connect_timeout_s=max(1.0, config.timeout_s / 2),
+                      trusted=[config.searxng_url or "", config.wikipedia_api, config.arxiv_api,
+                               config.pubmed_api])
+    page_guard = AddressGuard.trusting(*trusted_pages)
+    pages = guarded_session(config.user_agent, guard=page_guard)
     tavily = None
+    tavily_http = None
     try:
         found: dict[str, SearchSource] = {}
         if config.wikipedia:
@@ -188,8 +221,9 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
         if config.tavily_api_key is not None:
             from tavily import AsyncTavilyClient
 
+            tavily_http = capped_http_client(max_response)
             tavily = AsyncTavilyClient(api_key=config.tavily_api_key.get_secret_value(),
-                                       api_base_url=config.tavily_api)
+                                       api_base_url=config.tavily_api, client=tavily_http)
             found["tavily"] = TavilySource(
                 tavily, policy("tavily"), search_depth=config.tavily_search_depth,
                 include_domains=config.tavily_include_domains,
@@ -197,13 +231,16 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
         fetcher = PageFetcher(pages, user_agent="researchbot",
                               max_bytes=int(config.max_page_mb * 1024 * 1024),
                               concurrency=config.fetch_concurrency,
-                              per_host=config.fetch_per_host, timeout_s=config.timeout_s)
+                              per_host=config.fetch_per_host, timeout_s=config.timeout_s,
+                              guard=page_guard)
         reader = PageReader(fetcher, embedder, config.fetch_pages) if config.fetch_pages \
             else None
         yield Web(found, reader)
     finally:
         if tavily is not None:
             await tavily.close()
+        if tavily_http is not None:
+            await tavily_http.aclose()
         await api.close()
         await pages.close()
         if cache is not None:
@@ -231,11 +268,15 @@ async def open_desk(settings: Settings, research: Research) -> AsyncIterator[Res
     from core.errors import ConfigurationError
 
     try:
-        redis = Redis.from_url(chat.redis_url)
+        redis = Redis.from_url(chat.redis_url, socket_connect_timeout=10)
         await redis.ping()
     except Exception as error:  # bad URL or no server: stop at start-up, name the setting
-        raise ConfigurationError(f"chat.redis_url: cannot use {chat.redis_url!r}: {error}") \
-            from error
+        from core.redact import safe_url
+
+        raise ConfigurationError(f"chat.redis_url: cannot use {safe_url(chat.redis_url)!r}: "
+                                 f"{str(error).rstrip('.')}; start Redis there, fix "
+                                 "chat.redis_url, or unset it to keep limits in this "
+                                 "process") from error
     try:
         yield ResearchDesk(research.pipeline.run, research.conversations,
                            RedisQuestionLimiter(redis, *limits),

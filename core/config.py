@@ -2,9 +2,72 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    model_validator,
+)
+from pydantic_settings import NoDecode
+
+from core.redact import safe_url
+
+
+def comma_list(value: Any) -> Any:
+    """A list setting given as one string (an environment variable): 'a, b' or '["a", "b"]'."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError('not a JSON list: write a,b or ["a", "b"]') from None
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def http_url(value: str) -> str:
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{safe_url(value)!r} is not an http(s) URL: write http(s)://host[:port]")
+    return value.strip()
+
+
+def _blank_is_unset(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+# Every list of strings reads "a,b" (friendly in an environment variable) as well as a JSON
+# or TOML list; every URL is checked when the settings load, not at the first request.
+StrList = Annotated[list[str], NoDecode, BeforeValidator(comma_list)]
+HttpUrl = Annotated[str, AfterValidator(http_url)]
+OptionalHttpUrl = Annotated[HttpUrl | None, BeforeValidator(_blank_is_unset)]
+STORE_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
+
+
+def store_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    scheme = value.partition("://")[0].lower()
+    if scheme in ("postgres", "postgresql") or scheme.startswith("postgresql+"):
+        hint = "write postgresql+asyncpg://user@host:5432/db"
+    elif scheme.startswith("sqlite"):
+        hint = "write sqlite+aiosqlite:////absolute/path.db"
+    else:
+        hint = "use sqlite+aiosqlite:///path or postgresql+asyncpg://user@host/db"
+    if scheme not in STORE_DRIVERS:
+        raise ValueError(f"{safe_url(value)!r} is not a supported async URL: {hint}")
+    return value
+
+
+StoreUrl = Annotated[str | None, BeforeValidator(_blank_is_unset), AfterValidator(store_url)]
 
 
 class _Section(BaseModel):
@@ -12,7 +75,7 @@ class _Section(BaseModel):
 
 
 class StoreSettings(_Section):
-    url: str | None = Field(
+    url: StoreUrl = Field(
         default=None,
         description="SQLAlchemy async URL of the job store; default a SQLite file in the data dir "
         "(e.g. postgresql+asyncpg://user@host/db).",
@@ -31,7 +94,7 @@ class EmbeddingSettings(_Section):
         description="'builtin' (all-MiniLM-L6-v2 int8 ONNX, offline, no PyTorch) or any litellm "
         "embedding model string, e.g. 'openai/text-embedding-3-small'.",
     )
-    api_base: str | None = Field(default=None, description="Base URL for a litellm model.")
+    api_base: OptionalHttpUrl = Field(default=None, description="Base URL for a litellm model.")
     api_key: SecretStr | None = Field(default=None, description="API key for a litellm model.")
     batch_size: int | None = Field(
         default=None,
@@ -44,7 +107,7 @@ class EmbeddingSettings(_Section):
 
 
 class KnowledgeBaseSettings(_Section):
-    chroma_url: str | None = Field(
+    chroma_url: OptionalHttpUrl = Field(
         default=None,
         description="URL of a Chroma server (http://host:8000); default an embedded "
         "PersistentClient in the data dir.",
@@ -101,13 +164,13 @@ class PipelineSettings(_Section):
     local_only: bool = Field(
         default=False, description="Search the local knowledge base only: no web request at "
         "all, for every tenant.")
-    local_only_tenants: list[str] = Field(
+    local_only_tenants: StrList = Field(
         default_factory=list, description="Tenants (workspaces, servers) whose questions never "
         "leave the local knowledge base.")
-    allow_domains: list[str] = Field(
+    allow_domains: StrList = Field(
         default_factory=list, description="Web domains ranked as most trustworthy "
         "(e.g. your company's docs site).")
-    block_domains: list[str] = Field(
+    block_domains: StrList = Field(
         default_factory=list, description="Web domains never used as sources.")
 
     def remote_allowed(self, tenant: str) -> bool:
@@ -140,12 +203,12 @@ class LLMSettings(_Section):
     strong_model: str | None = Field(
         default=None, description="litellm model for synthesis and claim verification "
         "(default: fast_model).")
-    fast_fallbacks: list[str] = Field(
+    fast_fallbacks: StrList = Field(
         default_factory=list, description="Models tried in order when fast_model keeps failing.")
-    strong_fallbacks: list[str] = Field(
+    strong_fallbacks: StrList = Field(
         default_factory=list, description="Models tried in order when strong_model keeps "
         "failing.")
-    api_base: str | None = Field(
+    api_base: OptionalHttpUrl = Field(
         default=None, description="Base URL for the models (an OpenAI-compatible server, "
         "Ollama, a proxy); default the provider's.")
     api_key: SecretStr | None = Field(default=None, description="API key for the models "
@@ -196,23 +259,24 @@ class SourcesSettings(_Section):
     pubmed: bool = Field(default=True, description="Search PubMed (no key).")
     tavily_api_key: SecretStr | None = Field(
         default=None, description="Tavily API key: web search through Tavily when set.")
-    tavily_search_depth: str = Field(default="basic", description="Tavily: basic or advanced.")
-    tavily_include_domains: list[str] = Field(default_factory=list,
-                                              description="Tavily: only these domains.")
-    tavily_exclude_domains: list[str] = Field(default_factory=list,
-                                              description="Tavily: never these domains.")
-    searxng_url: str | None = Field(
+    tavily_search_depth: Literal["basic", "advanced"] = Field(
+        default="basic", description="Tavily: basic or advanced.")
+    tavily_include_domains: StrList = Field(default_factory=list,
+                                            description="Tavily: only these domains.")
+    tavily_exclude_domains: StrList = Field(default_factory=list,
+                                            description="Tavily: never these domains.")
+    searxng_url: OptionalHttpUrl = Field(
         default=None, description="A SearXNG instance (https://search.example.org) with the "
         "JSON format enabled: web search through it when set.")
     pubmed_api_key: SecretStr | None = Field(
         default=None, description="NCBI API key: 10 instead of 3 PubMed requests a second.")
-    wikipedia_api: str = Field(default="https://{language}.wikipedia.org/w/api.php",
-                               description="MediaWiki API URL ({language} is filled in).")
-    arxiv_api: str = Field(default="https://export.arxiv.org/api/query",
-                           description="arXiv API URL.")
-    pubmed_api: str = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
-                            description="E-utilities base URL.")
-    tavily_api: str = Field(default="https://api.tavily.com", description="Tavily API URL.")
+    wikipedia_api: HttpUrl = Field(default="https://{language}.wikipedia.org/w/api.php",
+                                   description="MediaWiki API URL ({language} is filled in).")
+    arxiv_api: HttpUrl = Field(default="https://export.arxiv.org/api/query",
+                               description="arXiv API URL.")
+    pubmed_api: HttpUrl = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+                                description="E-utilities base URL.")
+    tavily_api: HttpUrl = Field(default="https://api.tavily.com", description="Tavily API URL.")
     timeout_s: float = Field(default=10.0, gt=0, description="Limit of one source call.")
     attempts: int = Field(default=3, ge=1, le=5, description="Tries of a call on 429/5xx and "
                           "timeouts (backoff, Retry-After honoured).")
@@ -231,6 +295,9 @@ class SourcesSettings(_Section):
     fetch_per_host: int = Field(default=2, ge=1, description="Pages fetched at once from one "
                                 "host.")
     max_page_mb: float = Field(default=5.0, gt=0, description="Larger pages are skipped.")
+    max_response_mb: float = Field(
+        default=4.0, gt=0, description="Largest answer read from a search API (decompressed); "
+        "a larger one is abandoned as it streams and reported as that source's failure.")
     user_agent: str = Field(default="researchbot/0.1 (research assistant; reads robots.txt)",
                             description="User-Agent of every request (robots.txt is read for "
                             "the token 'researchbot').")

@@ -5,6 +5,7 @@ SQLite (a file in the data dir) by default; PostgreSQL through asyncpg by URL.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -22,10 +23,12 @@ from sqlalchemy import (
     inspect,
     text,
 )
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from core.errors import ConfigurationError
+from core.redact import redact, safe_url
 
 metadata = MetaData()
 
@@ -102,23 +105,93 @@ kb_generations = Table(
     Column("generation", Integer, nullable=False),
 )
 
+# Files whose catalogue rows are gone while their vectors may not be: written in the
+# transaction that forgets a file's rows, deleted with the transaction that writes them back
+# or once the vectors are gone. A row left by a killed index run names vectors to delete.
+# (A new table: open_database's create_all adds it to an existing store.)
+kb_pending = Table(
+    "kb_pending",
+    metadata,
+    Column("tenant", String(255), primary_key=True),
+    Column("file_id", String(32), primary_key=True),
+    Column("worker", String(255), nullable=False),
+    Column("since", DateTime(timezone=True), nullable=False),
+)
+
 
 def sqlite_url(path: str) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
 
+CONNECT_TIMEOUT_S = 10.0
+
+
 async def open_database(url: str) -> AsyncEngine:
-    """Create the engine and the tables that are missing."""
+    """Create the engine and the tables that are missing. A database that cannot be used (no
+    folder, no server, no such database, refused login) is a ConfigurationError naming
+    store.url and what to do, with the URL's password redacted."""
     try:
-        engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+        engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"),
+                                     connect_args=_connect_args(url))
     except Exception as error:  # SQLAlchemy raises several types for a bad URL
-        raise ConfigurationError(f"store.url: cannot use {url!r}: {error}") from error
+        raise ConfigurationError(f"store.url: cannot use {safe_url(url)}: "
+                                 f"{redact(str(error))}") from None
     if engine.dialect.name == "sqlite":
+        _require_folder(engine.url)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-    async with engine.begin() as connection:
-        await connection.run_sync(_upgrade)
-        await connection.run_sync(metadata.create_all)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_upgrade)
+            await connection.run_sync(metadata.create_all)
+    except (OSError, DBAPIError) as error:  # OSError: refused, unknown host, timed out
+        await engine.dispose()
+        raise ConfigurationError(_unusable(engine.url, error)) from None
     return engine
+
+
+def _connect_args(url: str) -> dict[str, Any]:
+    # asyncpg waits 60 s for a server that drops packets; start-up should say so sooner
+    return {"timeout": CONNECT_TIMEOUT_S} if url.startswith("postgresql+asyncpg") else {}
+
+
+def _require_folder(url: URL) -> None:
+    database = url.database or ""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    folder = Path(database).expanduser().parent
+    if not folder.is_dir():
+        raise ConfigurationError(f"store.url: the folder {folder} of the SQLite file does not "
+                                 f"exist: create it (mkdir -p {folder}) or fix store.url")
+
+
+def _unusable(url: URL, error: Exception) -> str:
+    """Why the database cannot be used and what to do, in one line."""
+    reason = _reason(error)
+    if url.get_backend_name() == "sqlite":
+        return f"store.url: cannot open the SQLite file {url.database} ({reason}): check the " \
+               "file and its folder's permissions, or fix store.url"
+    server = f"{url.host or 'localhost'}:{url.port or 5432}"
+    code = getattr(getattr(error, "orig", None), "sqlstate", None)
+    if code == "3D000":  # invalid_catalog_name
+        return (f"store.url: database {url.database!r} does not exist on the PostgreSQL server "
+                f"at {server}: create it (createdb -h {url.host or 'localhost'} -p "
+                f"{url.port or 5432} -U {url.username or 'postgres'} {url.database}) or fix "
+                "store.url")
+    if code in ("28000", "28P01"):  # invalid authorization / password
+        return f"store.url: the PostgreSQL server at {server} refused the login ({reason}): " \
+               "fix the user or password in store.url"
+    if isinstance(error, OSError):
+        return f"store.url: cannot connect to the PostgreSQL server at {server} ({reason}): " \
+               "start it or fix store.url"
+    return f"store.url: cannot use {safe_url(url.render_as_string())} ({reason}): fix store.url"
+
+
+def _reason(error: Exception) -> str:
+    """The driver's own words, one line, no password."""
+    text = str(getattr(error, "orig", None) or error).strip()
+    if not text:
+        text = "timed out" if isinstance(error, TimeoutError) else type(error).__name__
+    return redact(text.splitlines()[0])
 
 
 def _upgrade(connection: Connection) -> None:

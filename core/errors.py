@@ -4,9 +4,14 @@
     ├── ConfigurationError      a setting is wrong; raised at start-up, never mid-request
     ├── InvalidQuestionError    the user's question cannot be researched (empty, too long, binary)
     ├── IndexingError           a knowledge-base path cannot be indexed at all (missing path)
+    ├── BlockedAddressError     an outbound URL (or a redirect's target) is this machine, a private
+    │                           network or not http(s); refused before any connection is made
+    ├── RedirectError           a redirect without a target, or more redirects than the limit
+    ├── ResponseTooLargeError   an answer passed its size cap while streaming (decoded bytes count)
     ├── SourceError             a search source failed (outage, timeout); carries the source name
     │   ├── SourceTimeoutError
-    │   └── SourceUnreachableError  no connection (no network, name not found, refused)
+    │   ├── SourceUnreachableError  no connection (no network, name not found, refused)
+    │   └── SourceResponseTooLargeError  its answer passed sources.max_response_mb
     ├── StoreError              the job store or a cache could not be read or written
     └── JobNotFoundError        no job has that id
 
@@ -32,6 +37,25 @@ class IndexingError(ResearchBotError):
     """A path given to the indexer cannot be indexed at all."""
 
 
+class BlockedAddressError(ResearchBotError):
+    """A URL points at an address the bot must not reach (loopback, private, link-local, ...)
+    or uses a scheme other than http(s). Raised before connecting: nothing was sent."""
+
+
+class RedirectError(ResearchBotError):
+    """A redirect named no target, or the chain of redirects was longer than the limit."""
+
+
+class ResponseTooLargeError(ResearchBotError):
+    """An answer grew past `limit` bytes while it was read (decompressed bytes are counted, so
+    a small compressed bomb is stopped too). `read` is how far it got."""
+
+    def __init__(self, limit: int, read: int) -> None:
+        super().__init__(f"the answer is larger than {limit / 2**20:g} MB")
+        self.limit = limit
+        self.read = read
+
+
 class SourceError(ResearchBotError):
     """A search source failed. An outage, not an empty result."""
 
@@ -48,6 +72,11 @@ class SourceTimeoutError(SourceError):
 class SourceUnreachableError(SourceError):
     """No connection to a search source could be made: no network, an unknown name, a
     refused or silently dropped connection. Not retried; the source rests a while."""
+
+
+class SourceResponseTooLargeError(SourceError):
+    """A search source answered with more than `sources.max_response_mb`: it was not read
+    further. Not retried (it would answer the same)."""
 
 
 class StoreError(ResearchBotError):

@@ -1,29 +1,32 @@
 """Fetching the pages that search results point at: politely (robots.txt, a global and a
 per-host concurrency limit), safely (http(s) only, no private addresses even after a redirect,
 a size cap, HTML / PDF / plain text only) and into clean text (the page's charset, trafilatura
-for the main text, pypdf for PDFs)."""
+for the main text, pypdf for PDFs). Pages and robots.txt take the same road: core.net's
+`guarded_get`, which checks every redirect's target before connecting to it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 import aiohttp
 from pydantic import BaseModel
+from yarl import URL
 
 from core.embedding import Embedder
-from core.errors import ResearchBotError
+from core.errors import RedirectError, ResearchBotError, ResponseTooLargeError
 from core.kb.documents import UnreadableDocumentError, looks_binary, read_document
 from core.models import Source
-from core.net import BlockedAddressError, check_url
+from core.net import AddressGuard, BlockedAddressError, guarded_get, read_capped
 from core.sources.web import parse_date
 
-MAX_REDIRECTS = 5
 ROBOTS_MAX_BYTES = 512 * 1024
 ROBOTS_TTL_S = 3600.0
 _KINDS = {"text/html": ".html", "application/xhtml+xml": ".html", "application/pdf": ".pdf",
@@ -49,7 +52,8 @@ class FetchedPage(BaseModel):
 class PageFetcher:
     def __init__(self, session: aiohttp.ClientSession, *, user_agent: str = "researchbot",
                  max_bytes: int = 5 * 1024 * 1024, concurrency: int = 8, per_host: int = 2,
-                 timeout_s: float = 10.0, allow_loopback: bool = False) -> None:
+                 timeout_s: float = 10.0, allow_loopback: bool = False,
+                 guard: AddressGuard | None = None) -> None:
         self._session = session
         self._agent = user_agent
         self._max_bytes = max_bytes
@@ -57,7 +61,7 @@ class PageFetcher:
         self._per_host = per_host
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._timeout_s = timeout_s
-        self._allow_loopback = allow_loopback
+        self._guard = guard or AddressGuard(allow_loopback)
         self._robots: dict[str, tuple[float, RobotFileParser | None]] = {}
         self._robots_locks: dict[str, asyncio.Lock] = {}
 
@@ -79,46 +83,36 @@ class PageFetcher:
             raise FetchError(f"{url}: timed out after {self._timeout_s:g} s") from None
         except BlockedAddressError as error:
             raise FetchError(f"{url}: refused: {error}") from None
+        except RedirectError as error:
+            raise FetchError(str(error)) from None
+        except ResponseTooLargeError:
+            raise FetchError(f"{url}: larger than {self._max_bytes / 2**20:g} MB") from None
         except (aiohttp.ClientError, OSError) as error:
             raise FetchError(f"{url}: {type(error).__name__}: {error}"[:300]) from None
 
     async def _fetch(self, url: str) -> FetchedPage:
-        current = url
-        for _ in range(MAX_REDIRECTS + 1):
-            check_url(current, self._allow_loopback)
-            if not await self._robots_allow(current):
-                raise FetchError(f"{current}: disallowed by robots.txt")
-            host = urlsplit(current).netloc.lower()
-            async with self._all, self._hosts.setdefault(
-                    host, asyncio.Semaphore(self._per_host)), self._session.get(
-                    current, allow_redirects=False) as response:
-                if response.status in (301, 302, 303, 307, 308):
-                    location = response.headers.get("Location")
-                    if not location:
-                        raise FetchError(f"{current}: a redirect without a location")
-                    current = urljoin(current, location)
-                    continue
-                if response.status >= 400:
-                    raise FetchError(f"{current}: HTTP {response.status}")
-                kind = response.content_type.lower()
-                if kind not in _KINDS:
-                    raise FetchError(f"{current}: not a page ({kind or 'no content type'})")
-                body = await self._read_capped(response, current)
-                charset = response.charset
-            return await asyncio.to_thread(self._extract, url, current, kind, body, charset)
-        raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")
+        async with guarded_get(self._session, url, self._guard, admit=self._admit) as response:
+            final = str(response.url)
+            if response.status >= 400:
+                raise FetchError(f"{final}: HTTP {response.status}")
+            kind = response.content_type.lower()
+            if kind not in _KINDS:
+                raise FetchError(f"{final}: not a page ({kind or 'no content type'})")
+            body = await read_capped(response, self._max_bytes)
+            charset = response.charset
+        return await asyncio.to_thread(self._extract, url, final, kind, body, charset)
 
-    async def _read_capped(self, response: aiohttp.ClientResponse, url: str) -> bytes:
-        declared = response.content_length
-        if declared is not None and declared > self._max_bytes:
-            raise FetchError(f"{url}: larger than {self._max_bytes // (1024 * 1024)} MB")
-        chunks, size = [], 0
-        async for chunk in response.content.iter_chunked(65536):
-            size += len(chunk)
-            if size > self._max_bytes:
-                raise FetchError(f"{url}: larger than {self._max_bytes // (1024 * 1024)} MB")
-            chunks.append(chunk)
-        return b"".join(chunks)
+    async def _admit(self, url: URL) -> contextlib.AbstractAsyncContextManager[None]:
+        """Each hop: robots.txt must allow it; then a place in the global and the per-host
+        limits, held while it is read."""
+        if not await self._robots_allow(str(url)):
+            raise FetchError(f"{url}: disallowed by robots.txt")
+        return self._slot(url.raw_host or "")
+
+    @asynccontextmanager
+    async def _slot(self, host: str) -> AsyncIterator[None]:
+        async with self._all, self._hosts.setdefault(host, asyncio.Semaphore(self._per_host)):
+            yield
 
     def _extract(self, url: str, final: str, kind: str, body: bytes,
                  charset: str | None) -> FetchedPage:
@@ -154,15 +148,16 @@ class PageFetcher:
         errors (5xx) disallows the site for now, as crawlers do."""
         rules = RobotFileParser()
         try:
-            async with self._session.get(f"{origin}/robots.txt",
-                                         allow_redirects=True) as response:
+            async with guarded_get(self._session, f"{origin}/robots.txt",
+                                   self._guard) as response:
                 if 400 <= response.status < 500:
                     return None
                 if response.status >= 500:
                     rules.parse(["User-agent: *", "Disallow: /"])
                     return rules
                 body = await response.content.read(ROBOTS_MAX_BYTES)
-        except (aiohttp.ClientError, OSError, TimeoutError):
+        except (aiohttp.ClientError, OSError, TimeoutError, BlockedAddressError, RedirectError):
+            # Unreachable, or redirected somewhere refused: "unavailable" (RFC 9309 2.3.1).
             return None
         rules.parse(body.decode("utf-8", "replace").splitlines())
         return rules

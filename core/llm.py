@@ -12,6 +12,10 @@ The job's budget is a hard limit on every call: a call gets the time left before
 that the tokens spent, those promised to calls in flight and its own prompt and reply stay
 within `Usage.token_limit`. A call that cannot fit is not made: LLMBudgetError.
 
+A reply's size is capped too (`MAX_REPLY_BYTES`, decoded bytes, counted as it streams): a
+server answering with far more than `max_tokens` asked for costs an LLMError, not the
+process's memory (`cap_model_replies`).
+
     LLMError                a call failed for good (after retries and fallbacks)
     ├── LLMOutputError      the reply was not the JSON asked for, even after a repair turn
     ├── LLMDegradedError    too many of the job's calls failed; no more are made
@@ -31,7 +35,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from core.config import LLMSettings
-from core.errors import ResearchBotError
+from core.errors import ResearchBotError, ResponseTooLargeError
 from core.prompts import PromptLibrary
 
 log = logging.getLogger(__name__)
@@ -43,6 +47,9 @@ MIN_CALL_SECONDS = 0.2  # less time than this left: the call is not started
 MIN_REPLY_TOKENS = 64  # less room than this for a reply: the call is not started
 DEFAULT_REPLY_TOKENS = 1000
 BYTES_PER_TOKEN = 2.5  # the prompt's size is overestimated: English runs near 4 bytes a token
+# A reply of even 100k tokens is under 2 MB of JSON; embeddings of a 64-text batch of 3072
+# dimensions as floats are ~4 MB. Past this, a reply is abandoned as it streams.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 class Role(enum.StrEnum):
@@ -217,6 +224,10 @@ class ModelGateway:
                 async with asyncio.timeout(limit_s + 0.25):  # should litellm's own not fire
                     response = await self._call(model, messages, limit_s, max_tokens)
             except Exception as error:  # litellm raises many types; sorted out here
+                oversized = _oversized(error)
+                if oversized is not None:  # it would answer the same again: not retried
+                    raise LLMError(model, f"the reply was larger than "
+                                   f"{oversized.limit / 2**20:g} MB") from error
                 status = _status(error)
                 transient = status is None or status in (408, 429) or status >= 500
                 delay = max(settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2),
@@ -250,7 +261,41 @@ class ModelGateway:
         import litellm
 
         litellm.suppress_debug_info = True
+        cap_model_replies()
         return await litellm.acompletion(**arguments)
+
+
+def cap_model_replies(max_bytes: int = MAX_REPLY_BYTES) -> None:
+    """Send litellm's calls that go through the OpenAI SDK (openai/..., any OpenAI-compatible
+    server named by llm.api_base, and the providers litellm reaches that way) through an httpx
+    client whose replies stop at `max_bytes` and which follows no redirect (litellm's own
+    follows them). `litellm.aclient_session` is litellm's one hook for every such call; it is
+    process-wide and litellm caches SDK clients around it, so it is set once and kept, and an
+    aclient_session someone else set is left alone. Under the cap runs litellm's own transport
+    (aiohttp: proxies from the environment and event-loop changes handled). Providers litellm
+    calls through its own HTTP handler (anthropic/, ollama/, ...) have no such hook: their
+    replies are bounded by max_tokens only."""
+    import litellm
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+    from core.net import capped_http_client
+
+    if litellm.aclient_session is None:
+        litellm.aclient_session = capped_http_client(
+            max_bytes, AsyncHTTPHandler.create_async_transport())
+
+
+def _oversized(error: BaseException) -> ResponseTooLargeError | None:
+    """The cap's error when it is why a call failed: litellm reports it as a connection error
+    (or even a 500), keeping it in the exception's causes."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ResponseTooLargeError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def estimate_tokens(messages: list[dict[str, str]]) -> int:
@@ -276,11 +321,15 @@ def parse_json(text: str, schema: type[T]) -> T:
     candidate = candidate[start:end + 1]
     try:
         data = json.loads(candidate)
+    except RecursionError:
+        raise ValueError("invalid JSON: nested too deeply") from None
     except json.JSONDecodeError:
         try:
             data = json.loads(_TRAILING_COMMA.sub(r"\1", candidate))
         except json.JSONDecodeError as error:
             raise ValueError(f"invalid JSON: {error}") from None
+        except RecursionError:
+            raise ValueError("invalid JSON: nested too deeply") from None
     try:
         return schema.model_validate(data)
     except ValidationError as error:
@@ -323,8 +372,26 @@ def _retry_after(error: Exception) -> float | None:
 
 
 def _describe(error: Exception) -> str:
-    text = str(getattr(error, "message", "") or error)
-    return re.sub(r"\s+", " ", text)[:300] or type(error).__name__
+    """What went wrong in plain words. A provider's error body is never repeated: some echo
+    the request, API key included; it goes to the (redacted) debug log only."""
+    from core.redact import redact
+
+    detail = re.sub(r"\s+", " ", str(getattr(error, "message", "") or error))[:500]
+    log.debug("model call failed: %s: %s", type(error).__name__, redact(detail))
+    status = _status(error)
+    if status in (401, 403):
+        return f"the provider refused the API key (HTTP {status}): check llm.api_key"
+    if status == 404:
+        return "the provider does not know this model (HTTP 404)"
+    if status in (408, 504) or isinstance(error, TimeoutError) or "Timeout" in type(error).__name__:
+        return "the call timed out"
+    if status == 429:
+        return "the provider is rate limiting (HTTP 429)"
+    if status is not None:
+        return f"the provider answered HTTP {status}"
+    if "Connection" in type(error).__name__:
+        return "the provider could not be reached"
+    return f"the call failed ({type(error).__name__})"
 
 
 def _cost(response: Any) -> float:

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from core.errors import SourceError, SourceTimeoutError, SourceUnreachableError
+from core.errors import (
+    SourceError,
+    SourceResponseTooLargeError,
+    SourceTimeoutError,
+    SourceUnreachableError,
+)
 from core.fetch import PageReader
 from core.models import QueryIntent, Source
 from core.planning import ResearchPlan
@@ -50,7 +55,7 @@ class SourceFailure(BaseModel):
     query: str
     reason: str
     label: str = ""  # how people know the source, e.g. "Wikipedia"
-    kind: str = "error"  # unreachable, timeout, rate_limited, refused or error
+    kind: str = "error"  # unreachable, timeout, too_large, rate_limited, refused or error
 
 
 class SearchOutcome(BaseModel):
@@ -129,6 +134,8 @@ def failure_kind(error: SourceError) -> str:
         return "unreachable"
     if isinstance(error, SourceTimeoutError):
         return "timeout"
+    if isinstance(error, SourceResponseTooLargeError):
+        return "too_large"
     if error.status == 429:
         return "rate_limited"
     if error.status in (401, 403):

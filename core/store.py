@@ -1,4 +1,6 @@
-"""Job and trace store: one row a research job, with its state, result and metrics."""
+"""Job and trace store: one row a research job, with its state, result and metrics. Every
+text and JSON value is redacted (core.redact) on its way in: error text from a provider or a
+source can carry a key, and the row outlives the process."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from core.db import jobs
 from core.errors import JobNotFoundError
 from core.models import Job, JobStatus, Stage, utcnow
+from core.redact import REDACTOR
 
 
 class JobStore:
@@ -20,7 +23,7 @@ class JobStore:
 
     async def create(self, job: Job) -> Job:
         async with self._engine.begin() as connection:
-            await connection.execute(jobs.insert().values(**_row(job)))
+            await connection.execute(jobs.insert().values(**_redacted(_row(job))))
         return job
 
     async def get(self, job_id: str) -> Job:
@@ -115,10 +118,19 @@ class JobStore:
     async def _update(self, job_id: str, **values: Any) -> None:
         async with self._engine.begin() as connection:
             result = await connection.execute(
-                update(jobs).where(jobs.c.id == job_id).values(**values)
+                update(jobs).where(jobs.c.id == job_id).values(**_redacted(values))
             )
         if not result.rowcount:
             raise JobNotFoundError(f"no job with id {job_id!r}")
+
+
+_FREE_TEXT = frozenset({"request", "state", "result", "error", "metrics"})
+
+
+def _redacted(values: dict[str, Any]) -> dict[str, Any]:
+    """The columns that hold free text (not ids, tenants or statuses) redacted."""
+    return {key: REDACTOR.data(value) if key in _FREE_TEXT else value
+            for key, value in values.items()}
 
 
 def _row(job: Job) -> dict[str, Any]:

@@ -1,22 +1,51 @@
-"""Chroma collections (embedded PersistentClient or a Chroma server), with our own vectors."""
+"""Chroma collections (embedded PersistentClient or a Chroma server), with our own vectors.
+
+Several processes on one machine may share the embedded store: a chat bot keeps answering
+while `researchbot index` adds, changes and removes documents, and two `ask` runs write the
+answer cache at once. Chroma itself is not built for that: each process keeps a collection's
+HNSW index in memory, never notices another process's writes, and a long-lived reader then
+fails on the ids it does not know ("Error finding id"). `SharedLocalChroma` makes it safe:
+
+- a file lock in the chroma folder, shared around each read and exclusive around each write
+  batch (never a whole index run), so no process loads index files while another writes them;
+  the kernel drops it when a holder dies, even by kill -9;
+- a write counter in that lock file, bumped before every write, so a process that was killed
+  half-way through a write still tells the others that the files changed;
+- a process that sees the counter move reopens its client (a chroma System of its own), which
+  reloads the on-disk state, before it reads or writes.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import os
-from collections.abc import Sequence
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigurationError, StoreError
+from core.errors import ConfigurationError, ResearchBotError, StoreError
+
+WriteEdge = Callable[[], None]
+
+# Below this much free space a failed write is reported as a full disk: chroma's own messages
+# ("Failed to apply logs to the metadata segment") do not say so.
+_NEARLY_FULL_BYTES = 16 * 1024 * 1024
+_LOCK_FILE = "researchbot-writes.lock"
 
 
-def open_chroma(path: Path | None, url: str | None) -> Any:
-    """A chroma client: HttpClient for `url`, else a PersistentClient under `path`."""
+def open_chroma(path: Path | None, url: str | None, on_write_edge: WriteEdge | None = None
+                ) -> VectorStore:
+    """A Chroma server's client for `url`, else the embedded store under `path`.
+
+    `on_write_edge` runs just before and just after every write batch (crash tests use it)."""
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     import chromadb
     from chromadb.config import Settings
@@ -28,16 +57,226 @@ def open_chroma(path: Path | None, url: str | None) -> Any:
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ConfigurationError(f"knowledge_base.chroma_url: not an http(s) URL: {url!r}")
-        return chromadb.HttpClient(
-            host=parsed.hostname,
-            port=parsed.port or (443 if parsed.scheme == "https" else 8000),
-            ssl=parsed.scheme == "https",
-            settings=settings,
-        )
+        try:  # the client greets the server at once
+            client = chromadb.HttpClient(
+                host=parsed.hostname,
+                port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+                ssl=parsed.scheme == "https",
+                settings=settings,
+            )
+        except Exception as error:  # chromadb raises ValueError, httpx errors, ...
+            from core.redact import redact, safe_url
+
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise ConfigurationError(
+                f"knowledge_base.chroma_url: cannot reach the Chroma server at {safe_url(url)} "
+                f"({redact(reason)}): start it, or unset knowledge_base.chroma_url for the "
+                "embedded store") from None
+        return VectorStore(client, on_write_edge)
     if path is None:
         raise ConfigurationError("a chroma path or URL is needed")
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
+    try:
+        return SharedLocalChroma(path, settings, on_write_edge)
+    except ResearchBotError:
+        raise
+    except Exception as error:  # chromadb raises many types; all mean it cannot open
+        full = full_disk_error("vector store", error, path, opaque=True)
+        raise (full or StoreError(f"vector store: cannot open {path}: {error}")) from error
+
+
+class VectorStore:
+    """Where the collections live. This base talks to a Chroma server, which orders concurrent
+    readers and writers itself; `SharedLocalChroma` adds what the embedded store needs."""
+
+    def __init__(self, client: Any, on_write_edge: WriteEdge | None = None) -> None:
+        self._client = client
+        self._handles: dict[str, Any] = {}
+        self._edge = on_write_edge or _nothing
+        self._batch: int | None = None
+        self.folder: Path | None = None
+
+    def read(self, name: str, method: str, **arguments: Any) -> Any:
+        return getattr(self._handle(name), method)(**arguments)
+
+    def write(self, name: str, method: str, **arguments: Any) -> Any:
+        self._edge()
+        result = getattr(self._handle(name), method)(**arguments)
+        self._edge()
+        return result
+
+    def max_batch_size(self) -> int:
+        if self._batch is None:
+            self._batch = int(self._client.get_max_batch_size())
+        return self._batch
+
+    def heartbeat(self) -> int:
+        return int(self._client.heartbeat())
+
+    def close(self) -> None:
+        """Nothing to release for a server's client."""
+
+    def _handle(self, name: str) -> Any:
+        """The chroma Collection, looked up once: get_or_create is a round trip."""
+        if name not in self._handles:
+            self._handles[name] = self._client.get_or_create_collection(
+                name=name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+            )
+        return self._handles[name]
+
+
+class SharedLocalChroma(VectorStore):
+    """The embedded PersistentClient, safe to share between the processes of one machine."""
+
+    def __init__(self, path: Path, settings: Any, on_write_edge: WriteEdge | None = None
+                 ) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._settings = settings
+        self._lock = _ProcessSharedLock(path / _LOCK_FILE)
+        with self._lock.exclusive():
+            self._seen = self._lock.counter()
+            client, system = _private_client(path, settings)
+        super().__init__(client, on_write_edge)
+        self._system: Any = system
+        self._batch = int(client.get_max_batch_size())
+        self.folder = path
+
+    def read(self, name: str, method: str, **arguments: Any) -> Any:
+        with self._lock.shared():
+            if self._lock.counter() == self._seen and name in self._handles:
+                return super().read(name, method, **arguments)
+        with self._lock.exclusive():  # rare: another process wrote, or a first look-up
+            self._refresh()
+            return super().read(name, method, **arguments)
+
+    def write(self, name: str, method: str, **arguments: Any) -> Any:
+        with self._lock.exclusive():
+            self._refresh()
+            self._seen = self._lock.bump()
+            return super().write(name, method, **arguments)
+
+    def close(self) -> None:
+        with self._lock.exclusive():
+            self._drop()
+        self._lock.close()
+
+    def _refresh(self) -> None:
+        """Reopen when another process wrote since this one last looked: an in-memory index
+        that misses its writes cannot be patched, only reloaded."""
+        counter = self._lock.counter()
+        if counter == self._seen:
+            return
+        self._drop()
+        self._client, self._system = _private_client(self._path, self._settings)
+        self._seen = counter
+
+    def _drop(self) -> None:
+        self._handles.clear()
+        self._seen = -1  # no counter has this value: the next call reopens
+        system, self._system = self._system, None
+        if system is not None:
+            system.stop()
+
+
+def _private_client(path: Path, settings: Any) -> tuple[Any, Any]:
+    """A PersistentClient on a chroma System of its own, and that System. Chroma shares one
+    System per path within a process (chromadb 1.5.9: SharedSystemClient); a shared one would
+    hand back the very in-memory index a reopen has to drop."""
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    key = str(path)
+    SharedSystemClient._identifier_to_system.pop(key, None)
+    client = chromadb.PersistentClient(path=key, settings=settings)
+    system = SharedSystemClient._identifier_to_system.pop(key)
+    SharedSystemClient._identifier_to_refcount.pop(key, None)
+    return client, system
+
+
+class _ProcessSharedLock:
+    """Shared or exclusive, across the threads of this process and across processes: one
+    descriptor holds a flock while any thread of this process holds the lock. Its first eight
+    bytes count writes."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            import fcntl
+        except ImportError as error:
+            raise ConfigurationError(_unshareable(path.parent, "no POSIX file locks here")) \
+                from error
+        self._fcntl = fcntl
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._state = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            pass  # another process holds it: locks work
+        except OSError as error:  # e.g. ENOLCK on a network file system
+            os.close(self._fd)
+            raise ConfigurationError(_unshareable(path.parent, error.strerror or str(error))) \
+                from error
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._state:
+            self._state.wait_for(lambda: not self._writing and not self._writers_waiting)
+            if self._readers == 0:
+                self._fcntl.flock(self._fd, self._fcntl.LOCK_SH)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._readers -= 1
+                if self._readers == 0:
+                    self._fcntl.flock(self._fd, self._fcntl.LOCK_UN)
+                    self._state.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._state:
+            self._writers_waiting += 1
+            try:
+                self._state.wait_for(lambda: not self._writing and self._readers == 0)
+                self._fcntl.flock(self._fd, self._fcntl.LOCK_EX)
+            finally:
+                self._writers_waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._state:
+                self._fcntl.flock(self._fd, self._fcntl.LOCK_UN)
+                self._writing = False
+                self._state.notify_all()
+
+    def counter(self) -> int:
+        """Writes so far; read while holding the lock."""
+        return int.from_bytes(os.pread(self._fd, 8, 0).ljust(8, b"\0"), "little")
+
+    def bump(self) -> int:
+        """Count one more write; call while holding the lock exclusively. Rewriting eight
+        bytes in place needs no new disk block, so it works on a full disk too."""
+        counter = (self.counter() + 1) % 2**63
+        os.pwrite(self._fd, counter.to_bytes(8, "little"), 0)
+        return counter
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def _unshareable(folder: Path, why: str) -> str:
+    return (f"the embedded vector store in {folder} cannot be shared safely ({why}). Run a "
+            f"Chroma server instead: `chroma run --path {folder}`, and set "
+            "knowledge_base.chroma_url = \"http://localhost:8000\"")
+
+
+def _nothing() -> None:
+    """No write hook."""
 
 
 @dataclass
@@ -51,21 +290,10 @@ class VectorHit:
 class VectorCollection:
     """One cosine-space collection; every call runs in a worker thread."""
 
-    def __init__(self, client: Any, purpose: str, tenant: str) -> None:
-        self._client = client
+    def __init__(self, store: VectorStore, purpose: str, tenant: str) -> None:
+        self._store = store
         digest = hashlib.sha256(tenant.encode()).hexdigest()[:24]
         self.name = f"{purpose}_{digest}"
-        self._collection: Any = None
-
-    async def _get(self) -> Any:
-        if self._collection is None:
-            self._collection = await asyncio.to_thread(
-                self._client.get_or_create_collection,
-                name=self.name,
-                metadata={"hnsw:space": "cosine"},
-                embedding_function=None,
-            )
-        return self._collection
 
     async def upsert(
         self,
@@ -76,12 +304,13 @@ class VectorCollection:
     ) -> None:
         if not ids:
             return
-        collection = await self._get()
-        limit = self._client.get_max_batch_size()
+        limit = await self._call(self._store.max_batch_size)
         for start in range(0, len(ids), limit):
             end = start + limit
             await self._call(
-                collection.upsert,
+                self._store.write,
+                self.name,
+                "upsert",
                 ids=list(ids[start:end]),
                 embeddings=vectors[start:end].tolist(),
                 metadatas=list(metadatas[start:end]),
@@ -89,15 +318,24 @@ class VectorCollection:
             )
 
     async def delete(self, where: dict[str, Any]) -> None:
-        collection = await self._get()
-        await self._call(collection.delete, where=where)
+        await self._call(self._store.write, self.name, "delete", where=where)
+
+    async def delete_ids(self, ids: Sequence[str]) -> None:
+        if ids:
+            await self._call(self._store.write, self.name, "delete", ids=list(ids))
+
+    async def ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Every id in the collection, or those whose metadata match `where`."""
+        result = await self._call(self._store.read, self.name, "get", where=where, include=[])
+        return list(result["ids"])
 
     async def query(
         self, vector: np.ndarray, limit: int, where: dict[str, Any] | None = None
     ) -> list[VectorHit]:
-        collection = await self._get()
         result = await self._call(
-            collection.query,
+            self._store.read,
+            self.name,
+            "query",
             query_embeddings=[vector.tolist()],
             n_results=limit,
             where=where,
@@ -115,17 +353,51 @@ class VectorCollection:
         ]
 
     async def get(self, ids: Sequence[str], with_vectors: bool = False) -> dict[str, Any]:
-        collection = await self._get()
         include = ["metadatas", "documents"] + (["embeddings"] if with_vectors else [])
-        return dict(await self._call(collection.get, ids=list(ids), include=include))
+        return dict(await self._call(self._store.read, self.name, "get", ids=list(ids),
+                                     include=include))
 
     async def count(self) -> int:
-        collection = await self._get()
-        return int(await self._call(collection.count))
+        return int(await self._call(self._store.read, self.name, "count"))
 
-    @staticmethod
-    async def _call(function: Any, **kwargs: Any) -> Any:
+    async def _call(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
-            return await asyncio.to_thread(function, **kwargs)
+            return await asyncio.to_thread(function, *args, **kwargs)
+        except ResearchBotError:
+            raise
         except Exception as error:  # chromadb raises many types; all mean the store failed
-            raise StoreError(f"vector store: {error}") from error
+            full = full_disk_error("vector store", error, self._store.folder, opaque=True)
+            raise (full or StoreError(f"vector store: {error}")) from error
+
+
+def full_disk_error(what: str, error: BaseException, folder: Path | None,
+                    opaque: bool = False) -> StoreError | None:
+    """One clear line when a store write failed for want of space, naming the folder; None
+    when the error is something else. `opaque`: the library's messages do not say "disk
+    full" (chroma: "Failed to apply logs to the metadata segment"), so little free space
+    left in the folder is taken as the reason."""
+    if folder is None or not (_says_disk_full(error) or (opaque and _nearly_full(folder))):
+        return None
+    free = shutil.disk_usage(folder).free if folder.exists() else 0
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return StoreError(f"the disk is full: {folder} has {free / 2**20:.1f} MB free; free some "
+                      f"space there, then run again ({what}: {detail})")
+
+
+def _says_disk_full(error: BaseException) -> bool:
+    chain: BaseException | None = error
+    while chain is not None:
+        if isinstance(chain, OSError) and chain.errno == errno.ENOSPC:
+            return True
+        text = str(chain).lower()
+        if "disk is full" in text or "no space left" in text:
+            return True
+        chain = chain.__cause__ or chain.__context__
+    return False
+
+
+def _nearly_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < _NEARLY_FULL_BYTES
+    except OSError:
+        return False

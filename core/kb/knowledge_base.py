@@ -2,8 +2,11 @@
 
 Consistency: a changed file's catalogue rows are removed before its vectors change and written
 back only after all of its vectors are stored. Search ignores vectors without catalogue rows,
-so an index run stopped at any point leaves a store that answers from complete files and that
-a re-run completes.
+so an index run stopped at any point leaves a store that answers from complete files. The
+transaction that removes a file's rows also records the file in kb_pending, and the one that
+writes them back (or the end of a removal) clears it: the next index run first deletes the
+vectors of recorded files that are not catalogued, so even a file removed from disk while its
+removal was cut short (kill -9, power loss) leaves no vectors behind.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,10 +27,11 @@ import numpy as np
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from core.config import KnowledgeBaseSettings
-from core.db import kb_chunks, kb_files, kb_generations
+from core.db import kb_chunks, kb_files, kb_generations, kb_pending
 from core.embedding import Embedder
 from core.errors import IndexingError
 from core.kb.chunking import Chunk, chunk_sections
@@ -39,12 +45,17 @@ from core.kb.documents import (
 from core.models import Source, SourceMetadata, utcnow
 from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
 from core.text import terms
-from core.vectors import VectorCollection
+from core.vectors import VectorCollection, VectorStore, full_disk_error
 
 log = logging.getLogger(__name__)
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
 FileEvent = Callable[[str, str], None]
+WorkerAlive = Callable[[str], bool]
+
+# A pending file older than this is finished whoever recorded it (its worker may have run on
+# another host, where liveness cannot be checked); storing one file takes minutes at most.
+_PENDING_GRACE = timedelta(hours=1)
 
 
 @dataclass
@@ -80,14 +91,20 @@ class KnowledgeBase:
     def __init__(
         self,
         engine: AsyncEngine,
-        chroma: Any,
+        chroma: VectorStore,
         embedder: Embedder,
         settings: KnowledgeBaseSettings,
         index_cache: Any = None,
+        worker: str = "",
+        worker_alive: WorkerAlive | None = None,
     ) -> None:
         """`index_cache`, a diskcache.Cache, keeps each tenant's BM25 index between
-        processes (building it tokenizes every chunk: ~2 s for 7k chunks)."""
+        processes (building it tokenizes every chunk: ~2 s for 7k chunks). `worker` names
+        this process in kb_pending; `worker_alive` tells whether a recorded worker may still
+        be storing its file (by default none is: one index run at a time)."""
         self._engine = engine
+        self._worker = worker
+        self._worker_alive = worker_alive or (lambda _worker: False)
         self._index_cache = index_cache
         self._chroma = chroma
         self._embedder = embedder
@@ -108,6 +125,7 @@ class KnowledgeBase:
         notify = on_file or (lambda _path, _what: None)
         report = IndexReport()
         roots = [p.resolve() for p in paths]
+        await self.finish_interrupted(tenant)
         known = await self._catalogue(tenant)
         files = list(_walk(roots, report))
         seen = {str(path) for path in files}
@@ -178,13 +196,13 @@ class KnowledgeBase:
         texts = [_embedding_text(parsed.document.title, c) for c in parsed.chunks]
         vectors = await asyncio.to_thread(self._embedder.embed, texts)
         ids = [f"{file_id}-{parsed.sha256[:8]}-{c.ordinal}" for c in parsed.chunks]
-        async with self._engine.begin() as connection:
+        async with self._writing() as connection:
             await self._forget(connection, tenant, parsed.path, file_id)
         collection = self._collection(tenant)
         await collection.delete(where={"file_id": file_id})
         await collection.upsert(ids, vectors, [{"file_id": file_id} for _ in ids])
         words = sum(len(c.text.split()) for c in parsed.chunks)
-        async with self._engine.begin() as connection:
+        async with self._writing() as connection:
             await connection.execute(
                 kb_chunks.insert(),
                 [
@@ -213,24 +231,84 @@ class KnowledgeBase:
                     indexed_at=utcnow(),
                 )
             )
+            await self._settle(connection, tenant, file_id)
             await self._bump(connection, tenant)
 
     async def _remove_file(self, tenant: str, path: str) -> None:
         file_id = _file_id(path)
-        async with self._engine.begin() as connection:
+        async with self._writing() as connection:
             await self._forget(connection, tenant, path, file_id)
         await self._collection(tenant).delete(where={"file_id": file_id})
+        async with self._writing() as connection:
+            await self._settle(connection, tenant, file_id)
 
     async def _forget(
         self, connection: AsyncConnection, tenant: str, path: str, file_id: str
     ) -> None:
+        """Remove the file's catalogue rows and record that its vectors may be left over."""
         await connection.execute(
             delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == path)
         )
         await connection.execute(
             delete(kb_chunks).where(kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id)
         )
+        insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
+        record = {"worker": self._worker, "since": utcnow()}
+        statement = insert(kb_pending).values(tenant=tenant, file_id=file_id, **record)
+        await connection.execute(
+            statement.on_conflict_do_update(index_elements=["tenant", "file_id"], set_=record)
+        )
         await self._bump(connection, tenant)
+
+    async def _settle(self, connection: AsyncConnection, tenant: str, file_id: str) -> None:
+        await connection.execute(
+            delete(kb_pending).where(kb_pending.c.tenant == tenant,
+                                     kb_pending.c.file_id == file_id)
+        )
+
+    async def finish_interrupted(self, tenant: str) -> int:
+        """Delete the vectors that an interrupted index run left without catalogue rows;
+        the number deleted. Files another live index run is storing are left alone."""
+        async with self._engine.connect() as connection:
+            pending = (await connection.execute(
+                select(kb_pending).where(kb_pending.c.tenant == tenant))).all()
+        stale = utcnow() - _PENDING_GRACE
+        deleted = 0
+        for row in pending:
+            if self._worker_alive(row.worker) and _aware(row.since) > stale:
+                continue
+            deleted += await self._delete_orphans(tenant, row.file_id)
+            async with self._writing() as connection:
+                await connection.execute(delete(kb_pending).where(
+                    kb_pending.c.tenant == tenant, kb_pending.c.file_id == row.file_id,
+                    kb_pending.c.worker == row.worker))
+        return deleted
+
+    async def _delete_orphans(self, tenant: str, file_id: str) -> int:
+        async with self._engine.connect() as connection:
+            catalogued = set((await connection.execute(select(kb_chunks.c.id).where(
+                kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id))).scalars())
+        collection = self._collection(tenant)
+        orphans = [i for i in await collection.ids({"file_id": file_id}) if i not in catalogued]
+        await collection.delete_ids(orphans)
+        if orphans:
+            log.info("deleted %d vectors an interrupted index run left", len(orphans))
+        return len(orphans)
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection]:
+        """A catalogue transaction; a full disk under it is one clear StoreError."""
+        try:
+            async with self._engine.begin() as connection:
+                yield connection
+        except DBAPIError as error:
+            database = self._engine.url.database if self._engine.dialect.name == "sqlite" \
+                else None
+            full = full_disk_error("catalogue", error, Path(database).parent if database
+                                   else None)
+            if full is None:
+                raise
+            raise full from error
 
     async def _bump(self, connection: AsyncConnection, tenant: str) -> None:
         insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
@@ -439,8 +517,6 @@ def _snippet(text: str, size: int = 280) -> str:
 
 
 def _date(value: str | None) -> Any:
-    from datetime import datetime
-
     if not value:
         return None
     try:
@@ -453,6 +529,11 @@ def _embedding_text(title: str, chunk: Chunk) -> str:
     heading = " > ".join(chunk.headings[-2:])
     prefix = f"{title}: {heading}" if heading and heading != title else title
     return f"{prefix}\n{chunk.text}"
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands timestamps back without their zone; they were written in UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _file_id(path: str) -> str:

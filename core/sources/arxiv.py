@@ -35,15 +35,16 @@ class ArxivSource:
         async def fetch() -> str:
             return await get_text(self._session, self.name, self._api_url, {
                 "search_query": expression, "start": "0", "max_results": str(limit),
-                "sortBy": "relevance"})
+                "sortBy": "relevance"}, max_bytes=self._policy.max_response_bytes)
 
-        return parse_feed(await self._policy.call(f"{expression}|{limit}", fetch))
+        return parse_feed(await self._policy.call(f"{expression}|{limit}", fetch), limit)
 
 
-def parse_feed(xml: str) -> list[Source]:
+def parse_feed(xml: str, limit: int = 20) -> list[Source]:
+    """The feed's first `limit` entries as sources (a feed may hold more than asked for)."""
     root = parse_xml("arxiv", xml)
     found = []
-    for entry in root.findall("a:entry", _ATOM):
+    for entry in root.findall("a:entry", _ATOM)[:limit]:
         url = _text(entry, "a:id")
         title = _text(entry, "a:title")
         summary = _text(entry, "a:summary")

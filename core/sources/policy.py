@@ -1,7 +1,11 @@
 """Politeness and resilience around a remote search source: concurrency and rate limits, a
 per-call timeout, retries with backoff on 429/5xx (honouring Retry-After), a circuit breaker,
 and a response cache with a time to live. Failures surface as SourceError: an outage is an
-outage, never "no results"."""
+outage, never "no results".
+
+Every answer is read as it streams and abandoned past the policy's `max_response_bytes`
+(SourceResponseTooLargeError); redirects are followed one hop at a time, and only to the
+configured API's own endpoint or to public addresses (core.net.guarded_get)."""
 
 from __future__ import annotations
 
@@ -14,11 +18,21 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from core.errors import SourceError, SourceTimeoutError, SourceUnreachableError
+from core.errors import (
+    BlockedAddressError,
+    RedirectError,
+    ResponseTooLargeError,
+    SourceError,
+    SourceResponseTooLargeError,
+    SourceTimeoutError,
+    SourceUnreachableError,
+)
+from core.net import AddressGuard, guarded_get, read_capped
 
 T = TypeVar("T")
 MAX_RETRY_AFTER_S = 30.0
 MIN_429_WAIT_S = 1.0
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
 
 class SourceHttpError(SourceError):
@@ -119,8 +133,10 @@ class SourcePolicy:
     def __init__(self, name: str, *, concurrency: int = 4, rate_per_s: float = 5.0,
                  timeout_s: float = 10.0, attempts: int = 3, backoff_s: float = 0.5,
                  breaker: CircuitBreaker | None = None, cache: Any = None,
-                 cache_ttl_s: float = 3600.0) -> None:
+                 cache_ttl_s: float = 3600.0,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.name = name
+        self.max_response_bytes = max_response_bytes
         self._limit = asyncio.Semaphore(concurrency)
         self._bucket = TokenBucket(rate_per_s, burst=max(1, concurrency))
         self._timeout_s = timeout_s
@@ -187,21 +203,50 @@ class SourcePolicy:
 
 async def get_text(session: aiohttp.ClientSession, source: str, url: str,
                    params: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None) -> str:
-    async with session.get(url, params=params, headers=headers) as response:
-        if response.status >= 400:
-            raise SourceHttpError(source, response.status,
-                                  _retry_after(response.headers.get("Retry-After")))
-        return await response.text()
+                   headers: dict[str, str] | None = None, *,
+                   max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> str:
+    """The body of a GET to the source's API, decoded; at most `max_bytes` are read."""
+    body, charset = await get_bytes(session, source, url, params, headers, max_bytes)
+    return body.decode(charset or "utf-8", "replace")
 
 
 async def get_json(session: aiohttp.ClientSession, source: str, url: str,
-                   params: dict[str, Any] | None = None) -> Any:
-    text = await get_text(session, source, url, params, {"Accept": "application/json"})
+                   params: dict[str, Any] | None = None, *,
+                   max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> Any:
+    """The JSON answer of a GET; its parse is bounded by the byte cap (and nesting by the
+    interpreter's recursion limit, reported as malformed)."""
+    body, _ = await get_bytes(session, source, url, params, {"Accept": "application/json"},
+                              max_bytes)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
         raise SourceError(source, "the response was not valid JSON") from None
+    except RecursionError:
+        raise SourceError(source, "the response was not valid JSON (nested too deeply)") \
+            from None
+
+
+async def get_bytes(session: aiohttp.ClientSession, source: str, url: str,
+                    params: dict[str, Any] | None, headers: dict[str, str] | None,
+                    max_bytes: int) -> tuple[bytes, str | None]:
+    """The body and charset of a GET to `url`, the source's configured API: that endpoint is
+    trusted (it may be on the user's LAN), a redirect elsewhere must lead to a public address."""
+    query = {k: str(v) for k, v in params.items()} if params else None
+    try:
+        async with guarded_get(session, url, AddressGuard.trusting(url), params=query,
+                               headers=headers) as response:
+            if response.status >= 400:
+                raise SourceHttpError(source, response.status,
+                                      _retry_after(response.headers.get("Retry-After")))
+            return await read_capped(response, max_bytes), response.charset
+    except ResponseTooLargeError as error:
+        raise SourceResponseTooLargeError(
+            source, f"the answer was larger than {max_bytes / 2**20:g} MB (read "
+            f"{error.read:,} bytes)") from None
+    except BlockedAddressError as error:
+        raise SourceError(source, f"refused to follow a redirect: {error}") from None
+    except RedirectError as error:
+        raise SourceError(source, str(error)) from None
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -217,7 +262,7 @@ def parse_xml(source: str, text: str) -> Any:
     from defusedxml import ElementTree
 
     try:
-        return ElementTree.fromstring(text)
+        return ElementTree.fromstring(text)  # no larger than the byte cap it was read under
     except ElementTree.ParseError as error:
         raise SourceError(source, f"the response is not valid XML: {error}") from None
     except Exception as error:  # defusedxml refuses entity tricks with its own types

@@ -34,19 +34,20 @@ class PubMedSource:
         async def fetch() -> list[dict[str, Any]]:
             found = await get_json(self._session, self.name, f"{self._api_url}/esearch.fcgi", {
                 "db": "pubmed", "term": query.text, "retmode": "json", "retmax": str(limit),
-                "sort": "relevance", **self._key})
-            ids = _ids(found)
+                "sort": "relevance", **self._key}, max_bytes=self._policy.max_response_bytes)
+            ids = _ids(found)[:limit]
             if not ids:
                 return []
             await self._policy.pace()  # NCBI counts every request, not every search
             summary = await get_json(
                 self._session, self.name, f"{self._api_url}/esummary.fcgi",
-                {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._key})
+                {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._key},
+                max_bytes=self._policy.max_response_bytes)
             await self._policy.pace()
             abstracts = parse_abstracts(await get_text(
                 self._session, self.name, f"{self._api_url}/efetch.fcgi",
                 {"db": "pubmed", "id": ",".join(ids), "retmode": "xml",
-                 "rettype": "abstract", **self._key}))
+                 "rettype": "abstract", **self._key}, max_bytes=self._policy.max_response_bytes))
             result = summary.get("result") if isinstance(summary, dict) else None
             if not isinstance(result, dict):
                 raise SourceError(self.name, "esummary: unexpected response shape")

@@ -30,7 +30,8 @@ class SearxngSource:
             params["time_range"] = "month"
 
         async def fetch() -> Any:
-            return await get_json(self._session, self.name, self._url, params)
+            return await get_json(self._session, self.name, self._url, params,
+                                  max_bytes=self._policy.max_response_bytes)
 
         data = await self._policy.call(repr(sorted(params.items())), fetch)
         results = data.get("results") if isinstance(data, dict) else None

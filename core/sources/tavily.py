@@ -1,10 +1,11 @@
-"""Tavily web search through tavily-python's async client (created by the caller)."""
+"""Tavily web search through tavily-python's async client (created by the caller, on an httpx
+client whose answers are capped: core.net.CappedTransport)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.errors import SourceError
+from core.errors import ResponseTooLargeError, SourceError, SourceResponseTooLargeError
 from core.models import Source
 from core.sources.base import SearchQuery
 from core.sources.policy import SourceHttpError, SourcePolicy
@@ -47,7 +48,7 @@ class TavilySource:
         if not isinstance(results, list) or "query" not in data:
             raise SourceError(self.name, "the response was not a search result")
         found = []
-        for item in results:
+        for item in results[:limit]:  # no more than asked for, whatever the answer holds
             if isinstance(item, dict) and item.get("url"):
                 found.append(web_source(
                     self.name, str(item["url"]), str(item.get("title") or ""),
@@ -59,6 +60,11 @@ class TavilySource:
 def _as_source_error(error: Exception) -> Exception:
     """Tavily's and httpx's errors as the policy understands them: HTTP statuses, timeouts,
     connection failures (retried) and the rest (not)."""
+    if isinstance(error, SourceError):
+        return error
+    if isinstance(error, ResponseTooLargeError):
+        return SourceResponseTooLargeError(
+            "tavily", f"the answer was larger than {error.limit / 2**20:g} MB")
     name = type(error).__name__
     if name == "UsageLimitExceededError":
         return SourceHttpError("tavily", 429)

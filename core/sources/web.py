@@ -19,6 +19,8 @@ def canonical_url(url: str) -> str:
     on the path, with the host lower-cased: the same page found twice dedupes."""
     parts = urlsplit(url.strip())
     host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
     if parts.port and not ((parts.scheme == "http" and parts.port == 80)
                            or (parts.scheme == "https" and parts.port == 443)):
         host = f"{host}:{parts.port}"

@@ -35,8 +35,8 @@ class WikipediaSource:
             found = await get_json(self._session, self.name, api, {
                 "action": "query", "list": "search", "srsearch": query.text,
                 "srlimit": str(limit), "format": "json", "formatversion": "2",
-                "srprop": "snippet|timestamp"})
-            hits = _path(found, "query", "search")
+                "srprop": "snippet|timestamp"}, max_bytes=self._policy.max_response_bytes)
+            hits = _records(_path(found, "query", "search"))[:limit]
             if not hits:
                 return []
             ids = [str(hit["pageid"]) for hit in hits if "pageid" in hit]
@@ -44,8 +44,9 @@ class WikipediaSource:
             pages = await get_json(self._session, self.name, api, {
                 "action": "query", "prop": "extracts|info", "pageids": "|".join(ids),
                 "explaintext": "1", "exintro": "0", "exchars": "4000", "inprop": "url",
-                "format": "json", "formatversion": "2"})
-            by_id = {str(p.get("pageid")): p for p in _path(pages, "query", "pages") or []}
+                "format": "json", "formatversion": "2"},
+                max_bytes=self._policy.max_response_bytes)
+            by_id = {str(p.get("pageid")): p for p in _records(_path(pages, "query", "pages"))}
             return [{**hit, **by_id.get(str(hit.get("pageid")), {})} for hit in hits]
 
         results = await self._policy.call(f"{language}|{query.text}|{limit}", fetch)
@@ -58,6 +59,11 @@ class WikipediaSource:
                                           published=parse_date(page.get("timestamp")
                                                                or page.get("touched"))))
         return sources
+
+
+def _records(items: list[Any] | None) -> list[dict[str, Any]]:
+    """The objects of a result list (anything else in it is not a page)."""
+    return [item for item in items or [] if isinstance(item, dict)]
 
 
 def _path(data: Any, *keys: str) -> Any:

@@ -1,0 +1,180 @@
+"""Secrets never leave the process: one redaction for everything that does (terminal, logs,
+chat messages, job rows, error text from providers).
+
+A `Redactor` replaces the values it was given (every configured secret: tokens, API keys, the
+passwords inside database and Redis URLs) and anything shaped like a credential whether or not
+it was configured: a URL's password, `api_key=`-style query parameters, `Bearer` headers and
+the token formats of Slack, OpenAI-style providers and Tavily. The process has one, `REDACTOR`:
+what must be redacted is a property of the process (its settings and environment), and the
+places that need it (a log record, a job row, a line on stderr) cannot all be handed an object.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import traceback
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote, quote_plus, urlsplit
+
+from pydantic import BaseModel, SecretStr
+
+MASK = "[redacted]"
+MIN_SECRET_CHARS = 6
+# Environment variables whose names say they hold a credential (litellm reads provider keys
+# such as OPENAI_API_KEY from the environment, so they can reach a provider's error text).
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS|_PWD|CREDENTIALS?)$",
+                          re.I)
+# Query parameters that carry credentials, and the narrower set of names that mark one in
+# "name: value" text (plain "key" or "token" there is too often ordinary prose).
+_PARAM_KEYS = (r"(?:api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd"
+               r"|pwd|sig|signature|client[_-]?secret)")
+_FIELD_KEYS = (r"(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|bot[_-]?token"
+               r"|app[_-]?token|client[_-]?secret|signing[_-]?secret|secret[_-]?key|password)")
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # scheme://user:password@host
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/?#@\s]*:)[^@/?#\s]+@", re.I), rf"\1{MASK}@"),
+    # ?api_key=...&token=...
+    (re.compile(rf"([?&;]{_PARAM_KEYS}=)[^&#\s\"'<>]+", re.I), rf"\1{MASK}"),
+    # "api_key": "...", api_key='...', token: ...
+    (re.compile(rf"([\"']?{_FIELD_KEYS}[\"']?\s*[:=]\s*[\"']?)[^\s\"',;}}&]{{6,}}", re.I),
+     rf"\1{MASK}"),
+    # Authorization: Bearer ..., Bot ..., Basic ...
+    # (a credential has digits and some length: "Bearer bonds" is prose)
+    (re.compile(r"\b(Bearer|Bot|Basic|Token)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,}"),
+     rf"\1 {MASK}"),
+    # Slack, OpenAI/Anthropic-style, Tavily and GitHub token formats
+    (re.compile(r"\b(?:xox[abposr]|xapp|xoxe(?:\.xox[bp])?)-[A-Za-z0-9-]{6,}"), MASK),
+    (re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_-]{16,}"), MASK),
+    (re.compile(r"\btvly-[A-Za-z0-9_-]{8,}"), MASK),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), MASK),
+)
+
+
+class Redactor:
+    """Replaces known secret values and credential-shaped text. Thread-safe to extend."""
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+
+    def add(self, *values: str | SecretStr | None) -> None:
+        """Redact these values from now on (too short to be a secret: ignored)."""
+        fresh = set()
+        for value in values:
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            if not value or len(value) < MIN_SECRET_CHARS:
+                continue
+            fresh |= {value, quote(value, safe=""), quote_plus(value)}
+        with self._lock:
+            if fresh - self._values:
+                self._values |= fresh
+                ordered = sorted(self._values, key=len, reverse=True)
+                self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+    def add_settings(self, settings: BaseModel) -> None:
+        """Every secret in a settings tree: SecretStr fields, and passwords inside URLs."""
+        self.add(*_secrets_in(settings))
+
+    def add_environment(self, environ: Mapping[str, str]) -> None:
+        """Values of environment variables named like credentials (OPENAI_API_KEY, ...), and
+        passwords in URLs held by any of them (DATABASE_URL, ...)."""
+        for name, value in environ.items():
+            if _SECRET_NAME.search(name):
+                self.add(value)
+            elif "://" in value:
+                self.add(_url_password(value))
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        for shape, replacement in _PATTERNS:
+            text = shape.sub(replacement, text)
+        return text
+
+    def data(self, value: Any) -> Any:
+        """A JSON-like value (dicts, lists, strings) with every string redacted."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, Mapping):
+            return {key: self.data(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(item) for item in value]
+        return value
+
+
+REDACTOR = Redactor()
+
+
+def redact(text: str) -> str:
+    return REDACTOR(text)
+
+
+def _secrets_in(model: BaseModel) -> Iterable[str]:
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        yield from _secrets_of(value)
+
+
+def _secrets_of(value: Any) -> Iterable[str]:
+    if isinstance(value, SecretStr):
+        secret = value.get_secret_value()
+        yield secret
+        yield from filter(None, [_url_password(secret)])
+    elif isinstance(value, BaseModel):
+        yield from _secrets_in(value)
+    elif isinstance(value, str) and "://" in value:
+        yield from filter(None, [_url_password(value)])
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _secrets_of(item)
+
+
+def _url_password(url: str) -> str | None:
+    try:
+        return urlsplit(url.strip()).password
+    except ValueError:
+        return None
+
+
+# ---- where text leaves the process --------------------------------------------------------
+
+_factory_installed = False
+
+
+def install_log_redaction() -> None:
+    """Redact every log record as it is made, whichever logger or handler it goes to: its
+    message, its arguments and its traceback."""
+    global _factory_installed
+    if _factory_installed:
+        return
+    make = logging.getLogRecordFactory()
+
+    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed format string: logging reports it later as it would
+            return record
+        record.msg, record.args = redact(message), None
+        if record.exc_info and record.exc_info[0] is not None:
+            record.exc_text = redact("".join(traceback.format_exception(*record.exc_info)))
+            record.exc_text = record.exc_text.rstrip("\n")
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return record
+
+    logging.setLogRecordFactory(redacted_record)
+    _factory_installed = True
+
+
+def safe_url(url: str) -> str:
+    """`url` fit for a message: its password, and credentials in its query, redacted."""
+    return REDACTOR(url)
