@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from core.lexicon import lexicon
-from core.models import Confidence, QueryIntent, Source
+from core.models import Confidence, QueryIntent, QuestionType, Source
 from core.search import SourceFailure
 from core.synthesis.extractive import NOT_ANSWERED
-from core.text import STOPWORDS, phrase, plain_words, terms
+from core.text import STOPWORDS, fold, phrase, plain_words, terms, title_subject
 from core.verify import VerifiedAnswer
 
 OLD_AFTER_YEARS = 5
@@ -54,6 +54,9 @@ class Signals:
     missing_names: list[str]  # names, numbers and quoted phrases no passage found has
     names: int = 0  # how many names (not numbers) the question has
     about: int = 0  # how many of them have a passage about them (title or opening words)
+    subjects: int = 0  # how many are the subject of a passage (its title or first words)
+    subjects_needed: int = 0  # one; every name when the question compares them
+    connected: bool = True  # the lead passage names a name, or is what such a passage names
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,9 @@ def grade(
 def _confidence(evidence: Signals, outage: bool) -> Confidence:
     """Passages that only mention what the question names, without one about each name,
     answer at most with Low confidence."""
-    about = evidence.about == evidence.names  # every name has a passage about it
+    # every name has a passage about it, and one of them is what a passage is about
+    about = (evidence.about == evidence.names and evidence.connected
+             and evidence.subjects >= evidence.subjects_needed)
     if (evidence.documents >= 2 and evidence.coverage >= HIGH_COVERAGE
             and evidence.best_relevance >= HIGH_RELEVANCE and not outage and about):
         return Confidence.HIGH
@@ -134,9 +139,10 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     missing = [t for t in wanted if t not in stems]
     pool = list(found) or list(cited)
     passages = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
-    leads = [phrase(f"{s.title} {_opening(s.content or s.snippet)}") for s in pool]
     names = specifics(intent, question)
-    kinds = {name: described_as(name, question) for name in names}
+    things = [n for n in names if not n[:1].isdigit()]  # names, not numbers
+    compared = _compared(things, question) \
+        if intent.question_type == QuestionType.COMPARISON else []
     return Signals(
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
@@ -145,11 +151,99 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
         missing_names=[n for n in names if not any(phrase(n) in p for p in passages)],
-        names=sum(1 for n in names if not n[:1].isdigit()),
-        about=sum(1 for n in names if not n[:1].isdigit()
-                  and any(phrase(n) in lead and kinds[n] <= set(terms(lead))
-                          for lead in leads)),
+        names=len(things),
+        about=sum(1 for n in things if any(_about(n, s, question) for s in pool)),
+        subjects=sum(1 for n in compared or things
+                     if any(_about(n, s, question, subject_only=True) for s in pool)),
+        subjects_needed=len(compared) or min(len(things), 1),
+        connected=not (cited and things) or _connected(cited[0], things, pool),
     )
+
+
+def _about(name: str, source: Source, question: str, subject_only: bool = False) -> bool:
+    """Whether a passage is about the named thing: the name stands in its title or opening
+    words (with `subject_only`, before the first sentence's verb) on its own, not as part of
+    a longer name, and the passage is the kind of thing the question says it is."""
+    text = source.content or source.snippet
+    if subject_only:
+        return _names_itself(name, (source.title, _subject_of(text)), question)
+    lead = phrase(f"{source.title} {_opening(text)}")
+    return (phrase(name) in lead and described_as(name, question) <= set(terms(lead))
+            and _names_itself(name, (source.title, _opening(text)), question))
+
+
+def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:
+    """Whether one of `texts` names `name` on its own, not as the start of a longer name:
+    "Toy Story 3", "Casablanca Records" and "Blade Runner 2049" are other things than Toy
+    Story, Casablanca and Blade Runner. A word the question itself puts there, or a legal
+    form ("Carlsberg Group", "Everton F.C."), does not make it another."""
+    wanted = [fold(w) for w in _TOKEN.findall(name) if w[0].isalnum()]
+    asked = {fold(w) for w in _TOKEN.findall(question)}
+    for text in texts:
+        tokens = _TOKEN.findall(text)
+        at_word = [n for n, t in enumerate(tokens) if t[0].isalnum()]
+        words = [fold(tokens[n]) for n in at_word]
+        for at in range(len(words) - len(wanted) + 1):
+            if words[at:at + len(wanted)] != wanted:
+                continue
+            last = at_word[at + len(wanted) - 1]
+            after = tokens[last + 1] if last + 1 < len(tokens) else ""
+            if not _extends(after) or fold(after) in asked:
+                return True
+    return not wanted
+
+
+_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
+_LEGAL_FORMS = frozenset({"group", "inc", "corp", "corporation", "company", "co", "ltd",
+                          "limited", "plc", "ag", "gmbh", "sa", "se", "llc", "nv", "bv", "ab",
+                          "f", "fc", "afc", "cf", "sc", "football", "club"})
+
+
+def _extends(token: str) -> bool:
+    """A number or a capitalised word right after a name makes it a longer name."""
+    if not token or not token[0].isalnum():
+        return False
+    if token[0].isdigit():
+        return len(token) < 5 or token.isdigit()
+    return (token[0].isupper() and token.casefold() not in STOPWORDS
+            and fold(token) not in _LEGAL_FORMS)
+
+
+_COPULA = re.compile(r"\s(?:is|was|are|were|has|had|have|became|refers)\s", re.I)
+
+
+def _subject_of(text: str) -> str:
+    """What a passage's first sentence is about: its words before the first "is" / "was"
+    ("The Massachusetts Institute of Technology (MIT) is ..."), or its opening words when it
+    has no such verb there. "Lausanne is a city on Lake Geneva" is not about Geneva."""
+    opening = _opening(text)
+    verb = _COPULA.search(opening)
+    return opening[:verb.start()] if verb else opening
+
+
+def _compared(names: list[str], question: str) -> list[str]:
+    """The names a comparison weighs against each other: those after its comma ("Which club
+    was founded first, Everton or Liverpool?"), or all of them."""
+    _, comma, choices = question.partition(",")
+    picked = [n for n in names if n in choices] if comma and " or " in choices else []
+    return picked or names
+
+
+def _connected(lead: Source, names: list[str], found: Sequence[Source]) -> bool:
+    """Whether the passage an answer leads with is tied to what the question names: it names
+    one of them, or its subject is named by a passage that does (the second hop: the
+    university named in the founder's passage, for "the university the founder of Amazon
+    attended"). A passage tied to neither answers some other question."""
+    wanted = [phrase(n) for n in names]
+    if any(n in phrase(f"{lead.title} {lead.content or lead.snippet}") for n in wanted):
+        return True
+    subjects = {phrase(t) for t in (title_subject(lead.title),
+                                    _subject_of(lead.content or lead.snippet))} - {"\0"}
+    for other in found:
+        passage = phrase(f"{other.title} {other.content or other.snippet}")
+        if any(n in passage for n in wanted) and any(s in passage for s in subjects):
+            return True
+    return False
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
@@ -250,3 +344,4 @@ def listing(items: Sequence[str], conjunction: str = "or") -> str:
 def _oldest_year(sources: list[Source]) -> int | None:
     years = [s.metadata.published_at.year for s in sources if s.metadata.published_at]
     return min(years) if years else None
+

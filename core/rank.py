@@ -6,7 +6,6 @@ film the question asks about, the city a founder was born in)."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from core.embedding import Embedder
 from core.models import Source
 from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
-from core.text import phrase
+from core.text import phrase, title_subject
 
 
 async def rank_sources(
@@ -100,18 +99,12 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
     for n in order:
         if len(added) >= BRIDGES:
             break
-        subject = phrase(_subject(sources[n].title))
+        subject = phrase(title_subject(sources[n].title))
         if n in chosen or len(subject.strip()) < 4 or subject in asked:
             continue
         if subject in named:
             added.append(n)
     return added
-
-
-def _subject(title: str) -> str:
-    """What a page is about: its title without a disambiguator or the site's name."""
-    title = re.split(r"\s+[-|–—]\s+", title)[0]
-    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 
 def _group(source: Source) -> str:

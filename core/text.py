@@ -34,13 +34,23 @@ def normalise(text: str) -> str:
     return " ".join(w.lower() for w in _WORD.findall(text.casefold()))
 
 
+def fold(text: str) -> str:
+    """Case- and accent-folded: "Zürich" -> "zurich"."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c))
+
+
 def plain_words(text: str) -> list[str]:
     """Case- and accent-folded words without stop words or stray letters: "The O2 Arena's"
     -> ["o2", "arena", "s"] minus the letter -> ["o2", "arena"]."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    folded = "".join(c for c in folded if not unicodedata.combining(c))
-    return [w for w in re.findall(r"[^\W_]+", folded)
+    return [w for w in re.findall(r"[^\W_]+", fold(text))
             if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
+
+
+def title_subject(title: str) -> str:
+    """What a page is about: its title without a disambiguator or the site's name."""
+    title = re.split(r"\s+[-|–—]\s+", title)[0]
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 
 def phrase(text: str) -> str:

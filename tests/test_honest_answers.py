@@ -211,3 +211,73 @@ async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
     later = await pipeline.run(ResearchRequest(question="Where is Riverside Stadium?",
                                                tenant="t1"))
     assert not later.cached
+
+
+def _passages(*pages: tuple[str, str], relevance: float = 0.75) -> list[Source]:
+    return [Source(id=f"s{n}", title=title, path=f"/kb/{n}.md", content=text,
+                   document_id=f"d{n}", metadata=SourceMetadata(relevance=relevance))
+            for n, (title, text) in enumerate(pages, 1)]
+
+
+def _graded(question: str, sources: list[Source], found: list[Source] | None = None
+            ) -> Confidence:
+    """The confidence of an answer citing `sources` (the first leads), among `found`."""
+    verified = verify_citations(Draft(summary=" ".join(
+        f"{s.content} [{n}]." for n, s in enumerate(sources, 1)), citations=[
+        Citation(claim=s.content, source_id=s.id, quote=s.content[:20]) for s in sources]),
+        sources)
+    return grade(verified, found or sources, detect_intent(question), [], ["local"],
+                 question=question).confidence
+
+
+def test_a_longer_name_is_another_thing_and_earns_no_more_than_low() -> None:
+    question = "In what town was the director of Blade Runner born?"
+    sequel = _passages(
+        ("Blade Runner 2049", "Blade Runner 2049 is a 2017 American science fiction film "
+                              "directed by Denis Villeneuve, a sequel to the 1982 film."),
+        ("Denis Villeneuve", "Denis Villeneuve is a Canadian filmmaker. He was born in the "
+                             "town of Gentilly, Quebec, and studied film in Montreal."))
+    original = _passages(
+        ("Blade Runner", "Blade Runner is a 1982 science fiction film directed by Ridley "
+                         "Scott and starring Harrison Ford as Rick Deckard."),
+        ("Ridley Scott", "Sir Ridley Scott is an English film director. He was born in the "
+                         "town of South Shields and studied at the Royal College of Art."))
+    assert _graded(question, sequel[::-1]) == Confidence.LOW
+    assert _graded(question, original[::-1]) in (Confidence.MEDIUM, Confidence.HIGH)
+
+
+def test_a_legal_form_or_the_questions_own_word_keeps_the_name() -> None:
+    question = "On which island does most of the city where Carlsberg was founded lie?"
+    sources = _passages(
+        ("Carlsberg Group", "Carlsberg Group is a Danish multinational brewer founded in "
+                            "1847 by J. C. Jacobsen in the city of Copenhagen."),
+        ("Copenhagen", "Copenhagen is the capital of Denmark. Most of the city lies on the "
+                       "island of Zealand, with part on the island of Amager."))
+    assert _graded(question, sources[::-1]) in (Confidence.MEDIUM, Confidence.HIGH)
+
+
+def test_a_lead_passage_tied_to_nothing_the_question_names_is_low() -> None:
+    question = "How long is the river that flows through Albuquerque?"
+    city, river, elsewhere = _passages(
+        ("Albuquerque", "Albuquerque is the most populous city in New Mexico. The Rio Grande "
+                        "flows through the city from north to south."),
+        ("Rio Grande", "The Rio Grande is a river in North America, about 3,051 kilometres "
+                       "long, flowing from Colorado to the Gulf of Mexico."),
+        ("Rhone", "The Rhone is a river of Switzerland and France, 813 kilometres long, "
+                  "flowing through Lyon to the Mediterranean."))
+    assert _graded(question, [river, city]) in (Confidence.MEDIUM, Confidence.HIGH)
+    # the same evidence found, but the answer leads with a river nothing ties to Albuquerque
+    assert _graded(question, [elsewhere, city], [elsewhere, city, river]) == Confidence.LOW
+
+
+def test_a_comparison_needs_a_passage_about_each_thing_compared() -> None:
+    question = "Which band formed earlier, Nirvana or Radiohead?"
+    nirvana, radiohead, album = _passages(
+        ("Nirvana (band)", "Nirvana was an American rock band formed in Aberdeen, Washington, "
+                           "in 1987 by Kurt Cobain and Krist Novoselic."),
+        ("Radiohead", "Radiohead are an English rock band formed in Abingdon, Oxfordshire, "
+                      "in 1985 by Thom Yorke and his school friends."),
+        ("The Bends", "The Bends is the second studio album by the English rock band "
+                      "Radiohead, released in 1995 by Parlophone."))
+    assert _graded(question, [nirvana, radiohead]) in (Confidence.MEDIUM, Confidence.HIGH)
+    assert _graded(question, [nirvana, album]) == Confidence.LOW
