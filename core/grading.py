@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 
 from core.lexicon import lexicon
 from core.models import Confidence, QueryIntent, QuestionType, Source
+from core.rank import tied_to
 from core.search import SourceFailure
 from core.synthesis.extractive import NOT_ANSWERED
-from core.text import STOPWORDS, fold, phrase, plain_words, terms, title_subject
+from core.text import STOPWORDS, fold, opening, opening_subject, phrase, plain_words, terms
 from core.verify import VerifiedAnswer
 
 OLD_AFTER_YEARS = 5
@@ -156,7 +157,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         subjects=sum(1 for n in compared or things
                      if any(_about(n, s, question, subject_only=True) for s in pool)),
         subjects_needed=len(compared) or min(len(things), 1),
-        connected=not (cited and things) or _connected(cited[0], things, pool),
+        connected=not (cited and things) or tied_to(cited[0], things, pool),
     )
 
 
@@ -166,10 +167,10 @@ def _about(name: str, source: Source, question: str, subject_only: bool = False)
     a longer name, and the passage is the kind of thing the question says it is."""
     text = source.content or source.snippet
     if subject_only:
-        return _names_itself(name, (source.title, _subject_of(text)), question)
-    lead = phrase(f"{source.title} {_opening(text)}")
+        return _names_itself(name, (source.title, opening_subject(text)), question)
+    lead = phrase(f"{source.title} {opening(text)}")
     return (phrase(name) in lead and described_as(name, question) <= set(terms(lead))
-            and _names_itself(name, (source.title, _opening(text)), question))
+            and _names_itself(name, (source.title, opening(text)), question))
 
 
 def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:
@@ -209,41 +210,12 @@ def _extends(token: str) -> bool:
             and fold(token) not in _LEGAL_FORMS)
 
 
-_COPULA = re.compile(r"\s(?:is|was|are|were|has|had|have|became|refers)\s", re.I)
-
-
-def _subject_of(text: str) -> str:
-    """What a passage's first sentence is about: its words before the first "is" / "was"
-    ("The Massachusetts Institute of Technology (MIT) is ..."), or its opening words when it
-    has no such verb there. "Lausanne is a city on Lake Geneva" is not about Geneva."""
-    opening = _opening(text)
-    verb = _COPULA.search(opening)
-    return opening[:verb.start()] if verb else opening
-
-
 def _compared(names: list[str], question: str) -> list[str]:
     """The names a comparison weighs against each other: those after its comma ("Which club
     was founded first, Everton or Liverpool?"), or all of them."""
     _, comma, choices = question.partition(",")
     picked = [n for n in names if n in choices] if comma and " or " in choices else []
     return picked or names
-
-
-def _connected(lead: Source, names: list[str], found: Sequence[Source]) -> bool:
-    """Whether the passage an answer leads with is tied to what the question names: it names
-    one of them, or its subject is named by a passage that does (the second hop: the
-    university named in the founder's passage, for "the university the founder of Amazon
-    attended"). A passage tied to neither answers some other question."""
-    wanted = [phrase(n) for n in names]
-    if any(n in phrase(f"{lead.title} {lead.content or lead.snippet}") for n in wanted):
-        return True
-    subjects = {phrase(t) for t in (title_subject(lead.title),
-                                    _subject_of(lead.content or lead.snippet))} - {"\0"}
-    for other in found:
-        passage = phrase(f"{other.title} {other.content or other.snippet}")
-        if any(n in passage for n in wanted) and any(s in passage for s in subjects):
-            return True
-    return False
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
@@ -281,11 +253,6 @@ def described_as(name: str, question: str) -> set[str]:
             break
         words.append(word)
     return set()
-
-
-def _opening(text: str) -> str:
-    """The start of a passage, where it says what it is about."""
-    return " ".join(text.split()[:20])
 
 
 def closest_passages(verified: VerifiedAnswer) -> VerifiedAnswer:

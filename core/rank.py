@@ -13,7 +13,7 @@ import numpy as np
 from core.embedding import Embedder
 from core.models import Source
 from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
-from core.text import phrase, title_subject
+from core.text import opening_subject, phrase, title_subject
 
 
 async def rank_sources(
@@ -105,6 +105,24 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
         if subject in named:
             added.append(n)
     return added
+
+
+def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bool:
+    """Whether a passage is tied to what a question names: it names one of them, or its
+    subject is named by a passage among `found` that does (the second hop: the university
+    named in the founder's passage, for "the university the founder of Amazon attended").
+    A passage tied to neither answers some other question."""
+    wanted = [phrase(n) for n in names]
+    if any(n in phrase(f"{source.title} {source.content or source.snippet}") for n in wanted):
+        return True
+    subjects = {phrase(t) for t in (title_subject(source.title),
+                                    opening_subject(source.content or source.snippet))}
+    subjects.discard("\0")
+    for other in found:
+        passage = phrase(f"{other.title} {other.content or other.snippet}")
+        if any(n in passage for n in wanted) and any(s in passage for s in subjects):
+            return True
+    return False
 
 
 def _group(source: Source) -> str:

@@ -47,6 +47,23 @@ def plain_words(text: str) -> list[str]:
             if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
 
 
+def opening(text: str, words: int = 20) -> str:
+    """The start of a passage, where it says what it is about."""
+    return " ".join(text.split()[:words])
+
+
+_COPULA = re.compile(r"\s(?:is|was|are|were|has|had|have|became|refers)\s", re.I)
+
+
+def opening_subject(text: str) -> str:
+    """What a passage's first sentence is about: its words before the first "is" / "was"
+    ("The Massachusetts Institute of Technology (MIT) is ..."), or its opening words when it
+    has no such verb there. "Lausanne is a city on Lake Geneva" is not about Geneva."""
+    start = opening(text)
+    verb = _COPULA.search(start)
+    return start[:verb.start()] if verb else start
+
+
 def title_subject(title: str) -> str:
     """What a page is about: its title without a disambiguator or the site's name."""
     title = re.split(r"\s+[-|–—]\s+", title)[0]
