@@ -21,7 +21,16 @@ from core.models import Confidence, QueryIntent, QuestionType, Source
 from core.rank import tied_to
 from core.search import SourceFailure
 from core.synthesis.extractive import NOT_ANSWERED
-from core.text import STOPWORDS, fold, opening, opening_subject, phrase, plain_words, terms
+from core.text import (
+    STOPWORDS,
+    fold,
+    opening,
+    opening_subject,
+    phrase,
+    plain_words,
+    terms,
+    title_subject,
+)
 from core.verify import VerifiedAnswer
 
 OLD_AFTER_YEARS = 5
@@ -58,6 +67,7 @@ class Signals:
     subjects: int = 0  # how many are the subject of a passage (its title or first words)
     subjects_needed: int = 0  # one; every name when the question compares them
     connected: bool = True  # the lead passage names a name, or is what such a passage names
+    chained: bool = True  # a question through a go-between ("the director of X") cites one
 
 
 @dataclass(frozen=True)
@@ -120,7 +130,7 @@ def _confidence(evidence: Signals, outage: bool) -> Confidence:
     """Passages that only mention what the question names, without one about each name,
     answer at most with Low confidence."""
     # every name has a passage about it, and one of them is what a passage is about
-    about = (evidence.about == evidence.names and evidence.connected
+    about = (evidence.about == evidence.names and evidence.connected and evidence.chained
              and evidence.subjects >= evidence.subjects_needed)
     if (evidence.documents >= 2 and evidence.coverage >= HIGH_COVERAGE
             and evidence.best_relevance >= HIGH_RELEVANCE and not outage and about):
@@ -158,6 +168,8 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
                      if any(_about(n, s, question, subject_only=True) for s in pool)),
         subjects_needed=len(compared) or min(len(things), 1),
         connected=not (cited and things) or tied_to(cited[0], things, pool),
+        chained=not _through_another(question, things) or _second_hop(cited, things, pool,
+                                                                     question),
     )
 
 
@@ -208,6 +220,40 @@ def _extends(token: str) -> bool:
         return len(token) < 5 or token.isdigit()
     return (token[0].isupper() and token.casefold() not in STOPWORDS
             and fold(token) not in _LEGAL_FORMS)
+
+
+# "the director of", "the band whose", "the island on which": the question asks about
+# something it reaches through what it names
+_GO_BETWEEN = re.compile(r"\bthe\s+(?:[\w'-]+\s+){0,3}?(?:of|who|that|whose|which|where)\b",
+                         re.I)
+_ASKS_FOR = re.compile(r"^\W*(?:what|who|which)\s+(?:is|was|are|were)\s+$", re.I)
+
+
+def _through_another(question: str, names: list[str]) -> bool:
+    """Whether the question asks about a go-between of what it names ("where was the
+    director of Casablanca born?"), not about the named thing's own attribute ("what is the
+    capital of France?", where the phrase is what is asked for)."""
+    first = min((question.find(n) for n in names if n in question), default=-1)
+    return first > 0 and any(not _ASKS_FOR.match(question[:m.start()])
+                             for m in _GO_BETWEEN.finditer(question[:first]))
+
+
+def _second_hop(cited: Sequence[Source], names: list[str], found: Sequence[Source],
+                question: str) -> bool:
+    """Whether the answer cites the go-between: a passage about something that a passage
+    about one of the names names (Michael Curtiz, named in the passage about Casablanca).
+    Without it, "where was the director of Casablanca born?" has not been answered."""
+    firsts = [s for s in found if any(_about(n, s, question, subject_only=True)
+                                      for n in names)]
+    texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in firsts]
+    for source in cited:
+        if source in firsts:
+            continue
+        subjects = {phrase(t) for t in (title_subject(source.title),
+                                        opening_subject(source.content or source.snippet))}
+        if any(subject in text for subject in subjects - {"\0"} for text in texts):
+            return True
+    return False
 
 
 def _compared(names: list[str], question: str) -> list[str]:

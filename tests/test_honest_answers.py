@@ -281,3 +281,28 @@ def test_a_comparison_needs_a_passage_about_each_thing_compared() -> None:
                       "Radiohead, released in 1995 by Parlophone."))
     assert _graded(question, [nirvana, radiohead]) in (Confidence.MEDIUM, Confidence.HIGH)
     assert _graded(question, [nirvana, album]) == Confidence.LOW
+
+
+def test_a_question_through_a_go_between_needs_the_go_between_cited() -> None:
+    question = "In which city was the director of Casablanca born?"
+    film, director, other = _passages(
+        ("Casablanca (film)", "Casablanca is a 1942 film by the director Michael Curtiz. It "
+                              "was born of an unproduced play set in the city of Casablanca."),
+        ("Michael Curtiz", "Michael Curtiz was a Hungarian-American film director. He was "
+                           "born in the city of Budapest and directed Casablanca in 1942."),
+        ("Casablanca Port", "Casablanca Port is a port in the city of Casablanca, Morocco, and "
+                            "one of the largest artificial ports in the world."))
+    assert _graded(question, [director, film], [film, director, other]) in (
+        Confidence.MEDIUM, Confidence.HIGH)
+    # only the film's own passage: the director's birthplace was never found
+    assert _graded(question, [film, other], [film, director, other]) == Confidence.LOW
+
+
+def test_a_phrase_that_is_what_is_asked_for_is_no_go_between() -> None:
+    question = "What is the capital of France?"
+    country, city = _passages(
+        ("France", "France is a country in Western Europe. Its capital and largest city is "
+                   "Paris, on the river Seine."),
+        ("France (overview)", "France is a republic whose capital, Paris, has been the seat "
+                              "of its government for centuries."))
+    assert _graded(question, [country, city]) in (Confidence.MEDIUM, Confidence.HIGH)
