@@ -133,6 +133,7 @@ def _confidence(evidence: Signals, outage: bool) -> Confidence:
     about = (evidence.about == evidence.names and evidence.connected and evidence.chained
              and evidence.subjects >= evidence.subjects_needed)
     if (evidence.documents >= 2 and evidence.coverage >= HIGH_COVERAGE
+            and not evidence.missing_terms  # nothing the question names is left unmentioned
             and evidence.best_relevance >= HIGH_RELEVANCE and not outage and about):
         return Confidence.HIGH
     if (about and evidence.coverage >= MEDIUM_COVERAGE

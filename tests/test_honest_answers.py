@@ -306,3 +306,21 @@ def test_a_phrase_that_is_what_is_asked_for_is_no_go_between() -> None:
         ("France (overview)", "France is a republic whose capital, Paris, has been the seat "
                               "of its government for centuries."))
     assert _graded(question, [country, city]) in (Confidence.MEDIUM, Confidence.HIGH)
+
+
+def test_high_needs_the_cited_text_to_mention_everything_the_question_names() -> None:
+    question = "How many seats does the Riverside Velodrome have for concerts and cycling?"
+    full = _passages(
+        ("Riverside Velodrome", "The Riverside Velodrome is a cycling arena in Riverside. It "
+                                "has 4,200 seats for cycling and 6,000 for concerts."),
+        ("Riverside Velodrome history", "The Riverside Velodrome opened in 1998; its cycling "
+                                        "track and concerts draw full seats each season."),
+        relevance=0.8)
+    partial = _passages(
+        ("Riverside Velodrome", "The Riverside Velodrome is a cycling arena in Riverside. It "
+                                "has 4,200 seats for cycling races."),
+        ("Riverside Velodrome history", "The Riverside Velodrome opened in 1998; its cycling "
+                                        "track draws full seats each season."),
+        relevance=0.8)
+    assert _graded(question, full) == Confidence.HIGH
+    assert _graded(question, partial) == Confidence.MEDIUM  # concerts are never mentioned
