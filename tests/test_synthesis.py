@@ -90,3 +90,27 @@ async def test_the_lead_names_what_the_question_asks_for(embedder: Any) -> None:
         question, detect_intent(question), sources)
     assert "1793" in draft.summary
     assert draft.summary.startswith("The Louvre is")  # "The museum opened" keeps its subject
+
+
+async def test_the_lead_comes_from_a_passage_tied_to_what_the_question_names(
+        embedder: Any) -> None:
+    """A close match about some other river does not lead an answer about Albuquerque's."""
+    question = "How long is the river that flows through Albuquerque?"
+    sources = [
+        Source(id="s1", title="Rhone", path="/kb/1.md", document_id="d1",
+               metadata=SourceMetadata(relevance=0.7),
+               content="The Rhone is a long river that flows through Lyon; it is 813 "
+                       "kilometres long."),
+        Source(id="s2", title="Albuquerque", path="/kb/2.md", document_id="d2",
+               metadata=SourceMetadata(relevance=0.6),
+               content="Albuquerque is the largest city in New Mexico. The Rio Grande flows "
+                       "through the city."),
+        Source(id="s3", title="Rio Grande", path="/kb/3.md", document_id="d3",
+               metadata=SourceMetadata(relevance=0.6),
+               content="The Rio Grande is a river in North America, about 3,051 kilometres "
+                       "long from Colorado to the Gulf of Mexico."),
+    ]
+    draft = await ExtractiveSynthesizer(embedder).synthesize(
+        question, detect_intent(question), sources)
+    assert "Rhone" not in draft.summary
+    assert "Rio Grande" in draft.summary

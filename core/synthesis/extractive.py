@@ -17,9 +17,10 @@ import numpy as np
 
 from core.embedding import Embedder
 from core.models import Citation, QueryIntent, QuestionType, Source
+from core.rank import tied_to
 from core.ranking import maximal_marginal_relevance
 from core.synthesis.base import Draft
-from core.text import STOPWORDS, sentences, terms
+from core.text import STOPWORDS, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."
 NOT_ANSWERED = NO_ANSWER
@@ -97,8 +98,12 @@ class ExtractiveSynthesizer:
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
-        lead = max(chosen, key=lambda c: c.score)
-        answering = [c for c in chosen if c.bonus >= ANSWER_TYPE_BONUS]
+        # the lead comes from a passage tied to what the question names, where one was picked
+        names = [e for e in intent.entities if plain_words(e)]
+        tied = [c for c in chosen if tied_to(sources[c.source_index], names, sources)]
+        leads = tied if names and tied else chosen
+        lead = max(leads, key=lambda c: c.score)
+        answering = [c for c in leads if c.bonus >= ANSWER_TYPE_BONUS]
         if lead.bonus < ANSWER_TYPE_BONUS and answering:
             # the sentence that holds the answer next to the question's words goes first,
             # when it is nearly as good a match: "... was born in Budapest" before "Casablanca
