@@ -250,3 +250,29 @@ async def test_the_same_page_from_two_providers_is_one_source(fake: FakeWeb, ses
     ranked = await rank_sources("How long do cats sleep?", [from_tavily, from_searxng],
                                 embedder, 10, 3, 0.0)
     assert [s.url for s in ranked].count(from_tavily[0].url) == 1
+
+
+async def test_calls_cut_off_from_outside_count_and_never_hold_the_circuit() -> None:
+    """The search stage's own timeout cancels a slow call: five in a row open the circuit,
+    and a half-open trial that is cut off lets a later trial through (it used to stay paused
+    for the life of the process)."""
+    breaker = CircuitBreaker(threshold=5, reset_s=0.1)
+    policy = _policy("slow", attempts=1, breaker=breaker)
+    answer: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+
+    async def never() -> list[str]:
+        await asyncio.Event().wait()
+        return []
+
+    for n in range(5):
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(policy.call(f"q{n}", never), 0.01)
+    assert breaker.state == "open"
+    await asyncio.sleep(0.12)
+    with pytest.raises(TimeoutError):  # the half-open trial, cut off too
+        await asyncio.wait_for(policy.call("trial", never), 0.01)
+    assert breaker.state == "open"
+    await asyncio.sleep(0.12)
+    answer.set_result(["a passage"])
+    assert await policy.call("again", lambda: answer) == ["a passage"]
+    assert breaker.state == "closed"

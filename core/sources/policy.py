@@ -159,6 +159,16 @@ class SourcePolicy:
                 return cached
         if not self.breaker.allow():
             raise self.breaker.paused_error(self.name)
+        try:
+            return await self._attempt(cache_key, fetch)
+        except asyncio.CancelledError:
+            # Cut off from outside (the search stage's own timeout, a cancelled job): to the
+            # user the source did not answer in time. Counting it keeps a half-open trial
+            # from holding the circuit paused for the life of the process.
+            self.breaker.failed(SourceTimeoutError(self.name, "cut off before it answered"))
+            raise
+
+    async def _attempt(self, cache_key: str, fetch: Callable[[], Awaitable[T]]) -> T:
         for attempt in range(1, self._attempts + 1):
             try:
                 async with self._limit:
