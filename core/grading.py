@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from core.lexicon import lexicon
 from core.models import Confidence, QueryIntent, QuestionType, Source
-from core.rank import tied_to
+from core.rank import subjects_of, tied_to
 from core.search import SourceFailure
 from core.synthesis.extractive import NOT_ANSWERED
 from core.text import (
@@ -29,7 +29,6 @@ from core.text import (
     phrase,
     plain_words,
     terms,
-    title_subject,
 )
 from core.verify import VerifiedAnswer
 
@@ -155,6 +154,8 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     things = [n for n in names if not n[:1].isdigit()]  # names, not numbers
     compared = _compared(things, question) \
         if intent.question_type == QuestionType.COMPARISON else []
+    subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
+                  for n in things}  # the passages whose title or first words are about n
     return Signals(
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
@@ -165,25 +166,27 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         missing_names=[n for n in names if not any(phrase(n) in p for p in passages)],
         names=len(things),
         about=sum(1 for n in things if any(_about(n, s, question) for s in pool)),
-        subjects=sum(1 for n in compared or things
-                     if any(_about(n, s, question, subject_only=True) for s in pool)),
+        subjects=sum(1 for n in compared or things if subject_of[n]),
         subjects_needed=len(compared) or min(len(things), 1),
         connected=not (cited and things) or tied_to(cited[0], things, pool),
-        chained=not _through_another(question, things) or _second_hop(cited, things, pool,
-                                                                     question),
+        chained=not _through_another(question, things)
+        or _second_hop(cited, [s for n in things for s in subject_of[n]]),
     )
 
 
-def _about(name: str, source: Source, question: str, subject_only: bool = False) -> bool:
+def _about(name: str, source: Source, question: str) -> bool:
     """Whether a passage is about the named thing: the name stands in its title or opening
-    words (with `subject_only`, before the first sentence's verb) on its own, not as part of
-    a longer name, and the passage is the kind of thing the question says it is."""
-    text = source.content or source.snippet
-    if subject_only:
-        return _names_itself(name, (source.title, opening_subject(text)), question)
-    lead = phrase(f"{source.title} {opening(text)}")
+    words on its own, not as part of a longer name, and the passage is the kind of thing the
+    question says it is."""
+    start = opening(source.content or source.snippet)
+    lead = phrase(f"{source.title} {start}")
     return (phrase(name) in lead and described_as(name, question) <= set(terms(lead))
-            and _names_itself(name, (source.title, opening(text)), question))
+            and _names_itself(name, (source.title, start), question))
+
+
+def _subject_texts(source: Source) -> tuple[str, str]:
+    """Where a passage says what it is: its title, and its first words before the verb."""
+    return source.title, opening_subject(source.content or source.snippet)
 
 
 def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:
@@ -239,22 +242,14 @@ def _through_another(question: str, names: list[str]) -> bool:
                              for m in _GO_BETWEEN.finditer(question[:first]))
 
 
-def _second_hop(cited: Sequence[Source], names: list[str], found: Sequence[Source],
-                question: str) -> bool:
-    """Whether the answer cites the go-between: a passage about something that a passage
-    about one of the names names (Michael Curtiz, named in the passage about Casablanca).
-    Without it, "where was the director of Casablanca born?" has not been answered."""
-    firsts = [s for s in found if any(_about(n, s, question, subject_only=True)
-                                      for n in names)]
+def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:
+    """Whether the answer cites the go-between: a passage about something that one of the
+    `firsts` (passages about what the question names) names: Michael Curtiz, named in the
+    passage about Casablanca. Without it, "where was the director of Casablanca born?" has
+    not been answered."""
     texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in firsts]
-    for source in cited:
-        if source in firsts:
-            continue
-        subjects = {phrase(t) for t in (title_subject(source.title),
-                                        opening_subject(source.content or source.snippet))}
-        if any(subject in text for subject in subjects - {"\0"} for text in texts):
-            return True
-    return False
+    return any(subject in text for source in cited if source not in firsts
+               for subject in subjects_of(source) for text in texts)
 
 
 def _compared(names: list[str], question: str) -> list[str]:
@@ -358,4 +353,3 @@ def listing(items: Sequence[str], conjunction: str = "or") -> str:
 def _oldest_year(sources: list[Source]) -> int | None:
     years = [s.metadata.published_at.year for s in sources if s.metadata.published_at]
     return min(years) if years else None
-

@@ -107,6 +107,12 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
     return added
 
 
+def subjects_of(source: Source) -> set[str]:
+    """What a passage is about, as phrases: its title's subject and its first words'."""
+    text = source.content or source.snippet
+    return {phrase(title_subject(source.title)), phrase(opening_subject(text))} - {"\0"}
+
+
 def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bool:
     """Whether a passage is tied to what a question names: it names one of them, or its
     subject is named by a passage among `found` that does (the second hop: the university
@@ -115,9 +121,7 @@ def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bo
     wanted = [phrase(n) for n in names]
     if any(n in phrase(f"{source.title} {source.content or source.snippet}") for n in wanted):
         return True
-    subjects = {phrase(t) for t in (title_subject(source.title),
-                                    opening_subject(source.content or source.snippet))}
-    subjects.discard("\0")
+    subjects = subjects_of(source)
     for other in found:
         passage = phrase(f"{other.title} {other.content or other.snippet}")
         if any(n in passage for n in wanted) and any(s in passage for s in subjects):

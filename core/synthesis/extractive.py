@@ -100,8 +100,9 @@ class ExtractiveSynthesizer:
         chosen = [candidates[n] for n in picked]
         # the lead comes from a passage tied to what the question names, where one was picked
         names = [e for e in intent.entities if plain_words(e)]
-        tied = [c for c in chosen if tied_to(sources[c.source_index], names, sources)]
-        leads = tied if names and tied else chosen
+        tied = {n for n in {c.source_index for c in chosen} if names
+                and tied_to(sources[n], names, sources)}  # each passage looked at once
+        leads = [c for c in chosen if c.source_index in tied] or chosen
         lead = max(leads, key=lambda c: c.score)
         answering = [c for c in leads if c.bonus >= ANSWER_TYPE_BONUS]
         if lead.bonus < ANSWER_TYPE_BONUS and answering:
