@@ -8,7 +8,7 @@ import aiohttp
 
 from core.models import Source
 from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy, get_text, parse_xml
+from core.sources.policy import SourcePolicy, parse_xml
 from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
@@ -33,9 +33,9 @@ class ArxivSource:
         expression = " AND ".join(f"all:{word}" for word in words)
 
         async def fetch() -> str:
-            return await get_text(self._session, self.name, self._api_url, {
+            return await self._policy.get_text(self._session, self._api_url, {
                 "search_query": expression, "start": "0", "max_results": str(limit),
-                "sortBy": "relevance"}, max_bytes=self._policy.max_response_bytes)
+                "sortBy": "relevance"})
 
         return parse_feed(await self._policy.call(f"{expression}|{limit}", fetch), limit)
 

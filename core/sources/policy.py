@@ -150,6 +150,28 @@ class SourcePolicy:
         """Wait for the rate limit: for each further request a call makes after its first."""
         await self._bucket.acquire()
 
+    async def get_text(self, session: aiohttp.ClientSession, url: str,
+                       params: dict[str, Any] | None = None) -> str:
+        """The body of a GET to this source's API, decoded; at most `max_response_bytes`
+        are read."""
+        body, charset = await _get_bytes(session, self.name, url, params, None,
+                                         self.max_response_bytes)
+        return body.decode(charset or "utf-8", "replace")
+
+    async def get_json(self, session: aiohttp.ClientSession, url: str,
+                       params: dict[str, Any] | None = None) -> Any:
+        """The JSON answer of a GET; its parse is bounded by the byte cap (and nesting by the
+        interpreter's recursion limit, reported as malformed)."""
+        body, _ = await _get_bytes(session, self.name, url, params,
+                                   {"Accept": "application/json"}, self.max_response_bytes)
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise SourceError(self.name, "the response was not valid JSON") from None
+        except RecursionError:
+            raise SourceError(self.name, "the response was not valid JSON (nested too "
+                                         "deeply)") from None
+
     async def call(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
         """`fetch()` under the policy; its result cached under (source, key)."""
         cache_key = f"source:{self.name}:{key}"
@@ -211,32 +233,7 @@ class SourcePolicy:
         raise AssertionError("unreachable")
 
 
-async def get_text(session: aiohttp.ClientSession, source: str, url: str,
-                   params: dict[str, Any] | None = None,
-                   headers: dict[str, str] | None = None, *,
-                   max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> str:
-    """The body of a GET to the source's API, decoded; at most `max_bytes` are read."""
-    body, charset = await get_bytes(session, source, url, params, headers, max_bytes)
-    return body.decode(charset or "utf-8", "replace")
-
-
-async def get_json(session: aiohttp.ClientSession, source: str, url: str,
-                   params: dict[str, Any] | None = None, *,
-                   max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> Any:
-    """The JSON answer of a GET; its parse is bounded by the byte cap (and nesting by the
-    interpreter's recursion limit, reported as malformed)."""
-    body, _ = await get_bytes(session, source, url, params, {"Accept": "application/json"},
-                              max_bytes)
-    try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise SourceError(source, "the response was not valid JSON") from None
-    except RecursionError:
-        raise SourceError(source, "the response was not valid JSON (nested too deeply)") \
-            from None
-
-
-async def get_bytes(session: aiohttp.ClientSession, source: str, url: str,
+async def _get_bytes(session: aiohttp.ClientSession, source: str, url: str,
                     params: dict[str, Any] | None, headers: dict[str, str] | None,
                     max_bytes: int) -> tuple[bytes, str | None]:
     """The body and charset of a GET to `url`, the source's configured API: that endpoint is

@@ -11,7 +11,7 @@ import aiohttp
 from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy, get_json, get_text, parse_xml
+from core.sources.policy import SourcePolicy, parse_xml
 from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
@@ -32,22 +32,21 @@ class PubMedSource:
         limit = min(query.limit, 20)
 
         async def fetch() -> list[dict[str, Any]]:
-            found = await get_json(self._session, self.name, f"{self._api_url}/esearch.fcgi", {
+            found = await self._policy.get_json(self._session, f"{self._api_url}/esearch.fcgi", {
                 "db": "pubmed", "term": query.text, "retmode": "json", "retmax": str(limit),
-                "sort": "relevance", **self._key}, max_bytes=self._policy.max_response_bytes)
+                "sort": "relevance", **self._key})
             ids = _ids(found)[:limit]
             if not ids:
                 return []
             await self._policy.pace()  # NCBI counts every request, not every search
-            summary = await get_json(
-                self._session, self.name, f"{self._api_url}/esummary.fcgi",
-                {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._key},
-                max_bytes=self._policy.max_response_bytes)
+            summary = await self._policy.get_json(
+                self._session, f"{self._api_url}/esummary.fcgi",
+                {"db": "pubmed", "id": ",".join(ids), "retmode": "json", **self._key})
             await self._policy.pace()
-            abstracts = parse_abstracts(await get_text(
-                self._session, self.name, f"{self._api_url}/efetch.fcgi",
+            abstracts = parse_abstracts(await self._policy.get_text(
+                self._session, f"{self._api_url}/efetch.fcgi",
                 {"db": "pubmed", "id": ",".join(ids), "retmode": "xml",
-                 "rettype": "abstract", **self._key}, max_bytes=self._policy.max_response_bytes))
+                 "rettype": "abstract", **self._key}))
             result = summary.get("result") if isinstance(summary, dict) else None
             if not isinstance(result, dict):
                 raise SourceError(self.name, "esummary: unexpected response shape")

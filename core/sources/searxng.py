@@ -9,7 +9,7 @@ import aiohttp
 from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy, get_json
+from core.sources.policy import SourcePolicy
 from core.sources.web import parse_date, web_source
 
 
@@ -30,8 +30,7 @@ class SearxngSource:
             params["time_range"] = "month"
 
         async def fetch() -> Any:
-            return await get_json(self._session, self.name, self._url, params,
-                                  max_bytes=self._policy.max_response_bytes)
+            return await self._policy.get_json(self._session, self._url, params)
 
         data = await self._policy.call(repr(sorted(params.items())), fetch)
         results = data.get("results") if isinstance(data, dict) else None

@@ -10,7 +10,7 @@ import aiohttp
 from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy, get_json
+from core.sources.policy import SourcePolicy
 from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
@@ -32,20 +32,19 @@ class WikipediaSource:
         limit = min(query.limit, 10)
 
         async def fetch() -> list[dict[str, Any]]:
-            found = await get_json(self._session, self.name, api, {
+            found = await self._policy.get_json(self._session, api, {
                 "action": "query", "list": "search", "srsearch": query.text,
                 "srlimit": str(limit), "format": "json", "formatversion": "2",
-                "srprop": "snippet|timestamp"}, max_bytes=self._policy.max_response_bytes)
+                "srprop": "snippet|timestamp"})
             hits = _records(_path(found, "query", "search"))[:limit]
             if not hits:
                 return []
             ids = [str(hit["pageid"]) for hit in hits if "pageid" in hit]
             await self._policy.pace()
-            pages = await get_json(self._session, self.name, api, {
+            pages = await self._policy.get_json(self._session, api, {
                 "action": "query", "prop": "extracts|info", "pageids": "|".join(ids),
                 "explaintext": "1", "exintro": "0", "exchars": "4000", "inprop": "url",
-                "format": "json", "formatversion": "2"},
-                max_bytes=self._policy.max_response_bytes)
+                "format": "json", "formatversion": "2"})
             by_id = {str(p.get("pageid")): p for p in _records(_path(pages, "query", "pages"))}
             return [{**hit, **by_id.get(str(hit.get("pageid")), {})} for hit in hits]
 
