@@ -33,7 +33,7 @@ from core.embedding import OnnxMiniLMEmbedder
 from core.kb.knowledge_base import KnowledgeBase
 from core.vectors import open_chroma
 from tests.chat_harness import Options
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, Indexed
 from tests.discord_harness import serve_discord
 from tests.slack_harness import mention, serve_slack
 
@@ -47,7 +47,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def _parts(workdir: Path) -> tuple[Path, Any, Any, Any, Any]:
+async def _parts(workdir: Path) -> tuple[Indexed, Any]:
     corpus = workdir / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     for name, text in CORPUS.items():
@@ -56,15 +56,14 @@ async def _parts(workdir: Path) -> tuple[Path, Any, Any, Any, Any]:
     chroma = open_chroma(workdir / "chroma", None)
     embedder = OnnxMiniLMEmbedder()
     knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
-    return corpus, engine, chroma, embedder, knowledge_base
+    return Indexed(engine, chroma, knowledge_base, corpus, workdir), embedder
 
 
 async def discord_burst(workdir: Path, count: int, research_s: float
                         ) -> tuple[list[Any], list[Any]]:
-    corpus, engine, chroma, embedder, knowledge_base = await _parts(workdir)
+    world, embedder = await _parts(workdir)
     options = Options(delay_s=research_s, per_user=5, per_tenant=count * 2)
-    async with serve_discord(options, engine, chroma, embedder, knowledge_base,
-                             corpus) as bot:
+    async with serve_discord(options, world, embedder) as bot:
         fake = bot.discord
         await fake.interaction(QUESTIONS[0], user_id="700000000000000999")  # warm-up
         await bot.wait_answers(1, within_s=120)
@@ -89,7 +88,7 @@ async def discord_burst(workdir: Path, count: int, research_s: float
                 answered[token] = answered.get(token, 0) + 1
         once = sum(1 for _, token in sends if answered.get(token) == 1)
         researched = len(bot.requests) - 1
-    await engine.dispose()
+    await world.engine.dispose()
     return [["defer (interaction callback)", f"{statistics.median(defer_s) * 1000:.0f}",
              f"{percentile(defer_s, 0.99) * 1000:.0f}", f"{max(defer_s) * 1000:.0f}"]], \
         [[count, once, researched, f"{wall:.1f}", f"{count * research_s / wall:.1f}"]]
@@ -97,10 +96,9 @@ async def discord_burst(workdir: Path, count: int, research_s: float
 
 async def slack_burst(workdir: Path, count: int, research_s: float
                       ) -> tuple[list[Any], list[Any]]:
-    corpus, engine, chroma, embedder, knowledge_base = await _parts(workdir)
+    world, embedder = await _parts(workdir)
     options = Options(delay_s=research_s, per_user=5, per_tenant=count * 2)
-    async with serve_slack(options, engine, chroma, embedder, knowledge_base,
-                           corpus) as server:
+    async with serve_slack(options, world, embedder) as server:
         # One warm-up question: the first request pays for bolt's auth.test and model loads.
         await server.post(mention(QUESTIONS[0], event_id="EvWarm", ts="1600000000.000001"))
         await server.wait_answers(1, within_s=120)
@@ -131,7 +129,7 @@ async def slack_burst(workdir: Path, count: int, research_s: float
         ack_s = [delay for _, delay, _ in sends]
         answers = len(server.answers()) - 1
         statuses = {status for *_, status in sends}
-    await engine.dispose()
+    await world.engine.dispose()
     return [
         ["HTTP ack", f"{statistics.median(ack_s) * 1000:.0f}",
          f"{percentile(ack_s, 0.99) * 1000:.0f}", f"{max(ack_s) * 1000:.0f}"],

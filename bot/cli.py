@@ -122,7 +122,6 @@ def _fail(message: str, code: int) -> int:
 
 
 async def _ask(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import render_progress
     from bot.wiring import open_research
     from core.intake import validate_question
     from core.models import Depth, ResearchRequest
@@ -136,12 +135,9 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
         bypass_cache=args.no_cache,
     )
 
-    def progress(event: Any) -> None:
-        if not args.json:
-            print(render_progress(event), file=sys.stderr, flush=True)
-
     async with open_research(settings) as research:
-        result = await research.pipeline.run(request, progress)
+        job_id = await research.jobs.submit(request)
+        result = await _followed(research.jobs, job_id, args.json)
         files, _ = await research.knowledge_base.stats(request.tenant)
     if not files:
         print(f"hint: the knowledge base of tenant '{request.tenant}' is empty; add documents "
@@ -151,21 +147,27 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _improve(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import render_progress
     from bot.wiring import open_research
     from core.intake import validate_question
 
     validate_question(args.feedback, what="feedback")
-
-    def progress(event: Any) -> None:
-        if not args.json:
-            print(render_progress(event), file=sys.stderr, flush=True)
-
     async with open_research(settings) as research:
-        result = await research.pipeline.improve(args.feedback, args.tenant or settings.tenant,
-                                                 args.job, progress)
+        job_id = await research.jobs.improve(args.feedback, args.tenant or settings.tenant,
+                                             args.job)
+        result = await _followed(research.jobs, job_id, args.json)
     _print_result(result, args.json)
     return EXIT_OK
+
+
+async def _followed(jobs: Any, job_id: str, quiet: bool) -> Any:
+    """The job's result, its progress printed on stderr meanwhile (unless `quiet`)."""
+    from adapters.cli import render_progress
+
+    async for event in jobs.events(job_id):
+        progress = event.progress_event()
+        if progress is not None and not quiet:
+            print(render_progress(progress), file=sys.stderr, flush=True)
+    return await jobs.answer(job_id)
 
 
 def _print_result(result: Any, as_json: bool) -> None:
@@ -219,14 +221,19 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 async def _show(args: argparse.Namespace, settings: Any) -> int:
     from adapters.cli import render_answer_markdown
     from bot.wiring import open_store
+    from core.jobs.delivery import DeliveryStore
     from core.models import ResearchResult
 
     async with open_store(settings) as store:
         job = await store.get(args.job_id)
+        delivery = await DeliveryStore(store.engine).get(job.id)
     if args.json:
         from adapters.cli import json_safe
 
-        print(json_safe(job.model_dump_json(indent=2)))
+        shown = job.model_dump(mode="json")
+        if delivery is not None:
+            shown["delivery"] = _delivery_json(delivery)
+        print(json_safe(json.dumps(shown, indent=2, ensure_ascii=False)))
         return EXIT_OK
     print(f"job {job.id}: {job.status.value} (stage {job.stage or '-'}, "
           f"{job.progress:.0%}) · {job.platform} · tenant {job.tenant}")
@@ -234,6 +241,8 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     print(f"created {job.created_at:%Y-%m-%d %H:%M:%S} · completed {finished}")
     if job.error:
         print(f"error: {job.error}")
+    if delivery is not None:
+        print(_delivery_line(delivery))
     if job.result:
         print()
         print(render_answer_markdown(ResearchResult.model_validate(job.result)))
@@ -248,6 +257,17 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     print()
     print("metrics: " + json.dumps(metrics, sort_keys=True))
     return EXIT_OK
+
+
+def _delivery_json(delivery: dict[str, Any]) -> dict[str, Any]:
+    return {key: delivery[key] for key in ("platform", "status", "attempts", "error")}
+
+
+def _delivery_line(delivery: dict[str, Any]) -> str:
+    attempts = delivery["attempts"]
+    line = (f"delivery to {delivery['platform']}: {delivery['status']} after {attempts} "
+            f"attempt{'s' if attempts != 1 else ''}")
+    return f"{line}; last error: {delivery['error']}" if delivery["error"] else line
 
 
 async def _check(args: argparse.Namespace, settings: Any) -> int:

@@ -60,12 +60,19 @@ class ChatSettings(BaseModel):
     max_queue_seconds: float = Field(
         default=20.0, ge=0, description="A question over a limit waits in a queue up to this "
         "long; beyond it, it is refused with a friendly message saying when to ask again.")
-    redis_url: str | None = Field(
+    redis_url: SecretStr | None = Field(
         default=None, description="Redis URL (redis://host:6379/0): event dedupe and question "
         "limits shared by every bot process. Default: kept in each process.")
     event_ttl_seconds: float = Field(
         default=3600.0, gt=0, description="How long a delivered event id is remembered, so "
         "that a platform's re-delivery is answered once.")
+    delivery_retry_minutes: float = Field(
+        default=10.0, ge=0, description="How long an answer's delivery is retried (with "
+        "backoff) while Slack or Discord answers 429, 5xx or not at all; then the delivery "
+        "is recorded as failed on the job (researchbot show).")
+    delivery_first_wait_seconds: float = Field(
+        default=2.0, gt=0, description="The first wait before a delivery is retried; each "
+        "next wait doubles, up to a minute.")
 
     @field_validator("redis_url", mode="before")
     @classmethod
@@ -194,7 +201,9 @@ class Settings(BaseSettings):
     def store_url(self) -> str:
         from core.db import sqlite_url
 
-        return self.store.url or sqlite_url(str(self.data_dir / "researchbot.sqlite3"))
+        if self.store.url is not None:
+            return self.store.url.get_secret_value()
+        return sqlite_url(str(self.data_dir / "researchbot.sqlite3"))
 
 
 def config_path(explicit: Path | None = None) -> Path | None:

@@ -33,6 +33,9 @@ async def run_discord(settings: Settings) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     point_at(config)
+    from bot.doctor import require_models
+
+    await require_models(settings)
     async with open_research(settings) as research, open_desk(settings, research) as desk:
         if config.shards is None:
             client: ResearchBot = ResearchBot(desk, dev_guild=config.dev_guild_id,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,8 @@ from typing import Any, Literal
 from bot.config import Settings
 from core.errors import ConfigurationError
 from core.redact import redact, safe_url
+
+log = logging.getLogger(__name__)
 
 Status = Literal["ok", "FAIL", "off"]
 SOURCE_TIMEOUT_S = 3.0
@@ -103,10 +106,10 @@ async def check_vectors(settings: Settings) -> Check:
 
 
 async def check_redis(settings: Settings) -> Check:
-    url = settings.chat.redis_url
-    if url is None:
+    if settings.chat.redis_url is None:
         return Check("redis", "chat.redis_url", "off",
                      "not configured: chat limits and dedupe kept in each process")
+    url = settings.chat.redis_url.get_secret_value()
 
     async def probe() -> str:
         from redis.asyncio import Redis
@@ -172,15 +175,9 @@ async def check_model(settings: Settings, setting: str, model: str, call: bool) 
         provider = await asyncio.to_thread(model_provider, setting, model, config.api_base)
         if not call:
             return f"{model}: provider {provider!r} known (not called; --call-models to try it)"
-        import litellm
-
-        key = config.api_key.get_secret_value() if config.api_key else None
         started = time.monotonic()
         try:
-            await litellm.acompletion(
-                model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=1,
-                api_base=config.api_base, api_key=key, timeout=SERVICE_TIMEOUT_S,
-                num_retries=0, max_retries=0)
+            await _call_model(settings, model)
         except Exception as error:  # litellm raises many types; named, body not repeated
             raise ConfigurationError(f"{model}: called: {_model_failure(error)}") from None
         return f"{model}: called, answered in {time.monotonic() - started:.1f} s"
@@ -188,10 +185,48 @@ async def check_model(settings: Settings, setting: str, model: str, call: bool) 
     return await _row("model", setting, probe, SERVICE_TIMEOUT_S)
 
 
+async def _call_model(settings: Settings, model: str) -> None:
+    """One completion of one token: the cheapest proof that the key and the model work."""
+    import litellm
+
+    config = settings.llm
+    key = config.api_key.get_secret_value() if config.api_key else None
+    await litellm.acompletion(
+        model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=1,
+        api_base=config.api_base, api_key=key, timeout=SERVICE_TIMEOUT_S,
+        num_retries=0, max_retries=0)
+
+
 def _model_failure(error: Exception) -> str:
     """A provider's error body can echo the request, key included: only its kind and status."""
     status = getattr(error, "status_code", None)
-    return f"{type(error).__name__}" + (f" (HTTP {status})" if isinstance(status, int) else "")
+    kind = f"{type(error).__name__}" + (f" (HTTP {status})" if isinstance(status, int) else "")
+    if status in (401, 403):
+        return f"{kind}: the provider refused the key: fix llm.api_key"
+    if status == 404:
+        return f"{kind}: the provider does not know this model: fix the model name"
+    return kind
+
+
+async def require_models(settings: Settings) -> None:
+    """A bot's start-up check (llm.check_at_start): one cheap call to each configured model.
+    A refused key or an unknown model is a ConfigurationError naming the setting; a model
+    that is only unreachable or busy now is logged, and the bot starts."""
+    if not settings.llm.enabled or not settings.llm.check_at_start:
+        return
+    from core.providers import llm_models, model_provider
+
+    for setting, model in dict.fromkeys(llm_models(settings.llm)):
+        model_provider(setting, model, settings.llm.api_base)
+        try:
+            await _call_model(settings, model)
+        except Exception as error:  # litellm raises many types; sorted by status
+            status = getattr(error, "status_code", None)
+            if status in (401, 403, 404):
+                raise ConfigurationError(f"{setting}: {model}: {_model_failure(error)} "
+                                         "(llm.check_at_start=false skips this check)") from None
+            log.warning("%s: %s did not answer the start-up check (%s); starting anyway",
+                        setting, model, _model_failure(error))
 
 
 # ---- the web sources ---------------------------------------------------------------------

@@ -64,6 +64,9 @@ async def run_slack(settings: Settings) -> None:
         and slack.bot_token else None
     client = web_client(token, slack.api_base_url)
     secret = slack.signing_secret.get_secret_value() if slack.signing_secret else ""
+    from bot.doctor import require_models
+
+    await require_models(settings)
     async with open_research(settings) as research, open_desk(settings, research) as desk:
         oauth = await oauth_settings(slack, research.engine) if slack.client_id else None
         app = build_app(desk, secret, client, oauth)

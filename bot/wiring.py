@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.conversations import ConversationStore
     from core.embedding import Embedder
     from core.fetch import PageReader
+    from core.jobs.service import JobService
     from core.kb.knowledge_base import KnowledgeBase
     from core.pipeline import ResearchPipeline
     from core.sources.base import SearchSource
@@ -32,6 +33,7 @@ class Research:
     """The wired research core: what front ends submit requests to."""
 
     pipeline: ResearchPipeline
+    jobs: JobService
     knowledge_base: KnowledgeBase
     conversations: ConversationStore
     engine: AsyncEngine
@@ -149,13 +151,27 @@ async def open_research(settings: Settings, *,
             worker=worker_id(),
             loop=loop,
         )
+        jobs = build_jobs(pipeline, store, engine, settings)
         try:
-            yield Research(pipeline, knowledge_base, ConversationStore(engine), engine)
+            yield Research(pipeline, jobs, knowledge_base, ConversationStore(engine), engine)
         finally:
+            await jobs.close()
             index_cache.close()
     finally:
         await stack.aclose()
         await engine.dispose()
+
+
+def build_jobs(pipeline: ResearchPipeline, store: JobStore, engine: AsyncEngine,
+               settings: Settings) -> JobService:
+    """The job service over an opened pipeline and database."""
+    from core.jobs.delivery import DeliveryStore, RetryPolicy
+    from core.jobs.events import JobEvents
+    from core.jobs.service import JobService
+
+    retry = RetryPolicy(first_wait_s=settings.chat.delivery_first_wait_seconds,
+                        give_up_after_s=settings.chat.delivery_retry_minutes * 60)
+    return JobService(pipeline, store, JobEvents(engine), DeliveryStore(engine), retry)
 
 
 @dataclass
@@ -259,7 +275,7 @@ async def open_desk(settings: Settings, research: Research) -> AsyncIterator[Res
     limits = (chat.user_questions_per_minute, chat.tenant_questions_per_minute, 60.0,
               chat.max_queue_seconds)
     if chat.redis_url is None:
-        yield ResearchDesk(research.pipeline.run, research.conversations,
+        yield ResearchDesk(research.jobs, research.conversations,
                            LocalQuestionLimiter(*limits), LocalEventLog(chat.event_ttl_seconds),
                            chat.depth)
         return
@@ -267,18 +283,19 @@ async def open_desk(settings: Settings, research: Research) -> AsyncIterator[Res
 
     from core.errors import ConfigurationError
 
+    url = chat.redis_url.get_secret_value()
     try:
-        redis = Redis.from_url(chat.redis_url, socket_connect_timeout=10)
+        redis = Redis.from_url(url, socket_connect_timeout=10)
         await redis.ping()
     except Exception as error:  # bad URL or no server: stop at start-up, name the setting
         from core.redact import safe_url
 
-        raise ConfigurationError(f"chat.redis_url: cannot use {safe_url(chat.redis_url)!r}: "
+        raise ConfigurationError(f"chat.redis_url: cannot use {safe_url(url)!r}: "
                                  f"{str(error).rstrip('.')}; start Redis there, fix "
                                  "chat.redis_url, or unset it to keep limits in this "
                                  "process") from error
     try:
-        yield ResearchDesk(research.pipeline.run, research.conversations,
+        yield ResearchDesk(research.jobs, research.conversations,
                            RedisQuestionLimiter(redis, *limits),
                            RedisEventLog(redis, chat.event_ttl_seconds), chat.depth)
     finally:

@@ -67,7 +67,13 @@ def store_url(value: str | None) -> str | None:
     return value
 
 
-StoreUrl = Annotated[str | None, BeforeValidator(_blank_is_unset), AfterValidator(store_url)]
+def _secret_store_url(value: SecretStr | None) -> SecretStr | None:
+    return None if value is None else SecretStr(store_url(value.get_secret_value()) or "")
+
+
+# URLs that may carry a password are secrets: printed settings show them as '**********'.
+StoreUrl = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset),
+                     AfterValidator(_secret_store_url)]
 
 
 class _Section(BaseModel):
@@ -220,6 +226,9 @@ class LLMSettings(_Section):
     backoff_s: float = Field(default=1.0, ge=0, description="First retry delay; doubles.")
     temperature: float = Field(default=0.1, ge=0, le=2, description="Sampling temperature.")
     concurrency: int = Field(default=4, ge=1, le=64, description="LLM calls in flight per job.")
+    check_at_start: bool = Field(
+        default=True, description="`researchbot slack` and `discord` call each configured model "
+        "once (one token) at start-up and refuse to start when a key or model is refused.")
     evidence_llm_weight: float = Field(
         default=0.6, ge=0, le=1, description="Weight of the LLM's relevance score against the "
         "retrieval score when choosing evidence (PaperQA2-style; 0.6 LLM + 0.4 retrieval).")

@@ -98,6 +98,36 @@ answer_messages = Table(
     Index("ix_answer_messages_thread", "platform", "tenant", "thread", "created_at"),
 )
 
+# Every job's progress, in order: one row an event (a stage started or finished, the job
+# queued, completed, failed or cancelled, its answer delivered), replayable from any point.
+job_events = Table(
+    "job_events",
+    metadata,
+    Column("job_id", String(32), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("kind", String(24), nullable=False),
+    Column("stage", String(16)),
+    Column("progress", Float, nullable=False),
+    Column("message", Text, nullable=False),
+    Column("counts", JSON, nullable=False),
+)
+
+# Where a job's answer goes (a chat platform's channel, thread, status message, interaction)
+# and which delivery steps are done, so that a retry repeats none of them.
+job_deliveries = Table(
+    "job_deliveries",
+    metadata,
+    Column("job_id", String(32), primary_key=True),
+    Column("platform", String(32), nullable=False),
+    Column("target", JSON, nullable=False),
+    Column("done", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("error", Text),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
 kb_generations = Table(
     "kb_generations",
     metadata,

@@ -13,7 +13,8 @@
     │   ├── SourceUnreachableError  no connection (no network, name not found, refused)
     │   └── SourceResponseTooLargeError  its answer passed sources.max_response_mb
     ├── StoreError              the job store or a cache could not be read or written
-    └── JobNotFoundError        no job has that id
+    ├── JobNotFoundError        no job has that id
+    └── JobFailedError          a job ended without an answer (its stored reason)
 
 "No evidence" is not an error: it is an answer graded Insufficient.
 """
@@ -85,3 +86,7 @@ class StoreError(ResearchBotError):
 
 class JobNotFoundError(ResearchBotError):
     """No job has the given id."""
+
+
+class JobFailedError(ResearchBotError):
+    """A job ended without an answer; the message is the reason stored on the job."""

@@ -4,12 +4,16 @@ the caller's callback, metrics and state."""
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from core.models import ProgressEvent, Stage
+from core.redact import redact
 from core.store import JobStore
+
+log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[ProgressEvent], Awaitable[None] | None]
 
@@ -47,11 +51,16 @@ class JobRun:
                                        counts=counts or {}))
 
     async def _emit(self, event: ProgressEvent) -> None:
+        """Progress is best effort: a callback that fails is logged, never fails the job."""
         if self._on_progress is None:
             return
-        outcome = self._on_progress(event)
-        if inspect.isawaitable(outcome):
-            await outcome
+        try:
+            outcome = self._on_progress(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception as error:
+            log.warning("job %s: a progress event was not recorded: %s: %s", self.job_id,
+                        type(error).__name__, redact(str(error))[:300])
 
 
 def ms(started: float) -> int:

@@ -35,7 +35,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from core.config import LLMSettings
-from core.errors import ResearchBotError, ResponseTooLargeError
+from core.errors import ConfigurationError, ResearchBotError, ResponseTooLargeError
 from core.prompts import PromptLibrary
 
 log = logging.getLogger(__name__)
@@ -184,6 +184,7 @@ class ModelGateway:
         if usage.degraded:
             raise LLMDegradedError(self.model(role), "too many failed calls in this job")
         failure: LLMError | None = None
+        failures: list[LLMError] = []
         for model in self._chains[role]:
             try:
                 async with self._limit:
@@ -194,9 +195,14 @@ class ModelGateway:
                 break  # no time or tokens for a fallback: the first failure is the news
             except LLMError as error:
                 failure = error
+                failures.append(error)
                 log.warning("model %s failed: %s", model, error)
         usage.fail()
         assert failure is not None
+        if all(f.status in _SETTING_ERRORS for f in failures):
+            # Every model of the chain refused the key or does not exist: a setting is wrong,
+            # and every call of every job would fail the same way. Stop and name it.
+            raise ConfigurationError(_setting_message(self._chains[role][0], failure.status))
         raise failure
 
     async def _within_budget(self, model: str, messages: list[dict[str, str]], usage: Usage,
@@ -229,7 +235,7 @@ class ModelGateway:
                     raise LLMError(model, f"the reply was larger than "
                                    f"{oversized.limit / 2**20:g} MB") from error
                 status = _status(error)
-                transient = status is None or status in (408, 429) or status >= 500
+                transient = _transient(error, status)
                 delay = max(settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2),
                             _retry_after(error) or 0.0)
                 if not transient or attempt == settings.attempts \
@@ -355,6 +361,28 @@ def _status(error: Exception) -> int | None:
     response = getattr(error, "response", None)
     status = getattr(response, "status_code", None)
     return status if isinstance(status, int) else None
+
+
+# A provider's answers that mean a setting is wrong: the key (401, 403) or the model (404).
+_SETTING_ERRORS = frozenset({401, 403, 404})
+
+
+def _setting_message(model: str, status: int | None) -> str:
+    if status == 404:
+        return (f"llm.fast_model / llm.strong_model: the provider does not know the model "
+                f"{model!r} (HTTP 404): fix the model name")
+    return (f"llm.api_key: the provider refused the API key for {model!r} (HTTP {status}): set "
+            "a valid key in llm.api_key (or the provider's own variable)")
+
+
+def _transient(error: Exception, status: int | None) -> bool:
+    """Worth another attempt: a timeout (408 included), a rate limit, a server error, or no
+    connection. Anything else, a bug included, would fail the same way again."""
+    if status is not None:
+        return status in (408, 429) or status >= 500
+    name = type(error).__name__
+    return isinstance(error, (TimeoutError, ConnectionError)) or "Timeout" in name \
+        or "Connection" in name
 
 
 def _retry_after(error: Exception) -> float | None:

@@ -229,5 +229,35 @@ class ProgressEvent(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
 
 
+class JobEvent(BaseModel):
+    """One stored event of a job, numbered from 1 in the order it happened: a stage started
+    or finished, or the job was queued, completed, failed, cancelled or delivered."""
+
+    job_id: str
+    seq: int
+    at: datetime
+    kind: str
+    stage: Stage | None = None
+    progress: float = 0.0
+    message: str = ""
+    counts: dict[str, int] = Field(default_factory=dict)
+
+    def progress_event(self) -> ProgressEvent | None:
+        """The stage event this is, for a front end's progress line; None for job events."""
+        if self.stage is None or self.kind not in ("started", "finished"):
+            return None
+        return ProgressEvent(job_id=self.job_id, stage=self.stage,
+                             kind="started" if self.kind == "started" else "finished",
+                             progress=self.progress, message=self.message, counts=self.counts)
+
+    @property
+    def terminal(self) -> bool:
+        """The job ended (its result or error is stored); delivery events may follow."""
+        return self.kind in TERMINAL_EVENTS
+
+
+TERMINAL_EVENTS = frozenset({"completed", "failed", "cancelled"})
+
+
 ConversationTurn.model_rebuild()
 ResearchRequest.model_rebuild()

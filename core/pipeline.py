@@ -87,18 +87,27 @@ class ResearchPipeline:
         self._cache = cache
         self._cache_scope = cache_scope
 
+    async def create_job(self, request: ResearchRequest) -> Job:
+        """Store a job for `request`, pending: `run(..., job_id=...)` researches it."""
+        return await self._store.create(Job(
+            tenant=request.tenant, user=request.user, platform=request.platform,
+            worker=self._worker, request=request.model_dump(mode="json"),
+        ))
+
     async def run(
-        self, request: ResearchRequest, on_progress: ProgressCallback | None = None
+        self, request: ResearchRequest, on_progress: ProgressCallback | None = None,
+        job_id: str | None = None,
     ) -> ResearchResult:
-        """Research one question. InvalidQuestionError for bad input (no job is stored);
-        any other failure marks the job failed and is raised again."""
+        """Research one question, as job `job_id` (from `create_job`) or a new job.
+        InvalidQuestionError for bad input (no new job is stored); any other failure marks
+        the job failed and is raised again."""
         started = time.perf_counter()
         question = validate_question(request.question)
 
         async def research(run: JobRun) -> ResearchResult:
             return await self._research(run, request, question, started)
 
-        return await self._as_job(request, research, on_progress)
+        return await self._as_job(request, research, on_progress, job_id)
 
     async def improve(
         self, feedback: str, tenant: str, job_id: str | None = None,
@@ -107,7 +116,13 @@ class ResearchPipeline:
         """Rewrite an earlier answer (job `job_id`, else the tenant's latest) following the
         reader's feedback, searching again only when the feedback needs new information.
         A new job; InvalidQuestionError when there is nothing to improve or no model."""
-        started = time.perf_counter()
+        request = await self.improvement(feedback, tenant, job_id)
+        return await self.run_improvement(request, on_progress)
+
+    async def improvement(self, feedback: str, tenant: str,
+                          job_id: str | None = None) -> ResearchRequest:
+        """The request that improves job `job_id` (else the tenant's latest answer) following
+        `feedback`. InvalidQuestionError when there is nothing to improve or no model."""
         if self._loop is None:
             raise InvalidQuestionError(
                 "improve needs a language model: set llm.fast_model (see the README)")
@@ -118,11 +133,23 @@ class ResearchPipeline:
             raise InvalidQuestionError("there is no finished answer to improve yet")
         earlier = ResearchResult.model_validate(base.result)
         asked = ResearchRequest.model_validate(base.request)
-        request = asked.model_copy(update={
+        return asked.model_copy(update={
             "feedback": feedback, "improves": base.id, "bypass_cache": True,
             "previous_answer": f"{earlier.answer.summary}\n\n{earlier.answer.detail}".strip(),
         })
+
+    async def run_improvement(self, request: ResearchRequest,
+                              on_progress: ProgressCallback | None = None,
+                              job_id: str | None = None) -> ResearchResult:
+        """Research `request` from `improvement`, as job `job_id` or a new job."""
+        started = time.perf_counter()
         loop = self._loop
+        if loop is None or request.improves is None:
+            raise InvalidQuestionError("improve needs a language model and an earlier answer")
+        base = await self._store.get(request.improves)
+        if base.result is None:
+            raise InvalidQuestionError("there is no finished answer to improve yet")
+        earlier = ResearchResult.model_validate(base.result)
 
         async def rewrite(run: JobRun) -> ResearchResult:
             result = await loop.improve(run, request, earlier, base.state,
@@ -130,27 +157,25 @@ class ResearchPipeline:
             result = result.model_copy(update={"duration_ms": ms(started)})
             return await self._deliver(run, result)
 
-        return await self._as_job(request, rewrite, on_progress)
+        return await self._as_job(request, rewrite, on_progress, job_id)
 
     async def _as_job(
         self, request: ResearchRequest, work: Callable[[JobRun], Awaitable[ResearchResult]],
-        on_progress: ProgressCallback | None,
+        on_progress: ProgressCallback | None, job_id: str | None = None,
     ) -> ResearchResult:
         """Run `work` as a stored job: failures and cancellation are recorded, then raised."""
-        job = await self._store.create(Job(
-            tenant=request.tenant, user=request.user, platform=request.platform,
-            worker=self._worker, request=request.model_dump(mode="json"),
-        ))
-        await self._store.start(job.id)
-        run = JobRun(job.id, self._store, on_progress)
+        if job_id is None:
+            job_id = (await self.create_job(request)).id
+        await self._store.start(job_id)
+        run = JobRun(job_id, self._store, on_progress)
         try:
             result = await work(run)
         except asyncio.CancelledError:
-            await self._store.fail(job.id, "cancelled before it finished", run.metrics,
+            await self._store.fail(job_id, "cancelled before it finished", run.metrics,
                                    JobStatus.CANCELLED)
             raise
         except Exception as error:
-            await self._store.fail(job.id, f"{type(error).__name__}: {error}"[:2000],
+            await self._store.fail(job_id, f"{type(error).__name__}: {error}"[:2000],
                                    run.metrics)
             raise
         return result

@@ -126,8 +126,10 @@ def _secrets_in(model: BaseModel) -> Iterable[str]:
 def _secrets_of(value: Any) -> Iterable[str]:
     if isinstance(value, SecretStr):
         secret = value.get_secret_value()
-        yield secret
-        yield from filter(None, [_url_password(secret)])
+        if "://" in secret:  # a URL (a database's, Redis's): its password is the secret
+            yield from filter(None, [_url_password(secret)])
+        else:
+            yield secret
     elif isinstance(value, BaseModel):
         yield from _secrets_in(value)
     elif isinstance(value, str) and "://" in value:

@@ -21,6 +21,10 @@ class JobStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
     async def create(self, job: Job) -> Job:
         async with self._engine.begin() as connection:
             await connection.execute(jobs.insert().values(**_redacted(_row(job))))

@@ -5,6 +5,7 @@ front end, recording the requests it receives."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +14,11 @@ from core.cache import SemanticAnswerCache
 from core.config import CacheSettings, PipelineSettings
 from core.conversations import ConversationStore
 from core.dedupe import LocalEventLog
+from core.jobs.delivery import DeliveryStore, RetryPolicy
+from core.jobs.events import JobEvents
+from core.jobs.service import JobService
 from core.limits import LocalQuestionLimiter
-from core.models import QueryIntent, ResearchRequest, ResearchResult, Source
+from core.models import Job, QueryIntent, ResearchRequest, Source
 from core.pipeline import ResearchPipeline
 from core.sources.base import SearchQuery
 from core.sources.local import LocalKnowledgeBaseSource
@@ -33,6 +37,8 @@ class Options:
     oauth: bool = False  # workspaces T1 and T2 installed, each with its own token
     broken_synthesis: bool = False
     teams: tuple[str, ...] = ("T1",)
+    progress_interval_s: float = 1.0
+    give_up_delivery_s: float = 30.0
 
 
 class SlowSource:
@@ -59,25 +65,43 @@ class BrokenSynthesizer:
         raise ConnectionResetError("connection reset by peer at 10.0.0.7:8000")
 
 
+# Delivery retries a second apart at most, for half a minute: the tests' fake platforms
+# recover within a few failures.
+QUICK_RETRY = RetryPolicy(first_wait_s=0.05, max_wait_s=1.0, give_up_after_s=30.0)
+
+
+class _RecordingPipeline(ResearchPipeline):
+    """The real pipeline, noting each request a job is stored for."""
+
+    def __init__(self, requests: list[ResearchRequest], **parts: Any) -> None:
+        super().__init__(**parts)
+        self._requests = requests
+
+    async def create_job(self, request: ResearchRequest) -> Job:
+        self._requests.append(request)
+        return await super().create_job(request)
+
+
 def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
                   knowledge_base: Any, requests: list[ResearchRequest]) -> ResearchDesk:
     """The real pipeline over the tenant's knowledge base (plus a slow source when asked),
-    behind a ResearchDesk whose research calls are recorded in `requests`."""
+    behind the job service and a ResearchDesk; each request submitted is noted in
+    `requests`."""
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
     if options.delay_s:
         sources["slow"] = SlowSource(options.delay_s)
-    pipeline = ResearchPipeline(
-        store=JobStore(engine), sources=sources,
+    store = JobStore(engine)
+    pipeline = _RecordingPipeline(
+        requests, store=store, sources=sources,
         synthesizer=BrokenSynthesizer() if options.broken_synthesis
         else ExtractiveSynthesizer(embedder),
         embedder=embedder, settings=PipelineSettings(),
         cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
 
-    async def research(request: ResearchRequest, progress: Any) -> ResearchResult:
-        requests.append(request)
-        return await pipeline.run(request, progress)
-
-    return ResearchDesk(research, ConversationStore(engine),
+    retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)
+    jobs = JobService(pipeline, store, JobEvents(engine), DeliveryStore(engine), retry,
+                      progress_interval_s=options.progress_interval_s)
+    return ResearchDesk(jobs, ConversationStore(engine),
                         LocalQuestionLimiter(options.per_user, options.per_tenant,
                                              options.window_s, options.max_wait_s),
                         LocalEventLog())

@@ -15,6 +15,7 @@ os.environ["ANONYMIZED_TELEMETRY"] = "False"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import pytest
 
@@ -212,6 +213,10 @@ def write_pdf(path: Path, pages: list[str], title: str = "Solar system facts") -
 def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "corpus"
     folder.mkdir()
+    return _write_corpus(folder)
+
+
+def _write_corpus(folder: Path) -> Path:
     for name, text in CORPUS.items():
         (folder / name).write_text(text, encoding="utf-8")
     write_pdf(
@@ -254,6 +259,82 @@ def knowledge_base(sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: 
     from core.kb.knowledge_base import KnowledgeBase
 
     return KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+
+
+# Tenants whose knowledge base holds CORPUS in the chat front ends' tests: Slack workspaces
+# and the fake Discord's server.
+CHAT_TENANTS = ("T1", "T2", "300000000000000001")
+
+
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
+    """CORPUS indexed once per test run for every chat tenant: a SQLite file, a Chroma
+    folder and the corpus itself, which each chat test copies (see `indexed`)."""
+    import asyncio
+
+    from core.config import KnowledgeBaseSettings
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.vectors import open_chroma
+
+    folder = tmp_path_factory.mktemp("indexed")
+    docs = folder / "corpus"
+    docs.mkdir()
+    made = tmp_path_factory.mktemp("made")
+    _write_corpus(docs)
+
+    async def build() -> None:
+        engine = await _sqlite_engine(made)
+        chroma = open_chroma(made / "chroma", None)
+        knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+        for tenant in CHAT_TENANTS:
+            await knowledge_base.index([docs], tenant)
+        chroma.close()
+        await engine.dispose()
+
+    asyncio.run(build())
+    _copy_store(made, folder)
+    return folder
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    """Copy a closed store's files (SQLite database, Chroma folder), not its corpus."""
+    import shutil
+
+    for path in source.iterdir():
+        if path.name == "corpus":
+            continue
+        if path.is_dir():
+            shutil.copytree(path, target / path.name)
+        else:
+            shutil.copy2(path, target / path.name)
+
+
+@dataclass
+class Indexed:
+    engine: Any
+    chroma: Any
+    knowledge_base: Any
+    corpus: Path
+    folder: Path  # where the database file (test.sqlite3) and the chroma folder are
+
+
+@pytest.fixture
+async def indexed(tmp_path: Path, indexed_template: Path, embedder: Any,
+                  kb_settings: Any) -> AsyncIterator[Indexed]:
+    """A copy of `indexed_template` for one test: its own database and vector store, the
+    corpus already indexed for CHAT_TENANTS (indexing it again finds every file unchanged)."""
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.vectors import open_chroma
+
+    world = tmp_path / "indexed"
+    world.mkdir()
+    _copy_store(indexed_template, world)
+    engine = await _sqlite_engine(world)
+    chroma = open_chroma(world / "chroma", None)
+    yield Indexed(engine, chroma, KnowledgeBase(engine, chroma, embedder, kb_settings),
+                  indexed_template / "corpus", world)
+    chroma.close()
+    await engine.dispose()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import discord.gateway
@@ -18,6 +17,7 @@ from bot.config import DiscordSettings
 from bot.discord import point_at
 from core.models import ResearchRequest
 from tests.chat_harness import Options, research_desk
+from tests.conftest import Indexed
 from tests.fake_discord import GUILD_ID, FakeDiscord
 
 
@@ -41,10 +41,11 @@ class _QuickShards(ShardedResearchBot):
 
 
 @contextlib.asynccontextmanager
-async def serve_discord(options: Options, engine: Any, chroma: Any, embedder: Any,
-                        knowledge_base: Any, corpus: Path, shards: int | None = None,
-                        dev_guild: int | None = None) -> AsyncIterator[DiscordHarness]:
-    await knowledge_base.index([corpus], GUILD_ID)
+async def serve_discord(options: Options, world: Indexed, embedder: Any,
+                        shards: int | None = None, dev_guild: int | None = None
+                        ) -> AsyncIterator[DiscordHarness]:
+    engine, chroma, knowledge_base = world.engine, world.chroma, world.knowledge_base
+    await knowledge_base.index([world.corpus], GUILD_ID)
     fake = FakeDiscord(shards=shards or 1)
     await fake.start()
     requests: list[ResearchRequest] = []

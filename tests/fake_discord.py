@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,7 @@ class FakeDiscord(LocalServer):
         self.shards = shards
         self.identified: list[dict[str, Any]] = []  # IDENTIFY payloads, one a shard
         self.failures: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
+        self.body_faults: list[list[Any]] = []  # [method, matches, status, times left]
         self._ids = itertools.count(600000000000000001)
         self._sockets: list[web.WebSocketResponse] = []
         self._sequence = itertools.count(1)
@@ -74,6 +76,12 @@ class FakeDiscord(LocalServer):
              times: int = 1) -> None:
         """Answer the next `times` calls whose path starts with `path_start` with an error."""
         self.failures.setdefault((method, path_start), []).extend([(status, body)] * times)
+
+    def fail_when(self, method: str, matches: Callable[[Any], bool], status: int,
+                  times: int) -> None:
+        """Answer the next `times` calls of `method` whose JSON body `matches` with a
+        server error `status`."""
+        self.body_faults.append([method, matches, status, times])
 
     def named(self, method: str, path_part: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and path_part in c.path]
@@ -180,6 +188,11 @@ class FakeDiscord(LocalServer):
         call = Call(request.method, path, body, time.perf_counter())
         self.calls.append(call)
         self.changed.set()
+        for fault in self.body_faults:
+            if fault[0] == request.method and fault[3] > 0 and fault[1](body):
+                fault[3] -= 1
+                return _json({"message": "Internal Server Error", "code": 0}, fault[2],
+                             {"Via": "1.1 google"})
         for (method, start), queued in self.failures.items():
             if method == request.method and path.startswith(start) and queued:
                 status, error = queued.pop(0)

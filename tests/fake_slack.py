@@ -5,11 +5,24 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from tests.local_server import LocalServer
+
+
+@dataclass
+class Fault:
+    """Answer the next `times` calls of `method` whose arguments `matches` with `status`."""
+
+    method: str
+    times: int
+    status: int = 500
+    matches: Callable[[dict[str, Any]], bool] = lambda args: True
+    hits: int = 0
 
 
 class FakeSlack(LocalServer):
@@ -24,6 +37,7 @@ class FakeSlack(LocalServer):
         self.socket_acks: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.rate_limited: dict[str, int] = {}  # method -> how many calls to answer with 429
+        self.faults: list[Fault] = []  # server errors for calls that match, in order
         self.teams = {"xoxb-test": "T1"}  # bot token -> workspace, for auth.test
         self.installed = {"access_token": "xoxb-installed", "team": {"id": "T3", "name": "Three"},
                           "bot_user_id": "UBOT3"}  # what oauth.v2.access grants
@@ -80,6 +94,12 @@ class FakeSlack(LocalServer):
         self.calls.append((method, args))
         self.received_at.append(time.perf_counter())
         self.changed.set()
+        for fault in self.faults:
+            if fault.times > 0 and fault.method == method and fault.matches(args):
+                fault.times -= 1
+                fault.hits += 1
+                return web.json_response({"ok": False, "error": "internal_error"},
+                                         status=fault.status)
         if self.rate_limited.get(method, 0) > 0:
             self.rate_limited[method] -= 1
             return web.json_response({"ok": False, "error": "ratelimited"}, status=429,

@@ -10,15 +10,16 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
 
+from adapters.desk import ResearchDesk
 from adapters.slack.app import build_app, web_app, web_client
 from core.models import ResearchRequest
 from tests.chat_harness import Options, research_desk
+from tests.conftest import Indexed
 from tests.fake_slack import FakeSlack
 from tests.local_server import LocalServer
 
@@ -30,6 +31,7 @@ class SlackHarness:
     url: str
     slack: FakeSlack
     requests: list[ResearchRequest] = field(default_factory=list)
+    desk: ResearchDesk | None = None
 
     async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
                    timestamp: int | None = None, form: bool = False,
@@ -79,14 +81,16 @@ def envelope(event: dict[str, Any], event_id: str, team: str = "T1") -> dict[str
 
 
 @asynccontextmanager
-async def serve_slack(options: Options, engine: Any, chroma: Any, embedder: Any,
-                      knowledge_base: Any, corpus: Path) -> AsyncIterator[SlackHarness]:
+async def serve_slack(options: Options, world: Indexed, embedder: Any
+                      ) -> AsyncIterator[SlackHarness]:
+    engine, chroma, knowledge_base = world.engine, world.chroma, world.knowledge_base
     for team in options.teams:
-        await knowledge_base.index([corpus], team)
+        await knowledge_base.index([world.corpus], team)
     slack = FakeSlack()
     await slack.start()
     harness = SlackHarness("", slack)
     desk = research_desk(options, engine, chroma, embedder, knowledge_base, harness.requests)
+    harness.desk = desk
     if options.oauth:
         app = build_app(desk, SECRET, web_client(None, slack.base_url),
                         await _installed(engine, slack, {"T1": "xoxb-one", "T2": "xoxb-two"}))

@@ -69,3 +69,30 @@ async def test_ask_show_and_improve_with_a_model(
 async def test_improve_without_a_model_says_what_it_needs(indexed: Path) -> None:
     code, _out, err = await _run("improve", "shorter please", env={})
     assert code == 2 and "improve needs a language model" in err
+
+
+async def test_a_refused_key_stops_the_job_and_names_the_setting(
+    model: tuple[FakeOpenAI, dict[str, str]],
+) -> None:
+    fake, env = model  # the fake answers 401 to any key but "test-key"
+    wrong = {**env, "RESEARCHBOT_LLM__API_KEY": "sk-wrong-key-123"}
+    code, out, err = await _run("ask", "How many hours a day do cats sleep?", "--json",
+                                env=wrong)
+    # Not a Low-confidence answer written without the model: the job stops, naming the key.
+    assert code == 1 and out == "", out
+    assert "llm.api_key" in err and "HTTP 401" in err
+    assert "sk-wrong-key-123" not in err and "Traceback" not in err
+    assert fake.chats == []
+
+
+async def test_a_bot_with_a_refused_key_does_not_start(
+    model: tuple[FakeOpenAI, dict[str, str]],
+) -> None:
+    _fake, env = model
+    bot = {**env, "RESEARCHBOT_LLM__API_KEY": "sk-wrong-key-123",
+           "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-1", "RESEARCHBOT_SLACK__SIGNING_SECRET": "s",
+           "RESEARCHBOT_SLACK__PORT": "0"}
+    code, _out, err = await _run("slack", env=bot)
+    assert code == 1
+    assert "llm.fast_model" in err and "fix llm.api_key" in err
+    assert "sk-wrong-key-123" not in err and "Traceback" not in err

@@ -1,12 +1,12 @@
 import json
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.chat_harness import Options
+from tests.conftest import Indexed
 from tests.discord_harness import DiscordHarness, serve_discord
 from tests.discord_limits import assert_within_limits
 from tests.fake_discord import APP_ID, BOT_USER, CHANNEL_ID, GUILD_ID
@@ -15,11 +15,10 @@ QUESTION = "How many hours a day do cats sleep?"
 
 
 @pytest.fixture
-async def bot(request: pytest.FixtureRequest, sqlite_engine: Any, chroma: Any, embedder: Any,
-              knowledge_base: Any, corpus: Path) -> AsyncIterator[DiscordHarness]:
+async def bot(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
+              ) -> AsyncIterator[DiscordHarness]:
     options = getattr(request, "param", Options())
-    async with serve_discord(options, sqlite_engine, chroma, embedder, knowledge_base,
-                             corpus) as harness:
+    async with serve_discord(options, indexed, embedder) as harness:
         yield harness
 
 
@@ -223,10 +222,9 @@ async def test_a_direct_message_research_answers_without_a_thread(bot: DiscordHa
 
 
 async def test_shards_each_identify_and_answer(
-    sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any, corpus: Path,
+    indexed: Indexed, embedder: Any,
 ) -> None:
-    async with serve_discord(Options(), sqlite_engine, chroma, embedder, knowledge_base,
-                             corpus, shards=2) as bot:
+    async with serve_discord(Options(), indexed, embedder, shards=2) as bot:
         fake = bot.discord
         assert fake.named("GET", "/gateway/bot")
         assert sorted(tuple(i["shard"]) for i in fake.identified) == [(0, 2), (1, 2)]
@@ -248,10 +246,9 @@ async def test_a_server_limit_covers_everyone_in_it(bot: DiscordHarness) -> None
 
 
 async def test_a_development_server_gets_the_command_at_once(
-    sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any, corpus: Path,
+    indexed: Indexed, embedder: Any,
 ) -> None:
-    async with serve_discord(Options(), sqlite_engine, chroma, embedder, knowledge_base,
-                             corpus, dev_guild=int(GUILD_ID)) as bot:
+    async with serve_discord(Options(), indexed, embedder, dev_guild=int(GUILD_ID)) as bot:
         (sync,) = [c for c in bot.discord.calls if c.method == "PUT"]
         assert sync.path == f"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
         assert [c["name"] for c in sync.body] == ["research"]

@@ -217,3 +217,15 @@ async def _job_rows_leaks(store_url: str | None, data_dir: Path, tenant: str) ->
         await engine.dispose()
     assert rows, "no job was stored"
     return _leaks("job rows", json.dumps([dict(r._mapping) for r in rows], default=str))
+
+
+def test_database_and_redis_urls_are_secrets_in_the_settings(clean_env: Path) -> None:
+    from bot.config import Settings
+
+    settings = Settings(store={"url": "postgresql+asyncpg://bot:pw-Store-91x@db.lan/research"},
+                        chat={"redis_url": "redis://:pw-Redis-44q@cache.lan:6379/0"})
+    shown = f"{settings!r} {settings.model_dump()} {settings.model_dump_json()}"
+    assert "pw-Store-91x" not in shown and "pw-Redis-44q" not in shown
+    assert settings.store_url == "postgresql+asyncpg://bot:pw-Store-91x@db.lan/research"
+    assert settings.chat.redis_url is not None
+    assert settings.chat.redis_url.get_secret_value().endswith("@cache.lan:6379/0")

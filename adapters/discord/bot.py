@@ -3,35 +3,30 @@ into research requests and answered with embeds. Thin: parse, submit, render."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from collections.abc import Awaitable
 from typing import Any, Literal
 
 import discord
 from discord import app_commands
 
-from adapters.desk import FAILURE, ResearchDesk, queued, refusal, throttled
-from adapters.discord.render import (
-    Embed,
-    render_answer,
-    render_error,
-    render_progress,
-    render_sources,
-    render_status,
+from adapters.desk import ResearchDesk, queued, refusal
+from adapters.discord.delivery import (
+    NO_MENTIONS,
+    PLATFORM,
+    RETRY_EMOJI,
+    TOKEN_GONE,
+    DiscordDelivery,
+    Status,
 )
-from adapters.text import trim
+from adapters.discord.render import render_error, render_status
 from core.errors import InvalidQuestionError
+from core.jobs.service import FAILURE
 from core.limits import RateLimitedError
-from core.models import Depth, ResearchRequest, ResearchResult
+from core.models import Depth, ResearchRequest
 
 log = logging.getLogger(__name__)
 
-PLATFORM = "discord"
-RETRY_EMOJI = "🔁"
-# The interaction token is gone (expired after 15 minutes, or never acknowledged in time):
-# 10062 Unknown interaction, 10015 Unknown webhook, 50027 Invalid webhook token.
-_TOKEN_GONE = {10062, 10015, 50027}
-_NO_MENTIONS = discord.AllowedMentions.none()
 _THREADS = {discord.ChannelType.public_thread, discord.ChannelType.private_thread,
             discord.ChannelType.news_thread}
 
@@ -62,7 +57,7 @@ def invite_url(application_id: int) -> str:
 class ResearchBot(discord.Client):
     def __init__(self, desk: ResearchDesk, *, dev_guild: int | None = None,
                  sync_commands: bool = True, **options: Any) -> None:
-        super().__init__(intents=intents(), allowed_mentions=_NO_MENTIONS,
+        super().__init__(intents=intents(), allowed_mentions=NO_MENTIONS,
                          **options)
         self.desk = desk
         self.tree = app_commands.CommandTree(self)
@@ -101,12 +96,12 @@ class ResearchBot(discord.Client):
                 embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
                 ephemeral=True)
             return
-        status = _Status(self._channel(interaction.channel_id, interaction.guild_id),
+        status = Status(self._channel(interaction.channel_id, interaction.guild_id),
                          interaction)
         try:  # Discord's 3-second deadline: acknowledge before anything else
             await interaction.response.defer(thinking=True)
         except discord.HTTPException as error:
-            if error.code not in _TOKEN_GONE:
+            if error.code not in TOKEN_GONE:
                 raise
             status.interaction = None
         in_thread = getattr(interaction.channel, "type", None) in _THREADS
@@ -152,7 +147,10 @@ class ResearchBot(discord.Client):
             return  # not one of the bot's answers
         request, thread = found
         retry = request.model_copy(update={"bypass_cache": True, "user": str(payload.user_id)})
-        await self._queue_and_answer(retry, self._channel(int(thread), payload.guild_id))
+        # The conversation is a thread or DM's id, or "channel:answer" for an answer left in
+        # a server channel: the retry goes to that channel.
+        channel = int(thread.partition(":")[0])
+        await self._queue_and_answer(retry, self._channel(channel, payload.guild_id))
 
     async def _queue_and_answer(self, request: ResearchRequest,
                                 channel: discord.abc.Messageable) -> None:
@@ -162,54 +160,24 @@ class ResearchBot(discord.Client):
             await channel.send(f"<@{request.user}> {refusal(error, _group(request.tenant))}",
                                allowed_mentions=discord.AllowedMentions(users=True))
             return
-        await self._answer(request, _Status(channel, None), None, wait_s)
+        await self._answer(request, Status(channel, None), None, wait_s)
 
-    async def _answer(self, request: ResearchRequest, status: _Status,
+    async def _answer(self, request: ResearchRequest, status: Status,
                       parent: discord.TextChannel | None, wait_s: float) -> None:
-        """Research and show the answer through `status`; sources in a new thread of
-        `parent` started from the answer, or without a parent after the answer."""
+        """Submit the job; it shows progress and the answer through `status`, the sources in
+        a new thread of `parent` started from the answer, or without a parent after it."""
         if wait_s > 0.5:
-            await status.show([render_status(f"⏳ {queued(wait_s)}")])
-        if wait_s > 0:
-            await asyncio.sleep(wait_s)
+            await _attempt(status.show([render_status(f"⏳ {queued(wait_s)}")]), "show the wait")
         # A deferred interaction shows "thinking…" already; elsewhere a status is posted.
         fresh = status.interaction is None
         if fresh:
-            await status.show([render_status("🔎 Researching…")])
-        progress = throttled(lambda event: status.show([render_progress(event)]),
-                             shown_now=fresh)
-
+            await _attempt(status.show([render_status("🔎 Researching…")]), "show a status")
+        delivery = DiscordDelivery(self, self.desk.conversations, request.tenant, status, parent)
         try:
-            result = await self.desk.research(request, progress)
+            await self.desk.jobs.submit(request, delivery, start_after_s=wait_s,
+                                        progress_shown=fresh)
         except InvalidQuestionError as error:
-            await status.show([render_error(str(error))])
-            return
-        except Exception:
-            log.exception("research failed for a Discord question")
-            await status.show([render_error(FAILURE)])
-            return
-        await self._deliver(request, result, status, parent)
-
-    async def _deliver(self, request: ResearchRequest, result: ResearchResult, status: _Status,
-                       parent: discord.TextChannel | None) -> None:
-        first, *rest = render_answer(result)
-        answer = await status.show(first)
-        where: discord.abc.Messageable = answer.channel
-        where_id = answer.channel.id
-        if parent is not None:
-            try:
-                thread = await parent.create_thread(
-                    name=trim(" ".join(result.question.split()), 100) or "Research",
-                    message=answer, auto_archive_duration=1440)
-                where, where_id = thread, thread.id
-            except discord.HTTPException as error:
-                # No permission to create threads, say: the sources follow in the channel.
-                log.warning("could not start a thread from the answer: %s", error)
-        await self.desk.conversations.remember(PLATFORM, request.tenant, str(where_id),
-                                               str(answer.id), result.job_id)
-        for page in [*rest, *render_sources(result)]:
-            await where.send(embeds=_embeds(page), allowed_mentions=_NO_MENTIONS)
-        await answer.add_reaction(RETRY_EMOJI)
+            await _attempt(status.show([render_error(str(error))]), "show an error")
 
     def _channel(self, channel_id: int | None, guild_id: int | None
                  ) -> discord.PartialMessageable:
@@ -234,41 +202,12 @@ class ShardedResearchBot(ResearchBot, discord.AutoShardedClient):
     from 2,500 servers)."""
 
 
-class _Status:
-    """Where a job shows its progress and answer: the deferred interaction response while its
-    token works, else (Unknown interaction, invalid webhook token) a channel message."""
-
-    def __init__(self, channel: discord.abc.Messageable,
-                 interaction: discord.Interaction | None) -> None:
-        self.interaction = interaction
-        self._channel = channel
-        self._message: discord.Message | None = None
-
-    async def show(self, embeds: list[Embed]) -> discord.Message:
-        if self.interaction is not None:
-            try:
-                self._message = await self.interaction.edit_original_response(
-                    embeds=_embeds(embeds), allowed_mentions=_NO_MENTIONS)
-                return self._message
-            except discord.HTTPException as error:
-                if error.code not in _TOKEN_GONE:
-                    raise
-                log.info("interaction token gone (%s): answering in the channel", error.code)
-                self.interaction = None
-                self._message = None
-        # The client's default is no mentions; edits of a message carry it only when the
-        # message's author is known to be the bot, so every call says so itself.
-        if self._message is None:
-            self._message = await self._channel.send(embeds=_embeds(embeds),
-                                                     allowed_mentions=_NO_MENTIONS)
-        else:
-            self._message = await self._message.edit(embeds=_embeds(embeds),
-                                                     allowed_mentions=_NO_MENTIONS)
-        return self._message
-
-
-def _embeds(payloads: list[Embed]) -> list[discord.Embed]:
-    return [discord.Embed.from_dict(payload) for payload in payloads]
+async def _attempt(call: Awaitable[object], what: str) -> None:
+    """A Discord call that may fail without losing the question."""
+    try:
+        await call
+    except discord.HTTPException as error:
+        log.warning("Discord: could not %s: %s", what, error)
 
 
 def _tenant(guild_id: int | None, user_id: int) -> str:

@@ -4,11 +4,10 @@ Thin: parse, submit, render."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -18,22 +17,23 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.desk import FAILURE, ResearchDesk, queued, refusal, throttled
-from adapters.slack.render import (
-    escape_mrkdwn,
-    render_answer,
-    render_error,
-    render_progress,
-    render_sources,
+from adapters.desk import ResearchDesk, queued, refusal
+from adapters.slack.delivery import (
+    PLATFORM,
+    RETRY_REACTION,
+    WORKING_REACTION,
+    SlackDelivery,
+    key,
 )
+from adapters.slack.render import escape_mrkdwn
 from core.errors import InvalidQuestionError
+from core.jobs.delivery import Steps
 from core.limits import RateLimitedError
 from core.models import ConversationTurn, ResearchRequest
 
 log = logging.getLogger(__name__)
 
-PLATFORM = "slack"
-RETRY_REACTION = "repeat"
+T = TypeVar("T")
 _LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+>")
 
 
@@ -106,7 +106,7 @@ def build_app(
                 or not user or user == context.bot_user_id:
             return
         team = _team(context, event)
-        answer = _key(item["channel"], item["ts"])
+        answer = key(item["channel"], item["ts"])
         found = await desk.conversations.answered(PLATFORM, team, answer)
         if found is None:
             return  # not one of our answers
@@ -121,64 +121,59 @@ def build_app(
         question = command.get("text", "")
         user = command.get("user_id", "")
         asker = f"<@{user}>" if re.fullmatch(r"[UW][A-Z0-9]+", user) else "Someone"
-        root = await client.chat_postMessage(
+        root = await _attempt(client.chat_postMessage(
             channel=command["channel_id"], unfurl_links=False,
-            text=f"{asker} asked: {escape_mrkdwn(question.strip()) or '(nothing)'}")
-        await _ask(desk, client, command["channel_id"], root["ts"], root["ts"], ResearchRequest(
+            text=f"{asker} asked: {escape_mrkdwn(question.strip()) or '(nothing)'}"),
+            "post the question")
+        where = str(root["ts"]) if root is not None else None
+        await _ask(desk, client, command["channel_id"], where, where, ResearchRequest(
             question=question, tenant=context.team_id or command.get("team_id", ""),
             user=user, platform=PLATFORM, depth=desk.depth))
 
     return app
 
 
-async def _ask(desk: ResearchDesk, client: AsyncWebClient, channel: str, marked: str,
-               thread: str, request: ResearchRequest) -> None:
-    """Research `request` and answer in `thread`; 👀 on the message `marked` meanwhile."""
-    await client.reactions_add(channel=channel, timestamp=marked, name="eyes")
-    try:
-        await _answer(desk, client, channel, thread, request)
-    finally:
-        await client.reactions_remove(channel=channel, timestamp=marked, name="eyes")
-
-
-async def _answer(desk: ResearchDesk, client: AsyncWebClient, channel: str, thread: str,
-                  request: ResearchRequest) -> None:
+async def _ask(desk: ResearchDesk, client: AsyncWebClient, channel: str,
+               marked: str | None, thread: str | None, request: ResearchRequest) -> None:
+    """Acknowledge the question (👀 on the message `marked`, a status message in `thread`)
+    and submit it; the job answers there. Every call here is best effort: when Slack
+    refuses one, the question is still researched and its answer still delivered."""
+    if marked is not None and await _attempt(client.reactions_add(
+            channel=channel, timestamp=marked, name=WORKING_REACTION), "add 👀") is None:
+        marked = None
     try:
         wait_s = await desk.limiter.admit(request.tenant, request.user)
     except RateLimitedError as error:
-        await client.chat_postEphemeral(channel=channel, user=request.user, thread_ts=thread,
-                                        text=refusal(error, "workspace"))
+        await _attempt(client.chat_postEphemeral(
+            channel=channel, user=request.user, thread_ts=thread,
+            text=refusal(error, "workspace")), "refuse a question")
+        if marked is not None:
+            await _attempt(client.reactions_remove(channel=channel, timestamp=marked,
+                                                   name=WORKING_REACTION), "remove 👀")
         return
-    status = await client.chat_postMessage(
+    status = await _attempt(client.chat_postMessage(
         channel=channel, thread_ts=thread, unfurl_links=False,
-        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else ":mag: Researching…")
-    status_ts = status["ts"]
-    if wait_s > 0:
-        await asyncio.sleep(wait_s)
-
-    progress = throttled(lambda event: client.chat_update(
-        channel=channel, ts=status_ts, text=render_progress(event)))
-
+        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else ":mag: Researching…"),
+        "post a status message")
+    delivery = SlackDelivery(client, desk.conversations, request.tenant, channel, thread,
+                             str(status["ts"]) if status is not None else None, marked)
     try:
-        result = await desk.research(request, progress)
+        await desk.jobs.submit(request, delivery, start_after_s=wait_s)
     except InvalidQuestionError as error:
-        await client.chat_update(channel=channel, ts=status_ts, **render_error(str(error)))
-        return
-    except Exception:
-        log.exception("research failed for a Slack question")
-        await client.chat_update(channel=channel, ts=status_ts, **render_error(FAILURE))
-        return
-    pages = render_answer(result)
-    await client.chat_update(channel=channel, ts=status_ts, **pages[0])
-    await desk.conversations.remember(PLATFORM, request.tenant, _key(channel, thread),
-                                      _key(channel, status_ts), result.job_id)
-    for page in pages[1:]:
-        await client.chat_postMessage(channel=channel, thread_ts=thread, unfurl_links=False,
-                                      **page)
-    for page in render_sources(result):
-        await client.chat_postMessage(channel=channel, thread_ts=thread, unfurl_links=False,
-                                      unfurl_media=False, **page)
-    await client.reactions_add(channel=channel, timestamp=status_ts, name=RETRY_REACTION)
+        await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
+
+
+async def _attempt(call: Awaitable[T], what: str) -> T | None:
+    """A Slack call that may fail without losing the question: None when it did."""
+    try:
+        return await call
+    except Exception as error:
+        log.warning("Slack: could not %s: %s", what, error)
+        return None
+
+
+async def _nowhere(_: dict[str, Any]) -> None:
+    """Steps of a delivery outside any job are not stored."""
 
 
 async def _thread_context(desk: ResearchDesk, team: str, event: dict[str, Any]
@@ -187,15 +182,11 @@ async def _thread_context(desk: ResearchDesk, team: str, event: dict[str, Any]
     if not event.get("thread_ts"):
         return []
     return await desk.conversations.context(PLATFORM, team,
-                                            _key(event["channel"], event["thread_ts"]))
+                                            key(event["channel"], event["thread_ts"]))
 
 
 def _team(context: AsyncBoltContext, event: dict[str, Any]) -> str:
     return context.team_id or event.get("team") or "slack"
-
-
-def _key(channel: str, ts: str) -> str:
-    return f"{channel}:{ts}"
 
 
 def _strip_mention(text: str, bot_user_id: str | None) -> str:

@@ -1,0 +1,146 @@
+"""How a job's progress and answer reach Discord: the deferred interaction response is edited
+while its token lives (15 minutes), else a channel message is posted once and edited; an
+answer in a server's text channel starts a thread for its sources and follow-ups. Each call
+is a delivery step done at most once per job."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+import discord
+
+from adapters.discord.render import (
+    Embed,
+    render_answer,
+    render_error,
+    render_progress,
+    render_sources,
+)
+from adapters.text import trim
+from core.conversations import ConversationStore
+from core.jobs.delivery import Steps, transient
+from core.models import ProgressEvent, ResearchResult
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "discord"
+RETRY_EMOJI = "🔁"
+NO_MENTIONS = discord.AllowedMentions.none()
+# The interaction token is gone (expired after 15 minutes, or never acknowledged in time):
+# 10062 Unknown interaction, 10015 Unknown webhook, 50027 Invalid webhook token.
+TOKEN_GONE = {10062, 10015, 50027}
+
+
+class Status:
+    """Where a job shows its progress and answer: the deferred interaction response while its
+    token works, else a channel message (posted once, then edited)."""
+
+    def __init__(self, channel: discord.abc.Messageable,
+                 interaction: discord.Interaction | None) -> None:
+        self.interaction = interaction
+        self.channel = channel
+        self.message: discord.Message | None = None
+
+    async def show(self, embeds: list[Embed]) -> discord.Message:
+        if self.interaction is not None:
+            try:
+                self.message = await self.interaction.edit_original_response(
+                    embeds=embeds_of(embeds), allowed_mentions=NO_MENTIONS)
+                return self.message
+            except discord.HTTPException as error:
+                if error.code not in TOKEN_GONE:
+                    raise
+                log.info("interaction token gone (%s): answering in the channel", error.code)
+                self.interaction = None
+                self.message = None
+        # The client's default is no mentions; edits of a message carry it only when the
+        # message's author is known to be the bot, so every call says so itself.
+        if self.message is None:
+            self.message = await self.channel.send(embeds=embeds_of(embeds),
+                                                   allowed_mentions=NO_MENTIONS)
+        else:
+            self.message = await self.message.edit(embeds=embeds_of(embeds),
+                                                   allowed_mentions=NO_MENTIONS)
+        return self.message
+
+
+class DiscordDelivery:
+    platform = PLATFORM
+
+    def __init__(self, client: discord.Client, conversations: ConversationStore, tenant: str,
+                 status: Status, parent: discord.TextChannel | None) -> None:
+        self._client = client
+        self._conversations = conversations
+        self._tenant = tenant
+        self.status = status
+        self.parent = parent  # a server text channel: the answer starts a thread in it
+
+    def target(self) -> dict[str, Any]:
+        return {"tenant": self._tenant, "channel": str(getattr(self.status.channel, "id", "")),
+                "interaction": self.status.interaction is not None,
+                "thread_parent": str(self.parent.id) if self.parent is not None else None}
+
+    async def progress(self, event: ProgressEvent) -> None:
+        await self.status.show([render_progress(event)])
+
+    async def answer(self, result: ResearchResult, steps: Steps) -> None:
+        first, *rest = render_answer(result)
+        shown = await steps.once("answer", lambda: self._show(first))
+        answer = self._client.get_partial_messageable(int(shown["channel"])) \
+            .get_partial_message(int(shown["message"]))
+        thread = await steps.once("thread", lambda: self._thread(result, answer))
+        where = thread or shown["channel"]
+        # Follow-ups are read in the answer's thread, or where the answer already is a
+        # conversation (a thread, a DM). An answer left in a server channel (no thread could
+        # be started) is keyed by the answer itself: the channel's chat is not a follow-up.
+        conversation = where if thread or self.parent is None \
+            else f"{shown['channel']}:{shown['message']}"
+        await steps.once("remembered", lambda: self._remember(conversation, shown["message"],
+                                                              result.job_id))
+        channel = self._client.get_partial_messageable(int(where))
+        for number, page in enumerate([*rest, *render_sources(result)], start=1):
+            await steps.once(f"page {number}", functools.partial(self._send, channel, page))
+        await steps.once("retry reaction", lambda: self._react(answer))
+
+    async def failure(self, message: str, steps: Steps) -> None:
+        await steps.once("error", lambda: self._show([render_error(message)]))
+
+    async def _show(self, embeds: list[Embed]) -> dict[str, str]:
+        message = await self.status.show(embeds)
+        return {"message": str(message.id), "channel": str(message.channel.id)}
+
+    async def _thread(self, result: ResearchResult,
+                      answer: discord.PartialMessage) -> str | None:
+        if self.parent is None:
+            return None
+        try:
+            thread = await self.parent.create_thread(
+                name=trim(" ".join(result.question.split()), 100) or "Research",
+                message=answer, auto_archive_duration=1440)
+        except discord.HTTPException as error:
+            if transient(error):
+                raise
+            # No permission to create threads, say: the sources follow in the channel.
+            log.warning("could not start a thread from the answer: %s", error)
+            return None
+        return str(thread.id)
+
+    async def _remember(self, conversation: str, answer: str, job_id: str) -> bool:
+        await self._conversations.remember(PLATFORM, self._tenant, conversation, answer, job_id)
+        return True
+
+    @staticmethod
+    async def _send(channel: discord.PartialMessageable, page: list[Embed]) -> str:
+        message = await channel.send(embeds=embeds_of(page), allowed_mentions=NO_MENTIONS)
+        return str(message.id)
+
+    @staticmethod
+    async def _react(answer: discord.PartialMessage) -> bool:
+        await answer.add_reaction(RETRY_EMOJI)  # a PUT: adding it twice changes nothing
+        return True
+
+
+def embeds_of(payloads: list[Embed]) -> list[discord.Embed]:
+    return [discord.Embed.from_dict(payload) for payload in payloads]

@@ -1,0 +1,229 @@
+"""Delivery: how a finished job's answer (or its failure) reaches the person who asked.
+
+A front end hands the job service a `Delivery` when it submits a question. The job then owns
+the delivery: the answer is posted by the job, retried with backoff on transient platform
+errors for minutes, each step at most once (the steps done are stored with the job), and a
+delivery that finally fails is recorded where `researchbot show` finds it. Progress updates
+go through a `ProgressPump`: best effort, off the research's critical path."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import aiohttp
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
+
+from core.db import job_deliveries
+from core.models import ProgressEvent, ResearchResult, utcnow
+from core.redact import REDACTOR, redact
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PROGRESS_INTERVAL_S = 1.0
+
+
+class Steps:
+    """The delivery steps a job has done, by name, with what each returned (a message id,
+    say). `once` runs a step only if it has not succeeded before, in this attempt or an
+    earlier one, and stores its result before the next step runs."""
+
+    def __init__(self, done: dict[str, Any], save: Callable[[dict[str, Any]], Awaitable[None]]):
+        self.done = done
+        self._save = save
+
+    async def once(self, name: str, step: Callable[[], Awaitable[T]]) -> T:
+        if name in self.done:
+            return self.done[name]
+        value = await step()
+        self.done[name] = value
+        await self._save(self.done)
+        return value
+
+
+class Delivery(Protocol):
+    """Where one job's progress and answer go. `target` is stored with the job (JSON)."""
+
+    platform: str
+
+    def target(self) -> dict[str, Any]: ...
+
+    async def progress(self, event: ProgressEvent) -> None:
+        """Show progress. Best effort: a failure is logged by the caller and skipped."""
+
+    async def answer(self, result: ResearchResult, steps: Steps) -> None:
+        """Post the answer, each platform call a step of `steps`. Raise on failure: a
+        transient error (see `transient`) is retried, from the first step not done."""
+
+    async def failure(self, message: str, steps: Steps) -> None:
+        """Tell the person that the job failed, with `message` (safe to show)."""
+
+
+def transient(error: BaseException) -> bool:
+    """Worth retrying: no connection, a timeout, a rate limit (429) or a server error (5xx).
+    Anything else (a 4xx, a bug) would fail the same way again."""
+    if isinstance(error, (TimeoutError, ConnectionError, aiohttp.ClientConnectionError)):
+        return True
+    status = http_status(error)
+    return status is not None and (status == 429 or status >= 500)
+
+
+def http_status(error: BaseException) -> int | None:
+    """The HTTP status an exception carries, whichever client raised it (discord.py:
+    .status; slack_sdk: .response.status_code; aiohttp and others: .status or
+    .status_code)."""
+    for holder in (error, getattr(error, "response", None)):
+        for name in ("status", "status_code"):
+            value = getattr(holder, name, None)
+            if isinstance(value, int):
+                return value
+    return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff for delivery: waits grow from `first_wait_s` to `max_wait_s` (with jitter)
+    until `give_up_after_s` have passed since the first attempt."""
+
+    first_wait_s: float = 2.0
+    max_wait_s: float = 60.0
+    give_up_after_s: float = 600.0
+
+    def retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            retry=retry_if_exception(transient),
+            wait=wait_exponential_jitter(multiplier=self.first_wait_s, max=self.max_wait_s,
+                                         jitter=self.first_wait_s / 2),
+            stop=stop_after_delay(self.give_up_after_s), reraise=True)
+
+
+class DeliveryStore:
+    """The delivery row of each job: target, steps done, status, attempts, last error."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def open(self, job_id: str, delivery: Delivery) -> None:
+        async with self._engine.begin() as connection:
+            await connection.execute(job_deliveries.insert().values(
+                job_id=job_id, platform=delivery.platform,
+                target=REDACTOR.data(delivery.target()), done={}, status="pending",
+                attempts=0, error=None, updated_at=utcnow()))
+
+    async def get(self, job_id: str) -> dict[str, Any] | None:
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(select(job_deliveries).where(
+                job_deliveries.c.job_id == job_id))).first()
+        return None if row is None else dict(row._mapping)
+
+    async def update(self, job_id: str, **values: Any) -> None:
+        if "error" in values and values["error"] is not None:
+            values["error"] = redact(values["error"])
+        async with self._engine.begin() as connection:
+            await connection.execute(update(job_deliveries).where(
+                job_deliveries.c.job_id == job_id).values(updated_at=utcnow(), **values))
+
+
+async def deliver(job_id: str, delivery: Delivery, store: DeliveryStore, policy: RetryPolicy,
+                  post: Callable[[Steps], Awaitable[None]]) -> bool:
+    """Run `post` (the answer or the failure message) until it succeeds, retrying transient
+    errors per `policy` from the first step not yet done. Records the outcome; True when
+    delivered. Never raises except on cancellation."""
+    row = await store.get(job_id)
+    done: dict[str, Any] = dict(row["done"]) if row else {}
+    attempts = int(row["attempts"]) if row else 0
+
+    async def save(steps_done: dict[str, Any]) -> None:
+        await store.update(job_id, done=steps_done)
+
+    steps = Steps(done, save)
+    try:
+        async for attempt in policy.retrying():
+            with attempt:
+                attempts += 1
+                await store.update(job_id, attempts=attempts)
+                try:
+                    await post(steps)
+                except Exception as error:
+                    await store.update(job_id, error=_describe(error))
+                    log.warning("job %s: delivery to %s failed (attempt %d): %s", job_id,
+                                delivery.platform, attempts, _describe(error))
+                    raise
+    except Exception as error:
+        await store.update(job_id, status="failed", error=_describe(error))
+        log.error("job %s: gave up delivering to %s after %d attempts", job_id,
+                  delivery.platform, attempts)
+        return False
+    await store.update(job_id, status="delivered", error=None)
+    return True
+
+
+def _describe(error: BaseException) -> str:
+    status = http_status(error)
+    text = redact(" ".join(str(error).split()))[:300]
+    return f"{type(error).__name__}{f' (HTTP {status})' if status else ''}: {text}"
+
+
+class ProgressPump:
+    """Shows a job's progress through its delivery without holding the research up: `offer`
+    returns at once; a background task shows the newest finished stage at most once per
+    `interval_s` (each update is a rate-limited platform call, and skipped ones would be
+    replaced before anyone read them). A failed update is logged and skipped. `close` stops
+    the pump before the answer is posted, so a late update never replaces the answer."""
+
+    def __init__(self, delivery: Delivery, job_id: str,
+                 interval_s: float = PROGRESS_INTERVAL_S, shown_now: bool = True) -> None:
+        self._delivery = delivery
+        self._job_id = job_id
+        self._interval_s = interval_s
+        self._latest: ProgressEvent | None = None
+        self._wake = asyncio.Event()
+        self._last = time.monotonic() if shown_now else -math.inf
+        self._task: asyncio.Task[None] | None = None
+
+    def offer(self, event: ProgressEvent) -> None:
+        if event.kind != "finished":
+            return
+        self._latest = event
+        self._wake.set()
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            wait_s = self._last + self._interval_s - time.monotonic()
+            if wait_s > 0:
+                await asyncio.sleep(wait_s)
+            self._wake.clear()
+            event, self._latest = self._latest, None
+            if event is None:
+                continue
+            self._last = time.monotonic()
+            try:
+                await self._delivery.progress(event)
+            except Exception as error:  # cosmetic: never fails the job
+                log.info("job %s: a progress update to %s failed and was skipped: %s",
+                         self._job_id, self._delivery.platform, _describe(error))

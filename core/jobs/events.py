@@ -1,0 +1,101 @@
+"""A job's progress events in the database: appended in order, read from any point, followed
+live. Followers in the process that runs the job wake at once; others poll."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from core.db import job_events
+from core.models import JobEvent, ProgressEvent, Stage, utcnow
+from core.redact import REDACTOR
+
+
+class JobEvents:
+    def __init__(self, engine: AsyncEngine, poll_s: float = 0.5) -> None:
+        self._engine = engine
+        self._poll_s = poll_s
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._appended: dict[str, asyncio.Event] = {}  # set (and replaced) on each append
+
+    async def append(self, job_id: str, kind: str, *, stage: Stage | None = None,
+                     progress: float = 0.0, message: str = "",
+                     counts: dict[str, int] | None = None) -> JobEvent:
+        """Store the job's next event. Appends for one job are serialised in this process;
+        a clash with another process (both took the same number) is retried."""
+        lock = self._locks.setdefault(job_id, asyncio.Lock())
+        async with lock:
+            for _ in range(5):
+                try:
+                    event = await self._insert(job_id, kind, stage, progress,
+                                               REDACTOR(message), counts or {})
+                    break
+                except IntegrityError:
+                    continue
+            else:
+                raise RuntimeError(f"could not number an event of job {job_id}")
+        self._appended.pop(job_id, asyncio.Event()).set()
+        return event
+
+    async def progress(self, event: ProgressEvent) -> JobEvent:
+        return await self.append(event.job_id, event.kind, stage=event.stage,
+                                 progress=event.progress, message=event.message,
+                                 counts=event.counts)
+
+    async def after(self, job_id: str, after: int = 0, limit: int = 1000) -> list[JobEvent]:
+        query = (select(job_events).where(job_events.c.job_id == job_id,
+                                          job_events.c.seq > after)
+                 .order_by(job_events.c.seq).limit(limit))
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [_event(row._mapping) for row in rows]
+
+    async def follow(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
+        """The job's events after number `after`, as they happen, up to and including the one
+        that ends the job (completed, failed or cancelled)."""
+        while True:
+            appended = self._appended.setdefault(job_id, asyncio.Event())
+            events = await self.after(job_id, after)
+            if not events:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(appended.wait(), self._poll_s)
+                continue
+            for event in events:
+                yield event
+                after = event.seq
+                if event.terminal:
+                    return
+
+    def forget(self, job_id: str) -> None:
+        """Drop the job's append lock and wake-up (its events are all written)."""
+        self._locks.pop(job_id, None)
+        self._appended.pop(job_id, None)
+
+    async def _insert(self, job_id: str, kind: str, stage: Stage | None, progress: float,
+                      message: str, counts: dict[str, int]) -> JobEvent:
+        async with self._engine.begin() as connection:
+            last = (await connection.execute(
+                select(func.max(job_events.c.seq)).where(job_events.c.job_id == job_id)
+            )).scalar()
+            values: dict[str, Any] = {
+                "job_id": job_id, "seq": (last or 0) + 1, "at": utcnow(), "kind": kind,
+                "stage": stage.value if stage else None, "progress": progress,
+                "message": message, "counts": counts}
+            await connection.execute(job_events.insert().values(**values))
+        return JobEvent.model_validate(values)
+
+
+def _event(mapping: Any) -> JobEvent:
+    data = dict(mapping)
+    at = data["at"]
+    if at.tzinfo is None:  # SQLite returns naive datetimes; everything written is UTC
+        from datetime import UTC
+
+        data["at"] = at.replace(tzinfo=UTC)
+    return JobEvent.model_validate(data)
