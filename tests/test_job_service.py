@@ -1,0 +1,156 @@
+"""The job service over the real pipeline, on SQLite and PostgreSQL: a job is stored at once,
+its events are numbered, stored and replayable from any point, followers see them live,
+cancellation stops it, and its delivery repeats no step that succeeded."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.config import KnowledgeBaseSettings, PipelineSettings
+from core.errors import InvalidQuestionError
+from core.jobs.delivery import DeliveryStore, RetryPolicy, Steps
+from core.jobs.events import JobEvents
+from core.jobs.service import JobService
+from core.kb.knowledge_base import KnowledgeBase
+from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
+from core.pipeline import ResearchPipeline
+from core.sources.local import LocalKnowledgeBaseSource
+from core.store import JobStore
+from core.synthesis.extractive import ExtractiveSynthesizer
+from tests.chat_harness import SlowSource
+
+QUESTION = "How many hours a day do cats sleep?"
+
+
+async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
+                   slow_s: float = 0.0, synthesizer: Any = None) -> JobService:
+    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    await knowledge_base.index([corpus], "t1")
+    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
+    if slow_s:
+        sources["slow"] = SlowSource(slow_s)
+    store = JobStore(engine)
+    pipeline = ResearchPipeline(store=store, sources=sources,
+                                synthesizer=synthesizer or ExtractiveSynthesizer(embedder),
+                                embedder=embedder, settings=PipelineSettings())
+    retry = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=5.0)
+    return JobService(pipeline, store, JobEvents(engine, poll_s=0.05), DeliveryStore(engine),
+                      retry, progress_interval_s=0.0)
+
+
+async def test_events_are_stored_in_order_and_replay_from_any_point(
+    any_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    service = await _service(any_engine, chroma, embedder, corpus)
+    job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    live = [event async for event in service.events(job_id)]
+    job = await service.wait(job_id)
+    assert job.status == JobStatus.COMPLETED and job.result is not None
+    assert [e.seq for e in live] == list(range(1, len(live) + 1))
+    assert live[0].kind == "queued" and live[-1].kind == "completed"
+    assert [e.kind for e in live[1:-1]] == ["started", "finished"] * ((len(live) - 2) // 2)
+    assert "12 and 16 hours" in (await service.answer(job_id)).answer.summary
+    # Replayed later, from the start or from any event: the same events, no gaps, no repeats.
+    assert [event async for event in service.events(job_id)] == live
+    middle = live[len(live) // 2].seq
+    assert [event async for event in service.events(job_id, after=middle)] == live[middle:]
+    await service.close()
+
+
+async def test_a_cancelled_job_stops_and_says_so(
+    any_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    service = await _service(any_engine, chroma, embedder, corpus, slow_s=30.0)
+    job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    async for event in service.events(job_id):
+        if event.stage is not None and event.stage.value == "search":
+            break  # the search is under way (and would take 30 s)
+    assert await service.cancel(job_id)
+    job = await service.result(job_id)
+    assert job.status == JobStatus.CANCELLED and job.result is None
+    events = [event async for event in service.events(job_id)]
+    assert events[-1].kind == "cancelled"
+    assert not await service.cancel(job_id)  # it has ended already
+    await service.close()
+
+
+async def test_a_question_that_cannot_be_researched_stores_no_job(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    service = await _service(sqlite_engine, chroma, embedder, corpus)
+    with pytest.raises(InvalidQuestionError):
+        await service.submit(ResearchRequest(question="   ", tenant="t1"))
+    assert await service.store.recent() == []
+
+
+class FlakyPlatform:
+    """A chat platform whose progress updates always fail and whose second message fails
+    twice with a connection error before it goes through."""
+
+    platform = "test"
+
+    def __init__(self) -> None:
+        self.posted: list[str] = []
+        self.failures_left = 2
+        self.progress_tried = 0
+
+    def target(self) -> dict[str, Any]:
+        return {"channel": "c1"}
+
+    async def progress(self, event: ProgressEvent) -> None:
+        self.progress_tried += 1
+        raise ConnectionResetError("progress refused")
+
+    async def answer(self, result: ResearchResult, steps: Steps) -> None:
+        await steps.once("answer", lambda: self._post("answer"))
+        await steps.once("sources", lambda: self._post("sources", flaky=True))
+        await steps.once("reaction", lambda: self._post("reaction"))
+
+    async def failure(self, message: str, steps: Steps) -> None:
+        await steps.once("error", lambda: self._post(f"error: {message}"))
+
+    async def _post(self, what: str, flaky: bool = False) -> str:
+        if flaky and self.failures_left:
+            self.failures_left -= 1
+            raise ConnectionResetError("reset by peer")
+        self.posted.append(what)
+        return what
+
+
+async def test_delivery_retries_from_the_step_that_failed_and_progress_never_fails_a_job(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    service = await _service(sqlite_engine, chroma, embedder, corpus)
+    platform = FlakyPlatform()
+    job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"), platform)
+    job = await service.wait(job_id)
+    assert job.status == JobStatus.COMPLETED
+    assert platform.progress_tried >= 1
+    assert platform.posted == ["answer", "sources", "reaction"]  # each exactly once
+    delivery = await service.delivery(job_id)
+    assert delivery is not None
+    assert (delivery["status"], delivery["attempts"]) == ("delivered", 3)
+    assert set(delivery["done"]) == {"answer", "sources", "reaction"}
+    kinds = [event.kind async for event in service.events(job_id)]
+    assert kinds[-1] == "completed"  # followers stop at the job's end ...
+    stored = await JobEvents(sqlite_engine).after(job_id, 0)
+    assert stored[-1].kind == "delivered"  # ... and the delivery is recorded after it
+    await service.close()
+
+
+async def test_a_failed_job_tells_the_person_without_details(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    from tests.chat_harness import BrokenSynthesizer
+
+    # A model server that goes away mid-research.
+    service = await _service(sqlite_engine, chroma, embedder, corpus,
+                             synthesizer=BrokenSynthesizer())
+    platform = FlakyPlatform()
+    job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"), platform)
+    job = await service.wait(job_id)
+    assert job.status == JobStatus.FAILED and "ConnectionResetError" in str(job.error)
+    (shown,) = platform.posted
+    assert shown.startswith("error: Sorry, the research failed") and "10.0.0.7" not in shown
+    await service.close()
