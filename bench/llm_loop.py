@@ -27,19 +27,19 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import table
-from core.analyst import ResearchLoop
-from core.claim_check import VERIFY_BATCH
+from core.answer.claim_check import VERIFY_BATCH
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.db import open_database, sqlite_url
-from core.embedding import OnnxMiniLMEmbedder
-from core.kb.knowledge_base import KnowledgeBase
-from core.llm import ModelGateway
+from core.jobs.store import JobStore
+from core.llm.gateway import ModelGateway
 from core.models import Depth, ResearchRequest
-from core.pipeline import ResearchPipeline
+from core.research.analyst import ResearchLoop
+from core.research.pipeline import ResearchPipeline
+from core.retrieval.embedding import OnnxMiniLMEmbedder
+from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.retrieval.vectors import open_chroma
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
-from core.vectors import open_chroma
 from tests.chat_harness import SlowSource
 from tests.conftest import CORPUS
 from tests.fake_openai import Chat, FakeOpenAI

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -65,14 +66,15 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
     sys.path.insert(0, os.getcwd())
     from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
     from core.db import open_database, sqlite_url
-    from core.embedding import OnnxMiniLMEmbedder
-    from core.kb.knowledge_base import KnowledgeBase
     from core.models import ResearchRequest
-    from core.pipeline import ResearchPipeline
     from core.sources.local import LocalKnowledgeBaseSource
-    from core.store import JobStore
-    from core.synthesis.extractive import ExtractiveSynthesizer
-    from core.vectors import open_chroma
+
+    ExtractiveSynthesizer = _module("core.answer.synthesis.extractive").ExtractiveSynthesizer
+    JobStore = _module("core.jobs.store").JobStore
+    ResearchPipeline = _module("core.research.pipeline").ResearchPipeline
+    OnnxMiniLMEmbedder = _module("core.retrieval.embedding").OnnxMiniLMEmbedder
+    KnowledgeBase = _module("core.retrieval.kb.knowledge_base").KnowledgeBase
+    open_chroma = _module("core.retrieval.vectors").open_chroma
 
     paragraphs, questions, absent = load_multihop(split, limit)
     embedder = _Memo(OnnxMiniLMEmbedder())
@@ -159,13 +161,31 @@ class _Memo:
         return np.vstack([self._seen[t] for t in texts]) if texts else self._inner.embed([])
 
 
-def _guard() -> Any:
-    import core.cache
+# Modules as they were named before core/ was grouped by concern: a baseline revision from
+# before then is measured with its own names.
+_BEFORE_GROUPING = {
+    "core.answer.synthesis.extractive": "core.synthesis.extractive",
+    "core.jobs.store": "core.store", "core.research.pipeline": "core.pipeline",
+    "core.retrieval.embedding": "core.embedding",
+    "core.retrieval.kb.knowledge_base": "core.kb.knowledge_base",
+    "core.retrieval.vectors": "core.vectors", "core.answer.cache": "core.cache",
+    "core.answer.question_match": "core.question_match", "core.research.intake": "core.intake",
+}
 
-    if hasattr(core.cache, "is_same_question"):  # revisions before core.question_match
-        return core.cache.is_same_question
-    from core.question_match import same_question
-    return same_question
+
+def _module(name: str) -> Any:
+    """The module `name`, or what it was called in a revision before the grouping."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        return importlib.import_module(_BEFORE_GROUPING[name])
+
+
+def _guard() -> Any:
+    cache = _module("core.answer.cache")
+    if hasattr(cache, "is_same_question"):  # revisions before question_match
+        return cache.is_same_question
+    return _module("core.answer.question_match").same_question
 
 
 def cache_pairs(embedder: Any) -> dict[str, Any]:
@@ -201,9 +221,10 @@ TEMPLATES = ["How do I install {p}?", "What license does {p} use?", "Who maintai
 async def cache_under_load(chroma: Any, embedder: Any, settings: Any) -> dict[str, Any]:
     """1,000 distinct questions about 128 projects; half are cached first, then all are
     looked up at concurrency 50. Every question is different, so any hit is wrong."""
-    from core.cache import SemanticAnswerCache
-    from core.intake import detect_intent
     from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
+
+    SemanticAnswerCache = _module("core.answer.cache").SemanticAnswerCache
+    detect_intent = _module("core.research.intake").detect_intent
 
     cache = SemanticAnswerCache(chroma, embedder, settings)
     questions = [t.format(p=p) for p in PROJECTS for t in TEMPLATES][:1000]

@@ -29,17 +29,17 @@ import numpy as np
 
 from bench.questions import QUESTIONS
 from bench.tables import table
-from core.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.db import open_database, sqlite_url
-from core.embedding import OnnxMiniLMEmbedder
-from core.kb.knowledge_base import KnowledgeBase
+from core.jobs.store import JobStore
 from core.models import ResearchRequest
-from core.pipeline import ResearchPipeline
+from core.research.pipeline import ResearchPipeline
+from core.retrieval.embedding import OnnxMiniLMEmbedder
+from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.retrieval.vectors import VectorCollection, open_chroma
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
-from core.vectors import VectorCollection, open_chroma
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/store_sharing.py [--vectors 20000] [--searches 200]
 
 Three ways: the embedded PersistentClient as before (each process on its own), the embedded
-store with a file lock and a reopen after another process's writes (core.vectors.
+store with a file lock and a reopen after another process's writes (core.retrieval.vectors.
 SharedLocalChroma, the default now), and a Chroma server (`chroma run`) every process talks to.
 
 1. Questions that fail: a reader holds the knowledge base open (as a bot does) while
@@ -37,7 +37,7 @@ import numpy as np
 
 from bench.tables import table
 from core.errors import StoreError
-from core.vectors import SharedLocalChroma, VectorCollection, VectorStore
+from core.retrieval.vectors import SharedLocalChroma, VectorCollection, VectorStore
 
 MODES = ("embedded, as before", "embedded, lock + reopen", "Chroma server")
 QUESTIONS = ["How long do cats sleep?", "What raises the tides?", "Which eruption buried Pompeii?",
@@ -47,7 +47,7 @@ import sys
 sys.path.insert(0, {root!r})
 import numpy as np
 from pathlib import Path
-from core.vectors import open_chroma
+from core.retrieval.vectors import open_chroma
 store = open_chroma(Path({path!r}), {url!r})
 store.write({name!r}, "upsert", ids=["w%d" % {n}],
                          embeddings=np.random.default_rng({n}).normal(size=(1, 384)).tolist())
@@ -85,8 +85,8 @@ async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     """How many of 12 questions fail in a reader after another process's index run."""
     from core.config import KnowledgeBaseSettings
     from core.db import open_database, sqlite_url
-    from core.embedding import OnnxMiniLMEmbedder
-    from core.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.embedding import OnnxMiniLMEmbedder
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
     from tests.conftest import CORPUS
 
     data, docs = workdir / "data", workdir / "docs"

@@ -27,11 +27,9 @@ import aiohttp
 from tavily import AsyncTavilyClient
 
 from bench.run import table
-from core.fetch import PageFetcher
 from core.models import QueryIntent
-from core.net import guarded_session
-from core.planning import PlannedQuery, ResearchPlan
-from core.search import run_search
+from core.research.planning import PlannedQuery, ResearchPlan
+from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
 from core.sources.base import SearchQuery
 from core.sources.policy import SourcePolicy
@@ -39,6 +37,8 @@ from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
 from core.sources.wikipedia import WikipediaSource
+from core.web.fetch import PageFetcher
+from core.web.net import guarded_session
 from tests.fake_web import Article, FakeWeb
 
 LATENCY_S = {"/tavily/search": 0.30, "/w/api.php": 0.12, "/arxiv/query": 0.25,

@@ -123,8 +123,8 @@ def _fail(message: str, code: int) -> int:
 
 async def _ask(args: argparse.Namespace, settings: Any) -> int:
     from bot.wiring import open_research
-    from core.intake import validate_question
     from core.models import Depth, ResearchRequest
+    from core.research.intake import validate_question
 
     validate_question(args.question)  # bad input fails before any store is opened
     request = ResearchRequest(
@@ -148,7 +148,7 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
 
 async def _improve(args: argparse.Namespace, settings: Any) -> int:
     from bot.wiring import open_research
-    from core.intake import validate_question
+    from core.research.intake import validate_question
 
     validate_question(args.feedback, what="feedback")
     async with open_research(settings) as research:

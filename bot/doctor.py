@@ -92,7 +92,7 @@ async def check_vectors(settings: Settings) -> Check:
     url = settings.knowledge_base.chroma_url
 
     async def probe() -> str:
-        from core.vectors import open_chroma
+        from core.retrieval.vectors import open_chroma
 
         store = await asyncio.to_thread(open_chroma, settings.data_dir / "chroma", url)
         try:
@@ -131,7 +131,7 @@ async def check_embedding(settings: Settings, call: bool) -> Check:
     config = settings.embedding
 
     async def probe() -> str:
-        from core.embedding import build_embedder
+        from core.retrieval.embedding import build_embedder
 
         if config.model == "builtin":
             embedder = await asyncio.to_thread(build_embedder, config)
@@ -156,7 +156,7 @@ async def check_embedding(settings: Settings, call: bool) -> Check:
 
 
 async def check_models(settings: Settings, call: bool) -> list[Check]:
-    from core.providers import llm_models
+    from core.llm.providers import llm_models
 
     named = list(dict.fromkeys(llm_models(settings.llm)))
     if not named:
@@ -170,7 +170,7 @@ async def check_model(settings: Settings, setting: str, model: str, call: bool) 
     config = settings.llm
 
     async def probe() -> str:
-        from core.providers import model_provider
+        from core.llm.providers import model_provider
 
         provider = await asyncio.to_thread(model_provider, setting, model, config.api_base)
         if not call:
@@ -214,7 +214,7 @@ async def require_models(settings: Settings) -> None:
     that is only unreachable or busy now is logged, and the bot starts."""
     if not settings.llm.enabled or not settings.llm.check_at_start:
         return
-    from core.providers import llm_models, model_provider
+    from core.llm.providers import llm_models, model_provider
 
     for setting, model in dict.fromkeys(llm_models(settings.llm)):
         model_provider(setting, model, settings.llm.api_base)
@@ -276,7 +276,7 @@ async def check_sources(settings: Settings, timeout_s: float) -> list[Check]:
     if settings.pipeline.local_only:
         return [Check(f"source {name}", setting, "off", "pipeline.local_only = true")
                 for name, (setting, _, _) in probes.items()]
-    from core.net import api_session
+    from core.web.net import api_session
 
     async with api_session(settings.sources.user_agent) as session:
         return list(await asyncio.gather(*(

@@ -13,19 +13,19 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
-from core.store import JobStore
+from core.jobs.store import JobStore
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from adapters.desk import ResearchDesk
-    from core.conversations import ConversationStore
-    from core.embedding import Embedder
-    from core.fetch import PageReader
+    from adapters.chat.desk import ResearchDesk
+    from core.jobs.conversations import ConversationStore
     from core.jobs.service import JobService
-    from core.kb.knowledge_base import KnowledgeBase
-    from core.pipeline import ResearchPipeline
+    from core.research.pipeline import ResearchPipeline
+    from core.retrieval.embedding import Embedder
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.sources.base import SearchSource
+    from core.web.fetch import PageReader
 
 
 @dataclass
@@ -93,15 +93,15 @@ async def open_research(settings: Settings, *,
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import diskcache
 
-    from core.cache import SemanticAnswerCache
-    from core.conversations import ConversationStore
+    from core.answer.cache import SemanticAnswerCache
+    from core.answer.synthesis.extractive import ExtractiveSynthesizer
     from core.db import open_database
-    from core.embedding import build_embedder
-    from core.kb.knowledge_base import KnowledgeBase
-    from core.pipeline import ResearchPipeline
+    from core.jobs.conversations import ConversationStore
+    from core.research.pipeline import ResearchPipeline
+    from core.retrieval.embedding import build_embedder
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import open_chroma
     from core.sources.local import LocalKnowledgeBaseSource
-    from core.synthesis.extractive import ExtractiveSynthesizer
-    from core.vectors import open_chroma
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
@@ -128,10 +128,10 @@ async def open_research(settings: Settings, *,
         synthesizer = ExtractiveSynthesizer(embedder, settings.pipeline.answer_sentences)
         loop = None
         if settings.llm.enabled:
-            from core.analyst import ResearchLoop
-            from core.llm import ModelGateway
-            from core.prompts import PromptLibrary
-            from core.providers import check_llm_models
+            from core.llm.gateway import ModelGateway
+            from core.llm.prompts import PromptLibrary
+            from core.llm.providers import check_llm_models
+            from core.research.analyst import ResearchLoop
 
             check_llm_models(settings.llm)
             loop = ResearchLoop(ModelGateway(settings.llm, PromptLibrary.load()), settings.llm,
@@ -191,14 +191,14 @@ async def open_web(settings: Settings, embedder: Embedder,
         return
     import diskcache
 
-    from core.fetch import PageFetcher, PageReader
-    from core.net import AddressGuard, api_session, capped_http_client, guarded_session
     from core.sources.arxiv import ArxivSource
     from core.sources.policy import CircuitBreaker, SourcePolicy
     from core.sources.pubmed import PubMedSource
     from core.sources.searxng import SearxngSource
     from core.sources.tavily import TavilySource
     from core.sources.wikipedia import WikipediaSource
+    from core.web.fetch import PageFetcher, PageReader
+    from core.web.net import AddressGuard, api_session, capped_http_client, guarded_session
 
     cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
         if config.cache_ttl_hours > 0 else None
@@ -267,9 +267,9 @@ async def open_web(settings: Settings, embedder: Embedder,
 async def open_desk(settings: Settings, research: Research) -> AsyncIterator[ResearchDesk]:
     """What the chat front ends share: limits and event dedupe in this process, or in Redis
     when `chat.redis_url` is set (several bot processes behind one load balancer)."""
-    from adapters.desk import ResearchDesk
-    from core.dedupe import LocalEventLog, RedisEventLog
-    from core.limits import LocalQuestionLimiter, RedisQuestionLimiter
+    from adapters.chat.dedupe import LocalEventLog, RedisEventLog
+    from adapters.chat.desk import ResearchDesk
+    from adapters.chat.limits import LocalQuestionLimiter, RedisQuestionLimiter
 
     chat = settings.chat
     limits = (chat.user_questions_per_minute, chat.tenant_questions_per_minute, 60.0,

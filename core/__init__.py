@@ -1,1 +1,11 @@
-"""Core research pipeline."""
+"""The research engine, free of chat-platform code.
+
+    jobs/       the job service front ends talk to; stored events; durable delivery
+    research/   the pipeline and its steps, with and without a model
+    answer/     writing, citation checks, grading, the answer cache
+    retrieval/  knowledge base, embeddings, vector store, ranking
+    sources/    search sources (local, Wikipedia, arXiv, PubMed, Tavily, SearXNG)
+    web/        guarded outbound HTTP, page reading
+    llm/        model gateway, providers, prompts
+    models, errors, config, db, redact, text: shared by all of them
+"""

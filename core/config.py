@@ -141,7 +141,7 @@ class CacheSettings(_Section):
         ge=0.5,
         le=1.0,
         description="Cosine similarity at or above which a past question may count as the same "
-        "(it must also ask the same thing word for word: core.question_match).",
+        "(it must also ask the same thing word for word: core.answer.question_match).",
     )
     ttl_hours: float = Field(default=168.0, ge=0, description="Lifetime of a cached answer.")
     current_event_ttl_hours: float = Field(

@@ -19,7 +19,7 @@ def new_job_id() -> str:
 
 
 class Depth(enum.StrEnum):
-    AUTO = "auto"  # chosen from the question (see core.intake.choose_depth)
+    AUTO = "auto"  # chosen from the question (see core.research.intake.choose_depth)
     QUICK = "quick"
     STANDARD = "standard"
     DEEP = "deep"

@@ -9,22 +9,22 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.desk import ResearchDesk
-from core.cache import SemanticAnswerCache
+from adapters.chat.dedupe import LocalEventLog
+from adapters.chat.desk import ResearchDesk
+from adapters.chat.limits import LocalQuestionLimiter
+from core.answer.cache import SemanticAnswerCache
+from core.answer.synthesis.base import Draft
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, PipelineSettings
-from core.conversations import ConversationStore
-from core.dedupe import LocalEventLog
+from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import DeliveryStore, RetryPolicy
 from core.jobs.events import JobEvents
 from core.jobs.service import JobService
-from core.limits import LocalQuestionLimiter
+from core.jobs.store import JobStore
 from core.models import Job, QueryIntent, ResearchRequest, Source
-from core.pipeline import ResearchPipeline
+from core.research.pipeline import ResearchPipeline
 from core.sources.base import SearchQuery
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.base import Draft
-from core.synthesis.extractive import ExtractiveSynthesizer
 
 
 @dataclass

@@ -72,7 +72,7 @@ def skip_or_fail(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def embedder() -> Any:
-    from core.embedding import OnnxMiniLMEmbedder
+    from core.retrieval.embedding import OnnxMiniLMEmbedder
 
     return OnnxMiniLMEmbedder(threads=2)
 
@@ -148,7 +148,7 @@ async def redis() -> AsyncIterator[Any]:
 
 @pytest.fixture
 def chroma(tmp_path: Path) -> Any:
-    from core.vectors import open_chroma
+    from core.retrieval.vectors import open_chroma
 
     return open_chroma(tmp_path / "chroma", None)
 
@@ -256,7 +256,7 @@ def kb_settings() -> Any:
 
 @pytest.fixture
 def knowledge_base(sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: Any) -> Any:
-    from core.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
 
     return KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
 
@@ -273,8 +273,8 @@ def indexed_template(tmp_path_factory: pytest.TempPathFactory, embedder: Any) ->
     import asyncio
 
     from core.config import KnowledgeBaseSettings
-    from core.kb.knowledge_base import KnowledgeBase
-    from core.vectors import open_chroma
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import open_chroma
 
     folder = tmp_path_factory.mktemp("indexed")
     docs = folder / "corpus"
@@ -323,8 +323,8 @@ async def indexed(tmp_path: Path, indexed_template: Path, embedder: Any,
                   kb_settings: Any) -> AsyncIterator[Indexed]:
     """A copy of `indexed_template` for one test: its own database and vector store, the
     corpus already indexed for CHAT_TENANTS (indexing it again finds every file unchanged)."""
-    from core.kb.knowledge_base import KnowledgeBase
-    from core.vectors import open_chroma
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import open_chroma
 
     world = tmp_path / "indexed"
     world.mkdir()

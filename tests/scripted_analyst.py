@@ -7,16 +7,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.analyst import ResearchLoop
-from core.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, LLMSettings, PipelineSettings
-from core.llm import ModelGateway
+from core.jobs.store import JobStore
+from core.llm.gateway import ModelGateway
+from core.llm.prompts import PromptLibrary
 from core.models import Depth, Job, ResearchRequest, ResearchResult
-from core.pipeline import ResearchPipeline
-from core.prompts import PromptLibrary
+from core.research.analyst import ResearchLoop
+from core.research.pipeline import ResearchPipeline
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
 from tests.fake_openai import Chat, FakeOpenAI, Reply
 
 QUESTION = "How many hours a day do cats sleep?"

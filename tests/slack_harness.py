@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from adapters.desk import ResearchDesk
+from adapters.chat.desk import ResearchDesk
 from adapters.slack.app import build_app, web_app, web_client
 from core.models import ResearchRequest
 from tests.chat_harness import Options, research_desk

@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import LLMSettings, PipelineSettings, TierBudget
 from core.errors import ConfigurationError
+from core.jobs.store import JobStore
+from core.llm.prompts import PromptLibrary
 from core.models import (
     Confidence,
     ConversationTurn,
     ResearchRequest,
 )
-from core.pipeline import ResearchPipeline
-from core.prompts import PromptLibrary
+from core.research.pipeline import ResearchPipeline
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
 from tests import scripted_analyst as scripted
 from tests.fake_openai import Chat, HttpError
 from tests.scripted_analyst import QUESTION, Lab, line_after

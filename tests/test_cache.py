@@ -3,10 +3,10 @@ from typing import Any
 
 import pytest
 
-from core.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings
-from core.intake import detect_intent
 from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
+from core.research.intake import detect_intent
 
 
 def _result(summary: str, confidence: Confidence = Confidence.MEDIUM) -> ResearchResult:
@@ -91,7 +91,7 @@ async def test_scope_and_ttl_rules(chroma: Any, embedder: Any) -> None:
 def test_a_cached_question_must_ask_the_same_thing(
     embedder: Any, question: str, cached: str, same: bool
 ) -> None:
-    from core.question_match import same_question
+    from core.answer.question_match import same_question
 
     vectors = embedder.embed([question, cached])
     similarity = float(vectors[0] @ vectors[1])

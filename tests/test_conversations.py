@@ -1,7 +1,7 @@
 from typing import Any
 
-from core.conversations import MAX_TURNS, ConversationStore
-from core.intake import standalone_question
+from core.jobs.conversations import MAX_TURNS, ConversationStore
+from core.jobs.store import JobStore
 from core.models import (
     Confidence,
     ConversationTurn,
@@ -11,7 +11,7 @@ from core.models import (
     ResearchRequest,
     ResearchResult,
 )
-from core.store import JobStore
+from core.research.intake import standalone_question
 
 
 async def _answered(store: JobStore, question: str, tenant: str = "T1") -> str:

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from core.kb.chunking import chunk_sections, estimate_tokens
-from core.kb.documents import Section, UnreadableDocumentError, read_document
+from core.retrieval.kb.chunking import chunk_sections, estimate_tokens
+from core.retrieval.kb.documents import Section, UnreadableDocumentError, read_document
 from tests.conftest import CORPUS, write_pdf
 
 

@@ -6,9 +6,9 @@ import pytest
 from pydantic import SecretStr
 
 from core.config import EmbeddingSettings, KnowledgeBaseSettings
-from core.embedding import LiteLLMEmbedder, OnnxMiniLMEmbedder, build_embedder
 from core.errors import ConfigurationError
-from core.kb.knowledge_base import KnowledgeBase
+from core.retrieval.embedding import LiteLLMEmbedder, OnnxMiniLMEmbedder, build_embedder
+from core.retrieval.kb.knowledge_base import KnowledgeBase
 from tests.fake_openai import DIMENSIONS, FakeOpenAI
 
 

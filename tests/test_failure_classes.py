@@ -9,7 +9,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from core.jobs.delivery import http_status, transient
-from core.llm import _transient
+from core.llm.gateway import _transient
 
 
 class _Response:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.fetch import FetchError, PageFetcher, PageReader, decode
 from core.models import Source, SourceMetadata
-from core.net import BlockedAddressError, GuardedResolver, check_url, guarded_session
+from core.web.fetch import FetchError, PageFetcher, PageReader, decode
+from core.web.net import BlockedAddressError, GuardedResolver, check_url, guarded_session
 from tests.conftest import write_pdf
 from tests.fake_web import FakeWeb
 
@@ -146,3 +146,20 @@ async def test_the_reader_puts_the_best_passage_of_each_page_in_place_of_the_sni
     assert "12 and 16 hours" in read[0].content and read[0].metadata.author == "Dr. Whiskers"
     assert read[1].content == "Cats sleep..." and read[2] == local
     assert len(problems) == 1 and "HTTP 404" in problems[0]
+
+
+async def test_robots_wildcards_end_anchors_and_allow_are_understood(
+    web: FakeWeb, fetcher: PageFetcher,
+) -> None:
+    # Python's urllib.robotparser reads "*" and "$" literally and takes the first matching
+    # line, so it fetched /drafts/one.pdf and refused /cats/public here.
+    web.robots = ("User-agent: *\nDisallow: /*.pdf$\nDisallow: /cats\n"
+                  "Allow: /cats/public\n")
+    web.pages["/drafts/one.pdf"] = (b"%PDF-1.4", "application/pdf")
+    web.pages["/cats/public"] = (b"Cats are welcome here.", "text/plain")
+    with pytest.raises(FetchError, match=r"disallowed by robots\.txt"):
+        await fetcher.fetch(f"{web.base}/drafts/one.pdf")
+    with pytest.raises(FetchError, match=r"disallowed by robots\.txt"):
+        await fetcher.fetch(f"{web.base}/cats")
+    allowed = await fetcher.fetch(f"{web.base}/cats/public")
+    assert allowed.text == "Cats are welcome here."

@@ -13,23 +13,23 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache
+from core.answer.grading import grade
+from core.answer.synthesis.base import Draft
+from core.answer.synthesis.extractive import NOT_ANSWERED, ExtractiveSynthesizer
+from core.answer.verify import verify_citations
 from core.config import CacheSettings, PipelineSettings
 from core.errors import SourceUnreachableError
-from core.grading import grade
-from core.intake import detect_intent
+from core.jobs.store import JobStore
 from core.models import Citation, Confidence, ResearchRequest, Source, SourceMetadata
-from core.net import api_session
-from core.pipeline import ResearchPipeline
-from core.search import SourceFailure
+from core.research.intake import detect_intent
+from core.research.pipeline import ResearchPipeline
+from core.research.search import SourceFailure
 from core.sources.base import SearchQuery
 from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.policy import CircuitBreaker, SourcePolicy
 from core.sources.wikipedia import WikipediaSource
-from core.store import JobStore
-from core.synthesis.base import Draft
-from core.synthesis.extractive import NOT_ANSWERED, ExtractiveSynthesizer
-from core.verify import verify_citations
+from core.web.net import api_session
 
 ARENAS = {
     "riverside.md": "# Riverside Stadium\n\nRiverside Stadium is a football stadium in "

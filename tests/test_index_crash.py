@@ -80,8 +80,8 @@ async def open_store(clean_env: Path, store_url: str, embedder: Any) -> AsyncIte
     """A way to look at what the index runs left: (catalogue ids, vector ids, knowledge base)."""
     from core.config import KnowledgeBaseSettings
     from core.db import kb_chunks, kb_files, kb_pending, open_database
-    from core.kb.knowledge_base import KnowledgeBase
-    from core.vectors import VectorCollection, open_chroma
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import VectorCollection, open_chroma
 
     engines: list[Any] = []
     stores: list[Any] = []
@@ -179,7 +179,7 @@ async def test_a_store_from_before_gains_the_pending_table(tmp_path: Path) -> No
 def test_a_full_disk_is_one_line_naming_the_folder(tmp_path: Path) -> None:
     import errno
 
-    from core.vectors import full_disk_error
+    from core.retrieval.vectors import full_disk_error
 
     full = full_disk_error("vector store", OSError(errno.ENOSPC, "No space left on device"),
                            tmp_path)

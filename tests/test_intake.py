@@ -3,8 +3,8 @@ from datetime import UTC, datetime
 import pytest
 
 from core.errors import InvalidQuestionError
-from core.intake import detect_intent, validate_question
 from core.models import QuestionType
+from core.research.intake import detect_intent, validate_question
 
 
 @pytest.mark.parametrize(

@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import KnowledgeBaseSettings, PipelineSettings
 from core.errors import InvalidQuestionError
 from core.jobs.delivery import DeliveryStore, RetryPolicy, Steps
 from core.jobs.events import JobEvents
 from core.jobs.service import JobService
-from core.kb.knowledge_base import KnowledgeBase
+from core.jobs.store import JobStore
 from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
-from core.pipeline import ResearchPipeline
+from core.research.pipeline import ResearchPipeline
+from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
 from tests.chat_harness import SlowSource
 
 QUESTION = "How many hours a day do cats sleep?"

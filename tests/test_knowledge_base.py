@@ -6,7 +6,7 @@ import pytest
 
 from core.config import KnowledgeBaseSettings
 from core.errors import IndexingError
-from core.kb.knowledge_base import KnowledgeBase
+from core.retrieval.kb.knowledge_base import KnowledgeBase
 
 
 async def test_index_then_search_each_format(knowledge_base: Any, corpus: Path) -> None:

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from core.dedupe import EventLog, LocalEventLog, RedisEventLog
-from core.limits import (
+from adapters.chat.dedupe import EventLog, LocalEventLog, RedisEventLog
+from adapters.chat.limits import (
     LocalQuestionLimiter,
     QuestionLimiter,
     RateLimitedError,

@@ -14,18 +14,18 @@ from aiohttp import web
 from tavily import AsyncTavilyClient
 
 from core.errors import BlockedAddressError, SourceError
-from core.fetch import FetchError, PageFetcher
-from core.net import (
+from core.sources.base import SearchQuery
+from core.sources.policy import SourcePolicy
+from core.sources.searxng import SearxngSource
+from core.sources.tavily import TavilySource
+from core.web.fetch import FetchError, PageFetcher
+from core.web.net import (
     AddressGuard,
     GuardedResolver,
     capped_http_client,
     guarded_session,
     guarded_socket,
 )
-from core.sources.base import SearchQuery
-from core.sources.policy import SourcePolicy
-from core.sources.searxng import SearxngSource
-from core.sources.tavily import TavilySource
 
 PAGE = b"<html><head><title>Cats</title></head><body><main><p>Cats sleep sixteen hours a " \
        b"day, and kittens sleep even longer than adult cats do.</p></main></body></html>"

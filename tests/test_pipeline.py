@@ -4,15 +4,15 @@ from typing import Any
 
 import pytest
 
-from core.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache
+from core.answer.synthesis.extractive import NO_ANSWER, ExtractiveSynthesizer
 from core.config import CacheSettings, PipelineSettings
 from core.errors import InvalidQuestionError, SourceError
+from core.jobs.store import JobStore
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
-from core.pipeline import ResearchPipeline
+from core.research.pipeline import ResearchPipeline
 from core.sources.base import SearchQuery
 from core.sources.local import LocalKnowledgeBaseSource
-from core.store import JobStore
-from core.synthesis.extractive import NO_ANSWER, ExtractiveSynthesizer
 
 
 class _DownSource:

@@ -1,5 +1,5 @@
-from core.intake import detect_intent
-from core.planning import plan_queries
+from core.research.intake import detect_intent
+from core.research.planning import plan_queries
 
 
 def _plan(question: str, max_queries: int = 6) -> list[str]:

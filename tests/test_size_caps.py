@@ -14,20 +14,20 @@ from aiohttp import web
 from pydantic import BaseModel
 from tavily import AsyncTavilyClient
 
+from core.answer.grading import outage_notes
 from core.config import LLMSettings
 from core.errors import SourceError, SourceResponseTooLargeError
-from core.fetch import FetchError, PageFetcher
-from core.grading import outage_notes
-from core.llm import MAX_REPLY_BYTES, LLMError, ModelGateway, Role, Usage
+from core.llm.gateway import MAX_REPLY_BYTES, LLMError, ModelGateway, Role, Usage
+from core.llm.prompts import PromptLibrary
 from core.models import QueryIntent
-from core.net import capped_http_client, guarded_session
-from core.planning import PlannedQuery, ResearchPlan
-from core.prompts import PromptLibrary
-from core.search import run_search
+from core.research.planning import PlannedQuery, ResearchPlan
+from core.research.search import run_search
 from core.sources.base import SearchQuery
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
+from core.web.fetch import FetchError, PageFetcher
+from core.web.net import capped_http_client, guarded_session
 from tests.local_server import LocalServer
 
 CAP = 256 * 1024

@@ -16,11 +16,11 @@ from core.errors import SourceError, SourceTimeoutError
 from core.models import QueryIntent, TimeConstraint
 from core.sources.arxiv import ArxivSource
 from core.sources.base import SearchQuery
+from core.sources.common import canonical_url
 from core.sources.policy import CircuitBreaker, SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
-from core.sources.web import canonical_url
 from core.sources.wikipedia import WikipediaSource
 from tests.fake_web import Article, Failure, FakeWeb
 
@@ -240,7 +240,7 @@ async def test_pubmed_stays_within_ncbis_three_requests_a_second(fake: FakeWeb,
 
 async def test_the_same_page_from_two_providers_is_one_source(fake: FakeWeb, session: Any,
                                                               embedder: Any) -> None:
-    from core.rank import rank_sources
+    from core.retrieval.rank import rank_sources
 
     sources = _sources(fake, session)
     query = _query("domestic cat sleep")

@@ -4,8 +4,8 @@ from typing import Any
 import pytest
 
 from core.errors import JobNotFoundError
+from core.jobs.store import JobStore
 from core.models import Job, JobStatus, Stage
-from core.store import JobStore
 
 
 async def test_job_lifecycle(any_engine: Any) -> None:

@@ -123,7 +123,7 @@ def test_a_store_without_file_locks_is_refused_at_start_up(
 ) -> None:
     """Where the data dir cannot lock files, opening fails at once and says what to run."""
     from core.errors import ConfigurationError
-    from core.vectors import _ProcessSharedLock
+    from core.retrieval.vectors import _ProcessSharedLock
 
     class NoLocks:
         LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB = 1, 2, 8, 4

@@ -1,10 +1,10 @@
 import re
 from typing import Any
 
-from core.intake import detect_intent
+from core.answer.synthesis.extractive import NO_ANSWER, ExtractiveSynthesizer
+from core.answer.verify import quote_supported
 from core.models import Source, SourceMetadata
-from core.synthesis.extractive import NO_ANSWER, ExtractiveSynthesizer
-from core.verify import quote_supported
+from core.research.intake import detect_intent
 
 
 def _source(n: int, text: str) -> Source:

@@ -13,20 +13,20 @@ from typing import Any
 import aiohttp
 import pytest
 
+from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import PipelineSettings
-from core.fetch import PageFetcher, PageReader
+from core.jobs.store import JobStore
 from core.models import ResearchRequest
-from core.net import guarded_session
-from core.pipeline import ResearchPipeline
-from core.planning import route_sources
+from core.research.pipeline import ResearchPipeline
+from core.research.planning import route_sources
 from core.sources.arxiv import ArxivSource
 from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.policy import SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
-from core.store import JobStore
-from core.synthesis.extractive import ExtractiveSynthesizer
+from core.web.fetch import PageFetcher, PageReader
+from core.web.net import guarded_session
 from tests.fake_web import Article, FakeWeb
 
 CAT_PAGE = """<html><head><title>Cat sleep, explained</title></head><body>

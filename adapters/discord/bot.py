@@ -10,7 +10,8 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from adapters.desk import ResearchDesk, queued, refusal
+from adapters.chat.desk import ResearchDesk, queued, refusal
+from adapters.chat.limits import RateLimitedError
 from adapters.discord.delivery import (
     NO_MENTIONS,
     PLATFORM,
@@ -22,7 +23,6 @@ from adapters.discord.delivery import (
 from adapters.discord.render import render_error, render_status
 from core.errors import InvalidQuestionError
 from core.jobs.service import FAILURE
-from core.limits import RateLimitedError
 from core.models import Depth, ResearchRequest
 
 log = logging.getLogger(__name__)

@@ -11,6 +11,7 @@ from typing import Any
 
 import discord
 
+from adapters.chat.text import trim
 from adapters.discord.render import (
     Embed,
     render_answer,
@@ -18,8 +19,7 @@ from adapters.discord.render import (
     render_progress,
     render_sources,
 )
-from adapters.text import trim
-from core.conversations import ConversationStore
+from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import Steps, transient
 from core.models import ProgressEvent, ResearchResult
 

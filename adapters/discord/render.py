@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from discord.utils import escape_markdown, escape_mentions
 
-from adapters.text import split_text, trim
+from adapters.chat.text import split_text, trim
 from core.models import Confidence, ProgressEvent, ResearchResult, Source
 
 MAX_TITLE = 256

@@ -17,7 +17,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.desk import ResearchDesk, queued, refusal
+from adapters.chat.desk import ResearchDesk, queued, refusal
+from adapters.chat.limits import RateLimitedError
 from adapters.slack.delivery import (
     PLATFORM,
     RETRY_REACTION,
@@ -28,7 +29,6 @@ from adapters.slack.delivery import (
 from adapters.slack.render import escape_mrkdwn
 from core.errors import InvalidQuestionError
 from core.jobs.delivery import Steps
-from core.limits import RateLimitedError
 from core.models import ConversationTurn, ResearchRequest
 
 log = logging.getLogger(__name__)

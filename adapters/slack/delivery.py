@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.render import render_answer, render_error, render_progress, render_sources
-from core.conversations import ConversationStore
+from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import Steps, transient
 from core.models import ProgressEvent, ResearchResult
 

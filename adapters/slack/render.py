@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from adapters.text import split_text as split_pieces
-from adapters.text import trim
+from adapters.chat.text import split_text as split_pieces
+from adapters.chat.text import trim
 from core.models import Confidence, ProgressEvent, ResearchResult, Source
 
 MAX_BLOCKS = 50

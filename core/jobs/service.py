@@ -22,13 +22,13 @@ from core.errors import (
     JobFailedError,
     JobNotFoundError,
 )
-from core.intake import validate_question
 from core.jobs.delivery import Delivery, DeliveryStore, ProgressPump, RetryPolicy, deliver
 from core.jobs.events import JobEvents
+from core.jobs.store import JobStore
 from core.models import Job, JobEvent, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
-from core.pipeline import ResearchPipeline
 from core.redact import REDACTOR, redact
-from core.store import JobStore
+from core.research.intake import validate_question
+from core.research.pipeline import ResearchPipeline
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ import aiohttp
 
 from core.models import Source
 from core.sources.base import SearchQuery
+from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy, parse_xml
-from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
 _ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}

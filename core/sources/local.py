@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.kb.knowledge_base import KnowledgeBase
 from core.models import Source
+from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.base import SearchQuery
 
 

@@ -5,7 +5,7 @@ outage, never "no results".
 
 Every answer is read as it streams and abandoned past the policy's `max_response_bytes`
 (SourceResponseTooLargeError); redirects are followed one hop at a time, and only to the
-configured API's own endpoint or to public addresses (core.net.guarded_get)."""
+configured API's own endpoint or to public addresses (core.web.net.guarded_get)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from core.errors import (
     SourceTimeoutError,
     SourceUnreachableError,
 )
-from core.net import AddressGuard, guarded_get, read_capped
+from core.web.net import AddressGuard, guarded_get, read_capped
 
 T = TypeVar("T")
 MAX_RETRY_AFTER_S = 30.0

@@ -11,8 +11,8 @@ import aiohttp
 from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
+from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy, parse_xml
-from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 

@@ -1,5 +1,5 @@
 """Tavily web search through tavily-python's async client (created by the caller, on an httpx
-client whose answers are capped: core.net.CappedTransport)."""
+client whose answers are capped: core.web.net.CappedTransport)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from core.errors import ResponseTooLargeError, SourceError, SourceResponseTooLargeError
 from core.models import Source
 from core.sources.base import SearchQuery
+from core.sources.common import parse_date, web_source
 from core.sources.policy import SourceHttpError, SourcePolicy
-from core.sources.web import parse_date, web_source
 
 
 class TavilySource:

@@ -10,8 +10,8 @@ import aiohttp
 from core.errors import SourceError
 from core.models import Source
 from core.sources.base import SearchQuery
+from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy
-from core.sources.web import parse_date, web_source
 
 DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
 

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.config import LLMSettings
 from core.errors import ConfigurationError, ResearchBotError, ResponseTooLargeError
-from core.prompts import PromptLibrary
+from core.llm.prompts import PromptLibrary
 
 log = logging.getLogger(__name__)
 
@@ -284,7 +284,7 @@ def cap_model_replies(max_bytes: int = MAX_REPLY_BYTES) -> None:
     import litellm
     from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 
-    from core.net import capped_http_client
+    from core.web.net import capped_http_client
 
     if litellm.aclient_session is None:
         litellm.aclient_session = capped_http_client(

@@ -16,11 +16,11 @@ from core.errors import (
     SourceTimeoutError,
     SourceUnreachableError,
 )
-from core.fetch import PageReader
 from core.models import QueryIntent, Source
-from core.planning import ResearchPlan
+from core.research.planning import ResearchPlan
 from core.sources.base import SearchQuery, SearchSource
 from core.sources.quality import blocked, source_prior
+from core.web.fetch import PageReader
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class SearchScope:
 
 class SourceFailure(BaseModel):
     """A source that failed one query. `reason` is for logs and the job's trace; users are
-    told `kind` in plain words (core.grading.outage_notes)."""
+    told `kind` in plain words (core.answer.grading.outage_notes)."""
 
     source: str
     query: str

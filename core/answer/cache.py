@@ -1,6 +1,6 @@
 """Semantic answer cache: past answers per tenant, found by exact normalised question first,
 then by nearest embedding at or above a similarity threshold that also asks the same thing
-(core.question_match), within an intent-based TTL."""
+(core.answer.question_match), within an intent-based TTL."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from core.answer.question_match import same_question
 from core.config import CacheSettings
-from core.embedding import Embedder
 from core.models import Confidence, QueryIntent, QuestionType, ResearchResult
-from core.question_match import same_question
+from core.retrieval.embedding import Embedder
+from core.retrieval.vectors import VectorCollection
 from core.text import normalise
-from core.vectors import VectorCollection
 
 _NEIGHBOURS = 4
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.embedding import Embedder
+from core.answer.synthesis.base import Draft
 from core.models import Citation, QueryIntent, QuestionType, Source
-from core.rank import tied_to
-from core.ranking import maximal_marginal_relevance
-from core.synthesis.base import Draft
+from core.retrieval.embedding import Embedder
+from core.retrieval.fusion import maximal_marginal_relevance
+from core.retrieval.rank import tied_to
 from core.text import STOPWORDS, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."

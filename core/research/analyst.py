@@ -1,7 +1,7 @@
 """The research loop with a language model: understand (refined question, checklist), plan,
 then rounds of search -> evidence -> reflect until the checklist is covered or the tier's
 budget runs out; synthesize from the gathered evidence only; check every sentence of the
-answer against the sources it cites (core.claim_check).
+answer against the sources it cites (core.answer.claim_check).
 
 Each step is a function of the gateway and plain data, callable alone. Model failures never
 end a job empty-handed: a step falls back to the heuristic path (plan, evidence by retrieval
@@ -23,14 +23,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from core.claim_check import ClaimCheck, check_answer
-from core.claims import MARKER, expand
+from core.answer.claim_check import ClaimCheck, check_answer
+from core.answer.claims import MARKER, expand
+from core.answer.grading import closest_passages, grade
+from core.answer.synthesis.base import Draft, Synthesizer
+from core.answer.synthesis.extractive import NO_ANSWER
+from core.answer.verify import verify_citations
 from core.config import LLMSettings, PipelineSettings, TierBudget
-from core.embedding import Embedder
-from core.grading import closest_passages, grade
-from core.intake import standalone_question
-from core.jobrun import JobRun
-from core.llm import (
+from core.llm.gateway import (
     MIN_CALL_SECONDS,
     LLMBudgetError,
     LLMError,
@@ -54,14 +54,14 @@ from core.models import (
     Stage,
     TimeConstraint,
 )
-from core.planning import PlannedQuery, ResearchPlan, plan_queries
-from core.rank import rank_sources
-from core.search import SearchScope, SourceFailure, run_search
+from core.research.intake import standalone_question
+from core.research.planning import PlannedQuery, ResearchPlan, plan_queries
+from core.research.run import JobRun
+from core.research.search import SearchScope, SourceFailure, run_search
+from core.retrieval.embedding import Embedder
+from core.retrieval.rank import rank_sources
 from core.sources.base import SearchSource
-from core.synthesis.base import Draft, Synthesizer
-from core.synthesis.extractive import NO_ANSWER
 from core.text import terms
-from core.verify import verify_citations
 
 PASSAGE_CHARS = 1500
 EXCERPT_CHARS = 1200

@@ -7,8 +7,8 @@ import re
 
 from pydantic import BaseModel, Field
 
+from core.answer.synthesis.base import Draft
 from core.models import Citation, Reference, Source
-from core.synthesis.base import Draft
 from core.text import normalise, sentences, terms
 
 _MARKER = re.compile(r"\s?\[(\d+(?:\s*,\s*\d+)*)\]")

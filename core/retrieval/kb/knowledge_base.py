@@ -32,20 +32,20 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from core.config import KnowledgeBaseSettings
 from core.db import kb_chunks, kb_files, kb_generations, kb_pending
-from core.embedding import Embedder
 from core.errors import IndexingError
-from core.kb.chunking import Chunk, chunk_sections
-from core.kb.documents import (
+from core.models import Source, SourceMetadata, utcnow
+from core.retrieval.embedding import Embedder
+from core.retrieval.fusion import maximal_marginal_relevance, reciprocal_rank_fusion
+from core.retrieval.kb.chunking import Chunk, chunk_sections
+from core.retrieval.kb.documents import (
     READER_VERSION,
     SUPPORTED_SUFFIXES,
     Document,
     UnreadableDocumentError,
     read_document,
 )
-from core.models import Source, SourceMetadata, utcnow
-from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
+from core.retrieval.vectors import VectorCollection, VectorStore, full_disk_error
 from core.text import terms
-from core.vectors import VectorCollection, VectorStore, full_disk_error
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from core.lexicon import lexicon
+from core.answer.lexicon import lexicon
+from core.answer.synthesis.extractive import NOT_ANSWERED
+from core.answer.verify import VerifiedAnswer
 from core.models import Confidence, QueryIntent, QuestionType, Source
-from core.rank import subjects_of, tied_to
-from core.search import SourceFailure
-from core.synthesis.extractive import NOT_ANSWERED
+from core.research.search import SourceFailure
+from core.retrieval.rank import subjects_of, tied_to
 from core.text import (
     STOPWORDS,
     fold,
@@ -30,7 +31,6 @@ from core.text import (
     plain_words,
     terms,
 )
-from core.verify import VerifiedAnswer
 
 OLD_AFTER_YEARS = 5
 

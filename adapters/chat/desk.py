@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.conversations import ConversationStore
-from core.dedupe import EventLog
+from adapters.chat.dedupe import EventLog
+from adapters.chat.limits import QuestionLimiter, RateLimitedError
+from core.jobs.conversations import ConversationStore
 from core.jobs.service import JobService
-from core.limits import QuestionLimiter, RateLimitedError
 from core.models import Depth
 
 

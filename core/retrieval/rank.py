@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from core.embedding import Embedder
 from core.models import Source
-from core.ranking import maximal_marginal_relevance, reciprocal_rank_fusion
+from core.retrieval.embedding import Embedder
+from core.retrieval.fusion import maximal_marginal_relevance, reciprocal_rank_fusion
 from core.text import opening_subject, phrase, title_subject
 
 

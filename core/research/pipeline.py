@@ -8,20 +8,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from core.analyst import ResearchLoop
-from core.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache
+from core.answer.grading import closest_passages, grade, listing, outage_notes
+from core.answer.synthesis.base import Synthesizer
+from core.answer.verify import verify_citations
 from core.config import PipelineSettings
-from core.embedding import Embedder
 from core.errors import InvalidQuestionError
-from core.fetch import PageReader
-from core.grading import closest_passages, grade, listing, outage_notes
-from core.intake import (
-    choose_depth,
-    detect_intent,
-    standalone_question,
-    validate_question,
-)
-from core.jobrun import JobRun, ProgressCallback, ms
+from core.jobs.store import JobStore
 from core.models import (
     Confidence,
     Depth,
@@ -33,13 +26,20 @@ from core.models import (
     ResearchResult,
     Stage,
 )
-from core.planning import plan_queries
-from core.rank import rank_sources
-from core.search import SearchScope, SourceFailure, run_search
+from core.research.analyst import ResearchLoop
+from core.research.intake import (
+    choose_depth,
+    detect_intent,
+    standalone_question,
+    validate_question,
+)
+from core.research.planning import plan_queries
+from core.research.run import JobRun, ProgressCallback, ms
+from core.research.search import SearchScope, SourceFailure, run_search
+from core.retrieval.embedding import Embedder
+from core.retrieval.rank import rank_sources
 from core.sources.base import SearchSource
-from core.store import JobStore
-from core.synthesis.base import Synthesizer
-from core.verify import verify_citations
+from core.web.fetch import PageReader
 
 ScopeFunction = Callable[[str], Awaitable[str]]
 

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from core.lexicon import lexicon
+from core.answer.lexicon import lexicon
 from core.text import STOPWORDS
 
 

@@ -1,5 +1,5 @@
 """Answer synthesis: an interface and its implementations."""
 
-from core.synthesis.base import Draft, Synthesizer
+from core.answer.synthesis.base import Draft, Synthesizer
 
 __all__ = ["Draft", "Synthesizer"]

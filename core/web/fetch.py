@@ -1,7 +1,7 @@
 """Fetching the pages that search results point at: politely (robots.txt, a global and a
 per-host concurrency limit), safely (http(s) only, no private addresses even after a redirect,
 a size cap, HTML / PDF / plain text only) and into clean text (the page's charset, trafilatura
-for the main text, pypdf for PDFs). Pages and robots.txt take the same road: core.net's
+for the main text, pypdf for PDFs). Pages and robots.txt take the same road: core.web.net's
 `guarded_get`, which checks every redirect's target before connecting to it."""
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
-from urllib.robotparser import RobotFileParser
 
 import aiohttp
+from protego import Protego
 from pydantic import BaseModel
 from yarl import URL
 
-from core.embedding import Embedder
 from core.errors import RedirectError, ResearchBotError, ResponseTooLargeError
-from core.kb.documents import UnreadableDocumentError, looks_binary, read_document
 from core.models import Source
-from core.net import AddressGuard, BlockedAddressError, guarded_get, read_capped
-from core.sources.web import parse_date
+from core.retrieval.embedding import Embedder
+from core.retrieval.kb.documents import UnreadableDocumentError, looks_binary, read_document
+from core.sources.common import parse_date
+from core.web.net import AddressGuard, BlockedAddressError, guarded_get, read_capped
 
 ROBOTS_MAX_BYTES = 512 * 1024
 ROBOTS_TTL_S = 3600.0
@@ -62,7 +62,7 @@ class PageFetcher:
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._timeout_s = timeout_s
         self._guard = guard or AddressGuard(allow_loopback)
-        self._robots: dict[str, tuple[float, RobotFileParser | None]] = {}
+        self._robots: dict[str, tuple[float, Protego | None]] = {}
         self._robots_locks: dict[str, asyncio.Lock] = {}
 
     async def fetch_many(self, urls: Sequence[str]) -> dict[str, FetchedPage | FetchError]:
@@ -141,26 +141,24 @@ class PageFetcher:
                 known = (time.monotonic(), await self._load_robots(origin))
                 self._robots[origin] = known
             rules = known[1]
-        return rules is None or rules.can_fetch(self._agent, url)
+        return rules is None or rules.can_fetch(url, self._agent)
 
-    async def _load_robots(self, origin: str) -> RobotFileParser | None:
-        """The site's rules; None (everything allowed) when it has none. A robots.txt that
-        errors (5xx) disallows the site for now, as crawlers do."""
-        rules = RobotFileParser()
+    async def _load_robots(self, origin: str) -> Protego | None:
+        """The site's rules (RFC 9309, parsed by protego: wildcards, $ and Allow); None
+        (everything allowed) when it has none. A robots.txt that errors (5xx) disallows the
+        site for now, as crawlers do."""
         try:
             async with guarded_get(self._session, f"{origin}/robots.txt",
                                    self._guard) as response:
                 if 400 <= response.status < 500:
                     return None
                 if response.status >= 500:
-                    rules.parse(["User-agent: *", "Disallow: /"])
-                    return rules
+                    return Protego.parse("User-agent: *\nDisallow: /")
                 body = await response.content.read(ROBOTS_MAX_BYTES)
         except (aiohttp.ClientError, OSError, TimeoutError, BlockedAddressError, RedirectError):
             # Unreachable, or redirected somewhere refused: "unavailable" (RFC 9309 2.3.1).
             return None
-        rules.parse(body.decode("utf-8", "replace").splitlines())
-        return rules
+        return Protego.parse(body.decode("utf-8", "replace"))
 
 
 def decode(body: bytes, charset: str | None, html: bool = False) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.kb.documents import Section
+from core.retrieval.kb.documents import Section
 
 # Word-piece tokens per whitespace word in English prose, measured with MiniLM's tokenizer.
 _TOKENS_PER_WORD = 1.3

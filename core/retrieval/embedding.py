@@ -119,7 +119,7 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
             f"embedding.model: {settings.model!r} is neither 'builtin' nor a litellm "
             "'provider/model' string"
         )
-    from core.providers import model_provider
+    from core.llm.providers import model_provider
 
     model_provider("embedding.model", settings.model, settings.api_base)
     key = settings.api_key.get_secret_value() if settings.api_key else None

@@ -9,9 +9,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from core.jobs.store import JobStore
 from core.models import ProgressEvent, Stage
 from core.redact import redact
-from core.store import JobStore
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,2 @@
+"""Retrieval: the local knowledge base (kb), embeddings (embedding), the vector store
+(vectors), passage ranking (rank) and rank fusion with diversity (fusion)."""
