@@ -12,7 +12,7 @@ from core.answer.claims import parse
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import TierBudget
 from core.models import Confidence
-from core.research.analyst import MODEL_TROUBLE_ANSWER
+from core.research.engine import MODEL_TROUBLE_ANSWER
 from tests import scripted_analyst as scripted
 from tests.fake_openai import Chat, HttpError
 from tests.flawed_model import FlawedModel, survivors

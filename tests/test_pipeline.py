@@ -73,7 +73,7 @@ async def test_a_cited_answer_with_progress(pipeline: ResearchPipeline,
     assert [e.progress for e in events] == sorted(e.progress for e in events)
     job = await JobStore(sqlite_engine).get(result.job_id)
     assert job.status == JobStatus.COMPLETED and job.result is not None
-    assert job.metrics["queries_per_source"]["local"] >= 1 and job.state["plan"]["queries"]
+    assert job.metrics["queries_per_source"]["local"] >= 1 and job.state["plan"]
     assert job.metrics["cache_stored"] is True
 
 
@@ -148,7 +148,7 @@ async def test_depth_tiers_search_more_or_less(pipeline: ResearchPipeline,
         result = await pipeline.run(ResearchRequest(question=question, tenant="t1",
                                                     depth=depth, bypass_cache=True))
         job = await JobStore(sqlite_engine).get(result.job_id)
-        counts[depth] = len(job.state["plan"]["queries"])
+        counts[depth] = len(job.state["plan"])
     assert counts["quick"] <= 2 < counts["deep"]
 
 

@@ -1,12 +1,13 @@
-"""The research loop with a language model: understand (refined question, checklist), plan,
-then rounds of search -> evidence -> reflect until the checklist is covered or the tier's
-budget runs out; synthesize from the gathered evidence only; check every sentence of the
-answer against the sources it cites (core.answer.claim_check).
+"""The research engine's steps through a language model (core.research.engine): understand
+the question (refined question, checklist), plan, judge each passage and pull out its facts
+(PaperQA2-style), reflect on what is missing and search again, write from the gathered
+evidence only, check every sentence against the sources it cites (core.answer.claim_check),
+and cap the code's grade by checklist coverage and the check.
 
-Each step is a function of the gateway and plain data, callable alone. Model failures never
-end a job empty-handed: a step falls back to the heuristic path (plan, evidence by retrieval
-score, extractive answer) and the answer's limitations say so; model trouble is never
-reported as "the sources do not answer this".
+Each step is a function of the gateway and plain data, callable alone; `ModelSteps` strings
+them together for one job. Model failures never end a job empty-handed: a step falls back to
+the no-model step (core.research.plain) and the answer's limitations say so; model trouble is
+never reported as "the sources do not answer this".
 
 The tier's seconds and tokens bound the whole job, understanding to verification. Research
 may use the first RESEARCH_SHARE of both; writing must end by WRITING_SHARE of the time and
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -25,10 +27,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from core.answer.claim_check import ClaimCheck, check_answer
 from core.answer.claims import MARKER, expand
-from core.answer.grading import closest_passages, grade
 from core.answer.synthesis.base import Draft, Synthesizer
 from core.answer.synthesis.extractive import NO_ANSWER
-from core.answer.verify import verify_citations
 from core.config import LLMSettings, PipelineSettings, TierBudget
 from core.llm.gateway import (
     MIN_CALL_SECONDS,
@@ -43,21 +43,26 @@ from core.models import (
     Citation,
     Confidence,
     ConversationTurn,
-    Depth,
-    JobStatus,
     QueryIntent,
     QuestionType,
-    ResearchAnswer,
     ResearchRequest,
     ResearchResult,
     Source,
-    Stage,
     TimeConstraint,
 )
+from core.research.engine import (
+    Evidence,
+    Notebook,
+    Reading,
+    Strategies,
+    Tier,
+    Trace,
+    Written,
+)
 from core.research.intake import standalone_question
+from core.research.plain import plain_steps
 from core.research.planning import PlannedQuery, ResearchPlan, plan_queries
-from core.research.run import JobRun
-from core.research.search import SearchScope, SourceFailure, run_search
+from core.research.search import SearchOutcome, SearchScope
 from core.retrieval.embedding import Embedder
 from core.retrieval.rank import rank_sources
 from core.sources.base import SearchSource
@@ -68,11 +73,6 @@ EXCERPT_CHARS = 1200
 RESEARCH_SHARE = 0.6  # of the tier's seconds and tokens, for understanding and research
 WRITING_SHARE = 0.85  # of its seconds, by when the answer must be written
 CHECKING_SHARE = 0.97  # of its seconds, by when its sentences must be checked
-MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
-MODEL_TROUBLE_ANSWER = ("No answer could be written because the language model kept failing; "
-                        "passages were found but could not be summarised without it.")
-UNCONFIRMED_ANSWER = ("The answer that was written is not shown: none of its statements could "
-                      "be confirmed by the sources it cited.")
 # Reply caps (tokens) a prompt's answer is allowed.
 REPLY_TOKENS = {"understand": 600, "plan": 600, "reflect": 800, "compact": 1500,
                 "improve": 500, "verify": 1200}
@@ -162,7 +162,7 @@ class ImprovePlan(BaseModel):
     queries: list[QuerySpec] = Field(default_factory=list)
 
 
-# The loop's own data.
+# What the model adds to the engine's notebook.
 
 class Fact(BaseModel):
     text: str
@@ -170,69 +170,19 @@ class Fact(BaseModel):
     checklist_items: list[int] = Field(default_factory=list)
 
 
-class Evidence(BaseModel):
-    """A passage judged as evidence: its retrieval and model scores and what it says."""
+@dataclass
+class ModelNotes:
+    """The facts the model pulled out of the evidence, its last verdict on the checklist,
+    and how often older facts were summarised."""
 
-    source: Source
-    retrieval: float
-    relevance: float | None = None  # the model's; None when it could not judge
-    facts: list[str] = Field(default_factory=list)
-    checklist_items: list[int] = Field(default_factory=list)
-
-    def score(self, llm_weight: float) -> float:
-        if self.relevance is None:
-            return self.retrieval
-        return (1 - llm_weight) * self.retrieval + llm_weight * self.relevance
-
-
-class Notebook(BaseModel):
-    """What the loop has gathered: evidence by source id, facts, queries run, the last
-    reflection, and why it stopped; the tier whose budget it works in."""
-
-    tier: str = Depth.QUICK.value
-    limits: TierBudget | None = None
-    evidence: dict[str, Evidence] = Field(default_factory=dict)
-    facts: list[Fact] = Field(default_factory=list)
-    query_results: dict[str, int] = Field(default_factory=dict)
+    facts: list[Fact] = field(default_factory=list)
     reflection: Reflection | None = None
-    rounds: int = 0
     compactions: int = 0
-    cut_short: str | None = None
-    model_problems: list[str] = Field(default_factory=list)
 
-    def failed(self, step: str, error: LLMError, usage: Usage, consequence: str = "") -> None:
-        """A model call for `step` failed: a spent budget cuts the research short, anything
-        else is model trouble, said as such (a call that ran out of time is both)."""
-        if isinstance(error, LLMBudgetError):
-            self.spent(error.kind)
-            return
-        self.model_problems.append(f"{step} ({error.model})" + (f"; {consequence}"
-                                                                if consequence else ""))
-        if usage.seconds_left() < MIN_CALL_SECONDS:
-            self.spent("time")
-
-    def spent(self, kind: str) -> None:
-        if self.cut_short is not None or self.limits is None:
-            return
-        if kind == "time":
-            self.cut_short = f"the {self.tier} tier's time limit of {self.limits.seconds:g} s"
-        else:
-            self.cut_short = (f"the {self.tier} tier's budget of {self.limits.tokens:,} "
-                              "tokens was spent")
-
-    def listing(self, facts: Sequence[Fact]) -> str:
+    def listing(self, facts: Sequence[Fact], evidence_ids: Sequence[str]) -> str:
         """The facts as lines, each with its source's number ([1] is the first evidence)."""
-        numbers = {source_id: n for n, source_id in enumerate(self.evidence, 1)}
+        numbers = {source_id: n for n, source_id in enumerate(evidence_ids, 1)}
         return "\n".join(f"- [{numbers[f.source_id]}] {f.text}" for f in facts)
-
-    def best(self, limit: int, llm_weight: float) -> list[Evidence]:
-        ranked = sorted(self.evidence.values(), key=lambda e: e.score(llm_weight), reverse=True)
-        return [e for e in ranked if e.facts or e.relevance is None][:limit]
-
-
-def tier_budget(settings: LLMSettings, depth: str) -> TierBudget:
-    budget: TierBudget = getattr(settings, depth)
-    return budget
 
 
 async def understand(gateway: ModelGateway, usage: Usage, question: str,
@@ -322,37 +272,36 @@ async def weigh_evidence(gateway: ModelGateway, usage: Usage, settings: LLMSetti
 
 
 async def reflect(gateway: ModelGateway, usage: Usage, question: str, checklist: list[str],
-                  notebook: Notebook, max_queries: int) -> Reflection:
-    facts = notebook.listing(notebook.facts) or "(none yet)"
+                  facts: str, queries_run: Mapping[str, int], max_queries: int) -> Reflection:
     queries = "\n".join(f"- {text!r}: {count} results{' (few)' if count < 3 else ''}"
-                        for text, count in notebook.query_results.items())
+                        for text, count in queries_run.items())
     return await gateway.json(Role.FAST, "reflect", Reflection, usage,
                               reply_tokens=REPLY_TOKENS["reflect"], question=question,
-                              checklist=_numbered(checklist), facts=facts,
+                              checklist=_numbered(checklist), facts=facts or "(none yet)",
                               queries=queries or "(none)", max_queries=max_queries)
 
 
-async def compact(gateway: ModelGateway, usage: Usage, notebook: Notebook,
-                  limit_tokens: int) -> bool:
+async def compact(gateway: ModelGateway, usage: Usage, notes: ModelNotes,
+                  evidence_ids: Sequence[str], limit_tokens: int) -> bool:
     """When the facts outgrow `limit_tokens`, the older half is summarised by the model (each
     summary keeps its source, whose full text stays in the notebook by reference)."""
-    if _tokens(" ".join(f.text for f in notebook.facts)) <= limit_tokens:
+    if _tokens(" ".join(f.text for f in notes.facts)) <= limit_tokens:
         return False
-    half = max(1, len(notebook.facts) // 2)
-    older, newer = notebook.facts[:half], notebook.facts[half:]
-    listing = notebook.listing(older)
+    half = max(1, len(notes.facts) // 2)
+    older, newer = notes.facts[:half], notes.facts[half:]
+    listing = notes.listing(older, evidence_ids)
     try:
         merged = await gateway.json(Role.FAST, "compact", CompactFacts, usage,
                                     reply_tokens=REPLY_TOKENS["compact"], facts=listing)
     except LLMError:
         return False
-    ids = list(notebook.evidence)
+    ids = list(evidence_ids)
     kept = [Fact(text=f.text, source_id=ids[f.source - 1], checklist_items=f.checklist_items)
             for f in merged.facts if 1 <= f.source <= len(ids) and f.text.strip()]
     if not kept or len(kept) >= len(older):
         return False
-    notebook.facts = kept + newer
-    notebook.compactions += 1
+    notes.facts = kept + newer
+    notes.compactions += 1
     return True
 
 
@@ -379,19 +328,19 @@ async def synthesize(gateway: ModelGateway, usage: Usage, question: str,
         [gap for gap in answer.gaps if gap.strip()]
 
 
-def checklist_coverage(checklist: list[str], notebook: Notebook) -> float | None:
+def checklist_coverage(checklist: list[str], reflection: Reflection | None,
+                       evidence: Sequence[Evidence]) -> float | None:
     """Share of the checklist covered: the last reflection's verdicts (partial counts half),
     else the items the facts the model judged serve; None when nothing says."""
     if not checklist:
         return 1.0
-    reflection = notebook.reflection
     if reflection is not None and reflection.items:
         value = {"satisfied": 1.0, "partial": 0.5, "unsatisfied": 0.0}
         status = {i.item: value[i.status] for i in reflection.items}
         return sum(status.get(n, 0.0) for n in range(1, len(checklist) + 1)) / len(checklist)
-    if not any(e.relevance is not None for e in notebook.evidence.values()):
+    if not any(e.relevance is not None for e in evidence):
         return None
-    served = {n for e in notebook.evidence.values() if e.facts for n in e.checklist_items}
+    served = {n for e in evidence if e.facts for n in e.checklist_items}
     return len(served & set(range(1, len(checklist) + 1))) / len(checklist)
 
 
@@ -453,309 +402,270 @@ class JobClock:
         usage.token_limit = int(self.limits.tokens * token_share)
 
 
-class ResearchLoop:
-    """The model-driven path of the pipeline, from the question to a graded answer."""
+class ModelSteps:
+    """The engine's steps through the model, for one job: they share its Usage (tokens,
+    failures) and clock, and each falls back to the no-model step when the model fails."""
 
     def __init__(self, gateway: ModelGateway, settings: LLMSettings, embedder: Embedder,
-                 pipeline: PipelineSettings, fallback: Synthesizer) -> None:
+                 pipeline: PipelineSettings, plain: Strategies) -> None:
         self._gateway = gateway
         self._settings = settings
         self._embedder = embedder
         self._pipeline = pipeline
-        self._fallback = fallback
+        self._plain = plain
+        self.usage = Usage()
+        self.notes = ModelNotes()
+        self.checklist: list[str] = []
+        self._clock: JobClock | None = None
 
-    async def research(self, run: JobRun, request: ResearchRequest, question: str,
-                       heuristic: QueryIntent, depth: Depth, scope: SearchScope
-                       ) -> ResearchResult:
-        usage = Usage()
-        budget = tier_budget(self._settings, depth.value)
-        clock = JobClock(budget)
-        clock.phase(usage, RESEARCH_SHARE, RESEARCH_SHARE)
-        notebook = Notebook(tier=depth.value, limits=budget)
-        failures: list[SourceFailure] = []
+    def strategies(self) -> Strategies:
+        return Strategies(reader=self, planner=self, weigher=self, reflector=self,
+                          writer=self, checker=self, grader=self, budget=self)
+
+    # Budget: research may use the first RESEARCH_SHARE of the tier's seconds and tokens;
+    # writing must end by WRITING_SHARE of the time and checking by CHECKING_SHARE.
+
+    def start(self, tier: Tier) -> None:
+        assert tier.budget is not None
+        if self._clock is None:  # `improve` starts it before the engine does
+            self._clock = JobClock(tier.budget)
+
+    def phase(self, name: str) -> None:
+        assert self._clock is not None
+        if name == "research":
+            self._clock.phase(self.usage, RESEARCH_SHARE, RESEARCH_SHARE)
+        elif name == "writing":
+            self._clock.phase(self.usage, WRITING_SHARE)
+        else:
+            self._clock.phase(self.usage, CHECKING_SHARE)
+
+    def deadline(self, phase: str) -> float | None:
+        assert self._clock is not None
+        return self._clock.at(RESEARCH_SHARE)
+
+    def tokens_left(self) -> float:
+        return self.usage.tokens_left()
+
+    def degraded(self) -> bool:
+        return self.usage.degraded
+
+    def metrics(self) -> dict[str, Any]:
+        return {**self.usage.metrics(), "fact_compactions": self.notes.compactions}
+
+    def _failed(self, notebook: Notebook, step: str, error: LLMError,
+                consequence: str = "") -> None:
+        """A model call for `step` failed: a spent budget cuts the research short, anything
+        else is model trouble, said as such (a call that ran out of time is both)."""
+        if isinstance(error, LLMBudgetError):
+            notebook.spent(error.kind)
+            return
+        notebook.model_problems.append(f"{step} ({error.model})" + (f"; {consequence}"
+                                                                    if consequence else ""))
+        if self.usage.seconds_left() < MIN_CALL_SECONDS:
+            notebook.spent("time")
+
+    # Reader
+
+    async def read(self, request: ResearchRequest, question: str, subject: str,
+                   heuristic: QueryIntent, notebook: Notebook) -> Reading:
         try:
-            await run.begin(Stage.PLAN, "Understanding the question")
-            refined, intent, checklist = await self._understand(
-                usage, notebook, request, question, heuristic)
-            run.state.update(refined_question=refined, checklist=checklist,
-                             intent=intent.model_dump(mode="json"))
-            pending = await self._plan(usage, notebook, refined, intent, checklist, budget,
-                                       scope)
-            await run.end(Stage.PLAN, f"{len(checklist)} points to cover, "
-                          f"{len(pending.queries)} searches planned",
-                          {"checklist": len(checklist), "queries": len(pending.queries)})
-            for turn in request.context[-1:]:  # a follow-up may build on the earlier sources
-                for source in turn.sources:
-                    notebook.evidence.setdefault(source.id, Evidence(
-                        source=source, retrieval=source.metadata.relevance))
-            try:
-                async with asyncio.timeout_at(clock.at(RESEARCH_SHARE)):
-                    await self._rounds(run, usage, notebook, request, refined, intent,
-                                       checklist, pending, budget, failures, scope)
-            except TimeoutError:
-                notebook.spent("time")
-            return await self._answer(run, usage, clock, notebook, request, question,
-                                      refined, intent, checklist, failures, scope)
-        finally:
-            run.metrics.update(usage.metrics())
-            run.metrics.update(rounds=notebook.rounds, fact_compactions=notebook.compactions,
-                               cut_short=notebook.cut_short)
+            found = await understand(self._gateway, self.usage, question, request.context)
+        except LLMError as error:
+            self._failed(notebook, "reading the question", error)
+            refined = standalone_question(question, request.context)
+            self.checklist = [refined]
+            return Reading(question=question, subject=refined, intent=heuristic,
+                           checklist=[refined], by_model=True)
+        self.checklist = found.checklist
+        return Reading(question=question, subject=found.refined_question,
+                       intent=intent_of(found, heuristic), checklist=found.checklist,
+                       by_model=True)
 
-    async def improve(self, run: JobRun, request: ResearchRequest, earlier: ResearchResult,
-                      state: Mapping[str, Any], scope: SearchScope) -> ResearchResult:
-        """`earlier` rewritten after `request.feedback`: its sources reused, one more search
-        round only when the model says the feedback needs new information. The revision is
-        checked and graded like any answer; the earlier research's checklist verdicts stand
-        for the sources it reuses."""
-        usage = Usage()
-        budget = tier_budget(self._settings, Depth.QUICK.value)
-        clock = JobClock(budget)
-        clock.phase(usage, RESEARCH_SHARE, RESEARCH_SHARE)
-        notebook = Notebook(tier=Depth.QUICK.value, limits=budget,
-                            reflection=_last_reflection(state))
-        failures: list[SourceFailure] = []
-        refined = str(state.get("refined_question") or earlier.question)
-        checklist = [str(item) for item in state.get("checklist") or [refined]]
-        intent = QueryIntent.model_validate(state["intent"]) if "intent" in state \
-            else QueryIntent()
+    # Planner
+
+    async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
+                   ) -> ResearchPlan:
+        limit = min(notebook.tier.queries, 6)
+        try:
+            planned = await plan(self._gateway, self.usage, reading.subject, reading.checklist,
+                                 scope.sources, limit)
+        except LLMError as error:
+            self._failed(notebook, "planning searches", error)
+            planned = ResearchPlan()
+        if not planned.queries:
+            planned = plan_queries(reading.subject, reading.intent, list(scope.sources), limit)
+        return planned
+
+    # Weigher: PaperQA2-style, the model scores the new passages and pulls out their facts
+
+    def seed(self, notebook: Notebook, earlier: Sequence[ConversationTurn]) -> None:
+        for turn in earlier:  # a follow-up may build on the earlier sources
+            for source in turn.sources:
+                notebook.evidence.setdefault(source.id, Evidence(
+                    source=source, retrieval=source.metadata.relevance))
+
+    async def weigh(self, reading: Reading, outcome: SearchOutcome, scope: SearchScope,
+                    notebook: Notebook, earlier: Sequence[ConversationTurn]
+                    ) -> tuple[int, int, list[str]]:
+        candidates = await rank_sources(
+            reading.subject, scope.usable(outcome.results), self._embedder,
+            notebook.tier.candidates, self._pipeline.max_per_document,
+            self._pipeline.min_relevance, prior=scope.prior(reading.intent))
+        fresh, unread = await scope.read_pages(
+            reading.subject, [c for c in candidates if c.id not in notebook.evidence])
+        for source in fresh:  # kept on their retrieval score should weighing not end
+            notebook.evidence[source.id] = Evidence(source=source,
+                                                    retrieval=source.metadata.relevance)
+        judged, errors = await weigh_evidence(
+            self._gateway, self.usage, self._settings, reading.subject, reading.checklist,
+            fresh) if fresh else ([], [])
+        for error in errors:
+            self._failed(notebook, "judging the evidence", error,
+                         "passages were ranked by the search alone")
+        for item in judged:
+            notebook.evidence[item.source.id] = item
+            self.notes.facts += [Fact(text=f, source_id=item.source.id,
+                                      checklist_items=item.checklist_items)
+                                 for f in item.facts]
+        await compact(self._gateway, self.usage, self.notes, list(notebook.evidence),
+                      self._settings.compact_facts_tokens)
+        return len(judged), sum(1 for item in judged if item.facts), unread
+
+    def chosen(self, notebook: Notebook) -> list[Source]:
+        weight = self._settings.evidence_llm_weight
+        ranked = sorted(notebook.evidence.values(), key=lambda e: e.score(weight),
+                        reverse=True)
+        return [e.source for e in ranked
+                if e.facts or e.relevance is None][:notebook.tier.sources]
+
+    # Reflector
+
+    async def reflect(self, reading: Reading, scope: SearchScope, notebook: Notebook
+                      ) -> tuple[ResearchPlan, dict[str, Any] | None]:
+        left = max(0, notebook.tier.queries - len(notebook.queries_run))
+        try:
+            reflection = await reflect(
+                self._gateway, self.usage, reading.subject, reading.checklist,
+                self.notes.listing(self.notes.facts, list(notebook.evidence)),
+                notebook.queries_run, left)
+        except LLMError as error:
+            self._failed(notebook, "reviewing the evidence", error)
+            return ResearchPlan(), None
+        self.notes.reflection = reflection
+        if reflection.sufficient:
+            return ResearchPlan(), reflection.model_dump()
+        return to_plan(reflection.new_queries, scope.sources, notebook.tier.queries,
+                       notebook.queries_run), reflection.model_dump()
+
+    # Writer
+
+    async def write(self, reading: Reading, chosen: list[Source], request: ResearchRequest,
+                    notebook: Notebook, previous: ResearchResult | None) -> Written:
+        if not chosen:
+            return Written(draft=Draft(summary=NO_ANSWER),
+                           writer=f"llm:{self._gateway.model(Role.STRONG)}")
+        evidence = [notebook.evidence[s.id] for s in chosen]  # best first, as chosen
+        try:
+            draft, gaps = await synthesize(
+                self._gateway, self.usage, reading.subject, reading.checklist, evidence,
+                request.feedback,
+                _renumbered(previous, chosen) if previous else request.previous_answer)
+        except LLMError as error:
+            self._failed(notebook, "writing the answer", error, "this is an extractive "
+                         "answer from the gathered sources")
+            fallback = await self._plain.writer.write(
+                Reading(question=reading.subject, subject=reading.subject,
+                        intent=reading.intent, checklist=reading.checklist),
+                chosen, request, notebook, previous)
+            return fallback
+        notebook.gaps = gaps
+        return Written(draft=draft, writer=f"llm:{self._gateway.model(Role.STRONG)}",
+                       gaps=gaps)
+
+    # Checker: every sentence the model wrote against the sources it cites
+
+    async def check(self, written: Written, reading: Reading, chosen: list[Source],
+                    notebook: Notebook) -> tuple[ClaimCheck, Written]:
+        if not written.writer.startswith("llm:"):
+            return ClaimCheck(draft=written.draft), written  # the sources' own sentences
+        check = await check_answer(self._gateway, self.usage, written.draft, chosen,
+                                   reading.intent.language, REPLY_TOKENS["verify"])
+        if check.verification in ("not run", "partial") and \
+                self.usage.seconds_left() < MIN_CALL_SECONDS:
+            notebook.spent("time")
+        if check.claims and not check.kept:
+            # Nothing the model wrote held up: the sources' own sentences answer instead.
+            rescue = await self._plain.writer.write(
+                Reading(question=reading.subject, subject=reading.subject,
+                        intent=reading.intent, checklist=reading.checklist),
+                chosen, ResearchRequest(question=reading.subject), notebook, None)
+            if rescue.draft.citations:
+                written = rescue
+                check.draft = rescue.draft.model_copy(update={"notes": [
+                    "None of the written answer's statements could be confirmed by its "
+                    "sources; this is an extractive answer from them."]})
+        return check, written
+
+    # Grader: the code's grade, capped by checklist coverage, the claim check and trouble
+
+    def adjust(self, confidence: Confidence, limitations: list[str], check: ClaimCheck,
+               notebook: Notebook) -> tuple[Confidence, list[str]]:
+        coverage = checklist_coverage(self.checklist, self.notes.reflection,
+                                      list(notebook.evidence.values()))
+        notebook.coverage = None if coverage is None else round(coverage, 3)
+        gaps = [g for g in notebook.gaps if g.strip()] or (
+            self.notes.reflection.gaps if self.notes.reflection else [])
+        return adjust_grade(confidence, limitations, coverage, check, notebook.model_problems,
+                            gaps, notebook.cut_short)
+
+
+class ResearchLoop:
+    """The model's strategies for the research engine (core.research.engine), one set a job,
+    and the set-up of `improve`."""
+
+    def __init__(self, gateway: ModelGateway, settings: LLMSettings, embedder: Embedder,
+                 pipeline: PipelineSettings, fallback: Synthesizer) -> None:
+        self._gateway = gateway
+        self.settings = settings
+        self._embedder = embedder
+        self._pipeline = pipeline
+        self._plain = plain_steps(embedder, pipeline, fallback)
+
+    def steps(self) -> Strategies:
+        return ModelSteps(self._gateway, self.settings, self._embedder, self._pipeline,
+                          self._plain).strategies()
+
+    async def improvement(self, request: ResearchRequest, earlier: ResearchResult,
+                          trace: Trace, scope: SearchScope, notebook: Notebook,
+                          steps: Strategies) -> tuple[Reading, ResearchPlan]:
+        """How `improve` starts: the earlier reading of the question, the earlier answer's
+        sources as evidence (with what it took from each), and the searches the model says
+        the feedback needs (none: the earlier sources suffice)."""
+        model = steps.reader
+        assert isinstance(model, ModelSteps)
+        if trace.last_reflection() is not None:
+            model.notes.reflection = Reflection.model_validate(trace.last_reflection())
+        refined = trace.refined_question or earlier.question
+        model.checklist = trace.checklist or [refined]
+        reading = Reading(question=earlier.question, subject=refined,
+                          intent=trace.intent or QueryIntent(),
+                          checklist=trace.checklist or [refined], by_model=True)
         for source in earlier.sources:  # what the earlier answer took from each source
             facts = list(dict.fromkeys(c.quote for c in earlier.answer.citations
                                        if c.source_id == source.id and c.quote))
             notebook.evidence[source.id] = Evidence(
                 source=source, retrieval=source.metadata.relevance, facts=facts)
         try:
-            await run.begin(Stage.PLAN, "Reading the feedback")
-            try:
-                decision = await self._gateway.json(
-                    Role.FAST, "improve", ImprovePlan, usage,
-                    reply_tokens=REPLY_TOKENS["improve"], question=refined,
-                    answer=request.previous_answer, feedback=request.feedback)
-            except LLMError as error:
-                notebook.failed("reading the feedback", error, usage)
-                decision = ImprovePlan()
-            pending = to_plan(decision.queries, scope.sources, budget.queries) \
-                if decision.needs_search else ResearchPlan()
-            run.state.update(refined_question=refined, checklist=checklist,
-                             improves=request.improves, feedback=request.feedback,
-                             searched_again=bool(pending.queries))
-            await run.end(Stage.PLAN, "Searching again" if pending.queries
-                          else "The earlier sources suffice", {"queries": len(pending.queries)})
-            if pending.queries:
-                budget = budget.model_copy(update={"iterations": 1})
-                try:
-                    async with asyncio.timeout_at(clock.at(RESEARCH_SHARE)):
-                        await self._rounds(run, usage, notebook, request, refined, intent,
-                                           checklist, pending, budget, failures, scope,
-                                           reflecting=False)
-                except TimeoutError:
-                    notebook.spent("time")
-            return await self._answer(run, usage, clock, notebook, request, earlier.question,
-                                      refined, intent, checklist, failures, scope,
-                                      previous=earlier)
-        finally:
-            run.metrics.update(usage.metrics())
-            run.metrics.update(rounds=notebook.rounds, improves=request.improves,
-                               cut_short=notebook.cut_short)
-
-    async def _understand(self, usage: Usage, notebook: Notebook, request: ResearchRequest,
-                          question: str, heuristic: QueryIntent
-                          ) -> tuple[str, QueryIntent, list[str]]:
-        try:
-            found = await understand(self._gateway, usage, question, request.context)
+            decision = await self._gateway.json(
+                Role.FAST, "improve", ImprovePlan, model.usage,
+                reply_tokens=REPLY_TOKENS["improve"], question=refined,
+                answer=request.previous_answer, feedback=request.feedback)
         except LLMError as error:
-            notebook.failed("reading the question", error, usage)
-            refined = standalone_question(question, request.context)
-            return refined, heuristic, [refined]
-        return found.refined_question, intent_of(found, heuristic), found.checklist
-
-    async def _plan(self, usage: Usage, notebook: Notebook, refined: str, intent: QueryIntent,
-                    checklist: list[str], budget: TierBudget, scope: SearchScope
-                    ) -> ResearchPlan:
-        limit = min(budget.queries, 6)
-        try:
-            planned = await plan(self._gateway, usage, refined, checklist, scope.sources, limit)
-        except LLMError as error:
-            notebook.failed("planning searches", error, usage)
-            planned = ResearchPlan()
-        if not planned.queries:
-            planned = plan_queries(refined, intent, list(scope.sources), limit)
-        return planned
-
-    async def _rounds(self, run: JobRun, usage: Usage, notebook: Notebook,
-                      request: ResearchRequest, refined: str, intent: QueryIntent,
-                      checklist: list[str], pending: ResearchPlan, budget: TierBudget,
-                      failures: list[SourceFailure], scope: SearchScope,
-                      reflecting: bool = True) -> None:
-        iterations: list[dict[str, Any]] = []
-        run.state["iterations"] = iterations
-        tier = notebook.tier
-        while pending.queries:
-            remaining = budget.queries - len(notebook.query_results)
-            if notebook.rounds >= budget.iterations:
-                notebook.cut_short = (f"the {tier} tier allows {budget.iterations} "
-                                      "search rounds")
-                return
-            if usage.tokens_left() <= 0:
-                notebook.spent("tokens")
-                return
-            if remaining <= 0:
-                notebook.cut_short = f"the {tier} tier allows {budget.queries} searches"
-                return
-            pending = ResearchPlan(queries=pending.queries[:remaining])
-            notebook.rounds += 1
-            await run.begin(Stage.SEARCH, f"Round {notebook.rounds}: searching " + ", ".join(
-                sorted({scope.sources[n].label for q in pending.queries for n in q.sources})))
-            outcome = await run_search(pending, scope.sources, request.tenant, intent,
-                                       budget.sources * 2, self._pipeline.source_timeout_s)
-            failures.extend(outcome.failures)
-            notebook.query_results.update(outcome.counts_per_query)
-            await run.end(Stage.SEARCH, f"Found {outcome.passages} passages in "
-                          f"{outcome.documents} documents", {"passages": outcome.passages})
-
-            await run.begin(Stage.RANK, "Weighing the evidence")
-            candidates = await rank_sources(
-                refined, scope.usable(outcome.results), self._embedder, budget.sources * 2,
-                self._pipeline.max_per_document, self._pipeline.min_relevance,
-                prior=scope.prior(intent))
-            fresh, unread = await scope.read_pages(
-                refined, [c for c in candidates if c.id not in notebook.evidence])
-            for source in fresh:  # kept on their retrieval score should weighing not end
-                notebook.evidence[source.id] = Evidence(source=source,
-                                                        retrieval=source.metadata.relevance)
-            judged, errors = await weigh_evidence(
-                self._gateway, usage, self._settings, refined, checklist, fresh) \
-                if fresh else ([], [])
-            for error in errors:
-                notebook.failed("judging the evidence", error, usage,
-                                "passages were ranked by the search alone")
-            for item in judged:
-                notebook.evidence[item.source.id] = item
-                notebook.facts += [Fact(text=f, source_id=item.source.id,
-                                        checklist_items=item.checklist_items)
-                                   for f in item.facts]
-            await compact(self._gateway, usage, notebook, self._settings.compact_facts_tokens)
-            useful = sum(1 for item in judged if item.facts)
-            await run.end(Stage.RANK, f"{useful} of {len(judged)} new passages hold evidence",
-                          {"new": len(judged), "useful": useful})
-            iterations.append({"queries": [q.text for q in pending.queries],
-                               "failures": [f.model_dump() for f in outcome.failures],
-                               "new_passages": len(judged), "useful": useful,
-                               "pages_unread": unread})
-            if usage.degraded:
-                notebook.model_problems.append("the language model kept failing")
-                return
-            if not reflecting:
-                return
-            try:
-                reflection = await reflect(self._gateway, usage, refined, checklist, notebook,
-                                           max(0, budget.queries - len(notebook.query_results)))
-            except LLMError as error:
-                notebook.failed("reviewing the evidence", error, usage)
-                return
-            notebook.reflection = reflection
-            iterations[-1]["reflection"] = reflection.model_dump()
-            if reflection.sufficient:
-                return
-            pending = to_plan(reflection.new_queries, scope.sources, budget.queries,
-                              notebook.query_results)
-        if notebook.reflection is not None and not notebook.reflection.sufficient \
-                and notebook.cut_short is None:
-            notebook.cut_short = "no further searches were found for what is missing"
-
-    async def _answer(self, run: JobRun, usage: Usage, clock: JobClock, notebook: Notebook,
-                      request: ResearchRequest, question: str, refined: str,
-                      intent: QueryIntent, checklist: list[str],
-                      failures: list[SourceFailure], scope: SearchScope,
-                      previous: ResearchResult | None = None) -> ResearchResult:
-        await run.begin(Stage.SYNTHESIZE, "Writing the answer")
-        limits = clock.limits
-        evidence = notebook.best(limits.sources, self._settings.evidence_llm_weight)
-        chosen = [e.source for e in evidence]
-        gaps: list[str] = []
-        writer = f"llm:{self._gateway.model(Role.STRONG)}"
-        clock.phase(usage, WRITING_SHARE)
-        if not evidence:
-            draft = Draft(summary=NO_ANSWER)
-        else:
-            try:
-                draft, gaps = await synthesize(
-                    self._gateway, usage, refined, checklist, evidence, request.feedback,
-                    _renumbered(previous, chosen) if previous else request.previous_answer)
-            except LLMError as error:
-                notebook.failed("writing the answer", error, usage, "this is an extractive "
-                                "answer from the gathered sources")
-                writer = self._fallback.name
-                draft = await self._fallback.synthesize(refined, intent, chosen)
-        await run.end(Stage.SYNTHESIZE, f"Drafted {len(draft.citations)} cited statements",
-                      {"statements": len(draft.citations)})
-
-        await run.begin(Stage.VERIFY, "Checking every claim against its source")
-        clock.phase(usage, CHECKING_SHARE)
-        written_by_model = writer.startswith("llm:")
-        check = ClaimCheck(draft=draft)  # an extractive draft is the sources' own sentences
-        if written_by_model:
-            check = await check_answer(self._gateway, usage, draft, chosen, intent.language,
-                                       REPLY_TOKENS["verify"])
-        if check.verification in ("not run", "partial") and \
-                usage.seconds_left() < MIN_CALL_SECONDS:
-            notebook.spent("time")
-        if written_by_model and check.claims and not check.kept:
-            # Nothing the model wrote held up: the sources' own sentences answer instead.
-            rescue = await self._fallback.synthesize(refined, intent, chosen)
-            if rescue.citations:
-                writer = self._fallback.name
-                check.draft = rescue.model_copy(update={"notes": [
-                    "None of the written answer's statements could be confirmed by its "
-                    "sources; this is an extractive answer from them."]})
-        verified = verify_citations(check.draft, chosen)
-        run.metrics.update(check.metrics())
-        run.metrics["citations_removed"] = check.invalid_citations \
-            + verified.unknown_markers_removed + verified.unsupported_citations_removed
-        await run.end(Stage.VERIFY, f"{check.checked} claims checked, "
-                      f"{check.claims - check.kept} removed",
-                      {"checked": check.checked, "removed": check.claims - check.kept})
-
-        await run.begin(Stage.GRADE, "Grading confidence")
-        graded = grade(verified, chosen, intent, failures, sorted(scope.sources),
-                       question=question)
-        confidence, limitations = graded.confidence, graded.limitations
-        run.metrics["grade"] = graded.trace()
-        coverage = checklist_coverage(checklist, notebook)
-        run.metrics["checklist_coverage"] = None if coverage is None else round(coverage, 3)
-        confidence, limitations = adjust_grade(confidence, limitations, coverage, check,
-                                               notebook, gaps)
-        if confidence == Confidence.INSUFFICIENT and verified.references:
-            verified = closest_passages(verified)  # what was found, not as an answer
-        await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
-        summary = verified.summary
-        if not summary or summary == NO_ANSWER:
-            summary = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
-                MODEL_TROUBLE_ANSWER if notebook.model_problems and notebook.evidence else \
-                NO_ANSWER
-        cited = set(verified.cited_sources)
-        return ResearchResult(
-            job_id=run.job_id, status=JobStatus.COMPLETED, question=question,
-            answer=ResearchAnswer(
-                summary=summary, detail=verified.detail,
-                citations=verified.citations, confidence=confidence, limitations=limitations,
-                metadata={"synthesizer": writer, "question_type": intent.question_type.value,
-                          "refined_question": refined, "checklist": checklist,
-                          "checklist_coverage": run.metrics["checklist_coverage"],
-                          "claims_checked": check.checked,
-                          "claim_verification": check.verification}),
-            sources=[s for s in chosen if s.id in cited],
-            references=verified.references,
-            sources_considered=len(notebook.evidence),
-            max_cache_seconds=0.0 if check.verification == "not run" else
-            MODEL_TROUBLE_CACHE_SECONDS if notebook.model_problems else None,
-        )
-
-
-def _last_reflection(state: Mapping[str, Any]) -> Reflection | None:
-    for iteration in reversed(state.get("iterations") or []):
-        if isinstance(iteration, dict) and iteration.get("reflection"):
-            return Reflection.model_validate(iteration["reflection"])
-    return None
+            model._failed(notebook, "reading the feedback", error)
+            decision = ImprovePlan()
+        pending = to_plan(decision.queries, scope.sources, notebook.tier.queries) \
+            if decision.needs_search else ResearchPlan()
+        return reading, pending
 
 
 def _renumbered(earlier: ResearchResult, chosen: list[Source]) -> str:
@@ -777,8 +687,8 @@ _ORDER = [Confidence.INSUFFICIENT, Confidence.LOW, Confidence.MEDIUM, Confidence
 
 
 def adjust_grade(confidence: Confidence, limitations: list[str], coverage: float | None,
-                 check: ClaimCheck, notebook: Notebook, gaps: list[str]
-                 ) -> tuple[Confidence, list[str]]:
+                 check: ClaimCheck, model_problems: Sequence[str], gaps: Sequence[str],
+                 cut_short: str | None) -> tuple[Confidence, list[str]]:
     """The code's grade, capped by checklist coverage, the claim check and model trouble;
     the reasons added to the limitations in plain words."""
     limitations = list(limitations)
@@ -818,16 +728,15 @@ def adjust_grade(confidence: Confidence, limitations: list[str], coverage: float
                            f"sources ({check.problem or 'no verdict came back'}) and were "
                            "removed.")
     limitations += check.draft.notes
-    if notebook.model_problems:
+    if model_problems:
         lower(Confidence.LOW)
         limitations.append("The language model failed while " + "; ".join(
-            dict.fromkeys(notebook.model_problems)) + ".")
-    missing = [g for g in gaps if g.strip()] or (
-        notebook.reflection.gaps if notebook.reflection else [])
+            dict.fromkeys(model_problems)) + ".")
+    missing = [g for g in gaps if g.strip()]
     if missing:
         limitations.append("Not covered by the evidence: " + "; ".join(missing[:5]) + ".")
-    if notebook.cut_short:
-        limitations.append(f"The research was cut short: {notebook.cut_short}.")
+    if cut_short:
+        limitations.append(f"The research was cut short: {cut_short}.")
     if confidence != Confidence.INSUFFICIENT:
         confidence = min(confidence, cap, key=_ORDER.index)
     return confidence, limitations

@@ -4,63 +4,42 @@ grade -> deliver. Plain async code over the stage functions; progress goes out a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 
 from core.answer.cache import SemanticAnswerCache
-from core.answer.grading import closest_passages, grade, listing, outage_notes
+from core.answer.grading import listing, outage_notes
 from core.answer.synthesis.base import Synthesizer
-from core.answer.verify import verify_citations
 from core.config import PipelineSettings
 from core.errors import InvalidQuestionError
 from core.jobs.store import JobStore
 from core.models import (
-    Confidence,
     Depth,
     Job,
     JobStatus,
     QueryIntent,
-    ResearchAnswer,
     ResearchRequest,
     ResearchResult,
     Stage,
 )
 from core.research.analyst import ResearchLoop
+from core.research.engine import Notebook, ResearchEngine, Strategies
 from core.research.intake import (
     choose_depth,
     detect_intent,
     standalone_question,
     validate_question,
 )
-from core.research.planning import plan_queries
+from core.research.plain import plain_steps
 from core.research.run import JobRun, ProgressCallback, ms
-from core.research.search import SearchScope, SourceFailure, run_search
+from core.research.search import SearchScope, SourceFailure
+from core.research.trace import Trace
 from core.retrieval.embedding import Embedder
-from core.retrieval.rank import rank_sources
 from core.sources.base import SearchSource
 from core.web.fetch import PageReader
 
 ScopeFunction = Callable[[str], Awaitable[str]]
-
-@dataclass(frozen=True)
-class _Tier:
-    """How far a depth tier searches: query variations, and passages kept relative to the
-    `pipeline.max_sources` setting (the LLM loop adds iteration, time and token budgets)."""
-
-    max_queries: int
-    source_factor: float
-
-    def sources(self, configured: int) -> int:
-        return max(1, round(configured * self.source_factor))
-
-
-_TIERS = {
-    Depth.QUICK: _Tier(max_queries=2, source_factor=0.625),
-    Depth.STANDARD: _Tier(max_queries=4, source_factor=1.0),
-    Depth.DEEP: _Tier(max_queries=6, source_factor=2.0),
-}
-
 
 class ResearchPipeline:
     def __init__(
@@ -77,6 +56,10 @@ class ResearchPipeline:
         pages: PageReader | None = None,
     ) -> None:
         self._loop = loop
+        self._engine = ResearchEngine(
+            loop.steps if loop is not None else _shared(plain_steps(embedder, settings,
+                                                                    synthesizer)),
+            settings, loop.settings if loop is not None else None)
         self._pages = pages
         self._worker = worker
         self._store = store
@@ -141,7 +124,9 @@ class ResearchPipeline:
     async def run_improvement(self, request: ResearchRequest,
                               on_progress: ProgressCallback | None = None,
                               job_id: str | None = None) -> ResearchResult:
-        """Research `request` from `improvement`, as job `job_id` or a new job."""
+        """Research `request` from `improvement`, as job `job_id` or a new job: the earlier
+        answer's sources reused, one more search round only when the model says the feedback
+        needs new information; checked and graded like any answer."""
         started = time.perf_counter()
         loop = self._loop
         if loop is None or request.improves is None:
@@ -150,10 +135,29 @@ class ResearchPipeline:
         if base.result is None:
             raise InvalidQuestionError("there is no finished answer to improve yet")
         earlier = ResearchResult.model_validate(base.result)
+        before = Trace.model_validate(base.state)
+        scope = self._scope(request.tenant)
 
         async def rewrite(run: JobRun) -> ResearchResult:
-            result = await loop.improve(run, request, earlier, base.state,
-                                        self._scope(request.tenant))
+            steps = loop.steps()
+            tier = self._engine.tier(Depth.QUICK)
+            notebook = Notebook(tier=tier)
+            steps.budget.start(tier)
+            steps.budget.phase("research")
+            await run.begin(Stage.PLAN, "Reading the feedback")
+            reading, pending = await loop.improvement(request, earlier, before, scope,
+                                                      notebook, steps)
+            run.trace = Trace(intent=reading.intent, refined_question=reading.subject,
+                              checklist=reading.checklist, improves=request.improves,
+                              feedback=request.feedback, searched_again=bool(pending.queries))
+            await run.end(Stage.PLAN, "Searching again" if pending.queries
+                          else "The earlier sources suffice", {"queries": len(pending.queries)})
+            notebook.tier = dataclasses.replace(tier, rounds=1)
+            run.metrics["improves"] = request.improves
+            result = await self._engine.research(
+                run, request, earlier.question, reading.subject, reading.intent, Depth.QUICK,
+                scope, run.trace, previous=earlier, plan=pending, reading=reading,
+                notebook=notebook, steps=steps)
             result = result.model_copy(update={"duration_ms": ms(started)})
             return await self._deliver(run, result)
 
@@ -189,9 +193,9 @@ class ResearchPipeline:
         subject = standalone_question(question, request.context)
         cacheable = subject == question
         intent = detect_intent(subject)
-        run.state["intent"] = intent.model_dump(mode="json")
+        run.trace.intent = intent
         if not cacheable:
-            run.state["standalone_question"] = subject
+            run.trace.standalone_question = subject
         await run.end(Stage.INTAKE, f"Question type: {intent.question_type.value}")
 
         generation = await self._cache_scope(request.tenant) if self._cache_scope else ""
@@ -209,95 +213,13 @@ class ResearchPipeline:
             await run.end(Stage.CACHE, "No earlier answer", {"hits": 0})
 
         depth = choose_depth(request.depth, subject, intent, request.platform)
-        run.state["depth"] = depth.value
-        scope = self._scope(request.tenant)
-        if self._loop is not None:
-            result = await self._loop.research(run, request, question, intent, depth, scope)
-            result = result.model_copy(update={"duration_ms": ms(started)})
-            cache = cacheable and not request.feedback
-            return await self._deliver(run, result,
-                                       (intent, request.tenant, generation) if cache else None)
-
-        await run.begin(Stage.PLAN, "Planning searches")
-        tier = _TIERS[depth]
-        plan = plan_queries(subject, intent, list(scope.sources), tier.max_queries)
-        run.state["plan"] = plan.model_dump()
-        await run.end(Stage.PLAN, f"Planned {len(plan.queries)} searches",
-                      {"queries": len(plan.queries)})
-
-        await run.begin(Stage.SEARCH, "Searching " + ", ".join(sorted(
-            {scope.sources[n].label for q in plan.queries for n in q.sources})))
-        outcome = await run_search(plan, scope.sources, request.tenant, intent,
-                                   tier.sources(self._settings.max_sources) * 2,
-                                   self._settings.source_timeout_s)
-        run.metrics.update(queries_per_source=outcome.queries_per_source,
-                           results_per_source=outcome.results_per_source)
-        run.state["iterations"] = [{"queries": [q.text for q in plan.queries],
-                                    "failures": [f.model_dump() for f in outcome.failures]}]
-        await run.end(Stage.SEARCH, _found(outcome.documents, outcome.passages),
-                      {"documents": outcome.documents, "passages": outcome.passages,
-                       "failures": len(outcome.failures)})
-
-        await run.begin(Stage.RANK, "Ranking evidence")
-        earlier = [turn.sources for turn in request.context[-1:] if turn.sources]
-        ranked = await rank_sources(
-            subject, scope.usable(outcome.results) + earlier, self._embedder,
-            tier.sources(self._settings.max_sources),
-            self._settings.max_per_document, self._settings.min_relevance,
-            prior=scope.prior(intent), names=intent.entities,
-        )
-        ranked, unread = await scope.read_pages(subject, ranked)
-        run.metrics.update(sources_processed=len(ranked), pages_unread=len(unread))
-        run.state["evidence"] = [s.id for s in ranked]  # what the answer was written from
-        if unread:
-            run.state["pages_unread"] = unread
-        await run.end(Stage.RANK, f"Kept {len(ranked)} relevant passages",
-                      {"kept": len(ranked)})
-
-        await run.begin(Stage.SYNTHESIZE, "Writing the answer")
-        # The passages were found for the standalone form; the answer is written for what
-        # the follow-up itself asks ("what do they eat?"), not for the earlier question.
-        draft = await self._synthesizer.synthesize(question, intent, ranked)
-        await run.end(Stage.SYNTHESIZE, f"Drafted {len(draft.citations)} cited statements",
-                      {"statements": len(draft.citations)})
-
-        await run.begin(Stage.VERIFY, "Checking citations")
-        verified = verify_citations(draft, ranked)
-        run.metrics["citations_removed"] = (verified.unknown_markers_removed
-                                            + verified.unsupported_citations_removed)
-        await run.end(Stage.VERIFY, f"{len(verified.references)} sources cited",
-                      {"cited": len(verified.references)})
-
-        await run.begin(Stage.GRADE, "Grading confidence")
-        graded = grade(verified, ranked, intent, outcome.failures, sorted(scope.sources),
-                       question=subject)
-        confidence, limitations = graded.confidence, graded.limitations
-        run.metrics["grade"] = graded.trace()
-        if confidence == Confidence.INSUFFICIENT:
-            verified = closest_passages(verified)
-        await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
-
-        cited = set(verified.cited_sources)
-        result = ResearchResult(
-            job_id=run.job_id,
-            status=JobStatus.COMPLETED,
-            question=question,
-            answer=ResearchAnswer(
-                summary=verified.summary,
-                detail=verified.detail,
-                citations=verified.citations,
-                confidence=confidence,
-                limitations=limitations + draft.notes,
-                metadata={"synthesizer": self._synthesizer.name,
-                          "question_type": intent.question_type.value},
-            ),
-            sources=[s for s in ranked if s.id in cited],
-            references=verified.references,
-            duration_ms=ms(started),
-            sources_considered=outcome.passages,
-        )
+        run.trace.depth = depth.value
+        result = await self._engine.research(run, request, question, subject, intent, depth,
+                                             self._scope(request.tenant), run.trace)
+        result = result.model_copy(update={"duration_ms": ms(started)})
+        cache = cacheable and not request.feedback
         return await self._deliver(run, result,
-                                   (intent, request.tenant, generation) if cacheable else None)
+                                   (intent, request.tenant, generation) if cache else None)
 
     def _scope(self, tenant: str) -> SearchScope:
         settings = self._settings
@@ -317,16 +239,14 @@ class ResearchPipeline:
         await run.begin(Stage.DELIVER, "Saving the answer")
         if cache_as is not None and self._cache is not None:
             intent, tenant, scope = cache_as
-            failures = [SourceFailure.model_validate(f)
-                        for round_ in run.state.get("iterations", [])
-                        for f in round_.get("failures", [])]
+            failures = run.trace.failures()
             run.metrics["cache_stored"] = await self._cache.store(
                 result.question, tenant, intent,
                 _to_cache(result, failures, self._cache.outage_ttl_seconds), scope
             )
         run.metrics["duration_ms"] = result.duration_ms
         await self._store.complete(run.job_id, result.model_dump(mode="json"), run.metrics,
-                                   run.state)
+                                   run.trace.model_dump(mode="json", exclude_none=True))
         await run.end(Stage.DELIVER, "Done")
         return result
 
@@ -351,7 +271,8 @@ def _to_cache(result: ResearchResult, failures: list[SourceFailure],
     })
 
 
-def _found(documents: int, passages: int) -> str:
-    return f"Found {passages} passages in {documents} documents"
+def _shared(steps: Strategies) -> Callable[[], Strategies]:
+    """Stateless steps (no model): one set serves every job."""
+    return lambda: steps
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from core.jobs.store import JobStore
 from core.models import ProgressEvent, Stage
 from core.redact import redact
+from core.research.trace import Trace
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ class JobRun:
 
     def __init__(self, job_id: str, store: JobStore, on_progress: ProgressCallback | None):
         self.job_id = job_id
-        self.state: dict[str, Any] = {}
+        self.trace = Trace()
         self.metrics: dict[str, Any] = {"llm_calls": 0, "tokens": 0, "cached": False,
                                         "stage_ms": {}}
         self._store = store

@@ -1,0 +1,410 @@
+"""The research engine: one loop from a question to a graded answer, the same with or
+without a language model.
+
+    read the question -> plan -> rounds of [search -> weigh evidence -> reflect]
+    -> write -> verify claims -> grade
+
+Each step is a small Protocol with a no-model strategy (core.research.plain: the heuristic
+plan, retrieval ranking, one round, an extractive answer) and a model strategy
+(core.research.analyst: the model reads, plans, judges evidence, reflects, writes and checks
+every claim; each falls back to the no-model step when the model fails). Verification of the
+citations, grading and the limitations are one code path for both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.answer.claim_check import ClaimCheck
+from core.answer.grading import closest_passages, grade
+from core.answer.synthesis.base import Draft
+from core.answer.synthesis.extractive import NO_ANSWER
+from core.answer.verify import verify_citations
+from core.config import LLMSettings, PipelineSettings, TierBudget
+from core.models import (
+    Confidence,
+    ConversationTurn,
+    Depth,
+    JobStatus,
+    QueryIntent,
+    ResearchAnswer,
+    ResearchRequest,
+    ResearchResult,
+    Source,
+    Stage,
+)
+from core.research.planning import ResearchPlan
+from core.research.run import JobRun
+from core.research.search import SearchOutcome, SearchScope, run_search
+from core.research.trace import Round, Trace
+
+MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
+MODEL_TROUBLE_ANSWER = ("No answer could be written because the language model kept failing; "
+                        "passages were found but could not be summarised without it.")
+UNCONFIRMED_ANSWER = ("The answer that was written is not shown: none of its statements could "
+                      "be confirmed by the sources it cited.")
+
+
+# ---- the one tier table ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Tier:
+    """How far one depth tier goes. Without a model: its queries and a share of
+    `pipeline.max_sources`, one round. With a model: the tier's budget (llm.quick, ...)."""
+
+    name: str
+    queries: int  # searches in all rounds together
+    sources: int  # passages the answer is written from
+    rounds: int
+    seconds: float | None  # the whole job's time (a model's budget); None: no overall limit
+    budget: TierBudget | None = None  # the model's, with its tokens
+
+    @property
+    def candidates(self) -> int:
+        """Results kept per source call, and passages weighed a round."""
+        return self.sources * 2
+
+
+# queries and the share of pipeline.max_sources without a model
+_PLAIN = {Depth.QUICK: (2, 0.625), Depth.STANDARD: (4, 1.0), Depth.DEEP: (6, 2.0)}
+
+
+def tier(depth: Depth, pipeline: PipelineSettings, llm: LLMSettings | None) -> Tier:
+    if llm is not None and llm.enabled:
+        budget: TierBudget = getattr(llm, depth.value)
+        return Tier(depth.value, budget.queries, budget.sources, budget.iterations,
+                    budget.seconds, budget)
+    queries, share = _PLAIN[depth]
+    return Tier(depth.value, queries, max(1, round(pipeline.max_sources * share)), 1, None)
+
+
+# ---- what the steps share ----------------------------------------------------------------
+
+@dataclass
+class Reading:
+    """The question as the research works on it."""
+
+    question: str  # as asked: the answer is written for it
+    subject: str  # what is searched and graded: the standalone or refined form
+    intent: QueryIntent
+    checklist: list[str]
+    by_model: bool = False
+
+
+@dataclass
+class Evidence:
+    """A passage gathered as evidence: its retrieval and model scores and what it says."""
+
+    source: Source
+    retrieval: float
+    relevance: float | None = None  # the model's; None when it did not judge
+    facts: list[str] = field(default_factory=list)
+    checklist_items: list[int] = field(default_factory=list)
+
+    def score(self, llm_weight: float) -> float:
+        if self.relevance is None:
+            return self.retrieval
+        return (1 - llm_weight) * self.retrieval + llm_weight * self.relevance
+
+
+@dataclass
+class Notebook:
+    """What the research has gathered, in the order it was found, and why it stopped."""
+
+    tier: Tier
+    evidence: dict[str, Evidence] = field(default_factory=dict)
+    ranked: list[Source] = field(default_factory=list)  # the last round's ranking
+    passages_found: int = 0
+    queries_run: dict[str, int] = field(default_factory=dict)
+    rounds: int = 0
+    cut_short: str | None = None
+    model_problems: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
+    coverage: float | None = None  # the checklist's share covered, when a model said
+
+    def spent(self, kind: str) -> None:
+        """The tier's time or tokens ran out: the research is cut short, said once."""
+        if self.cut_short is not None or self.tier.budget is None:
+            return
+        if kind == "time":
+            self.cut_short = (f"the {self.tier.name} tier's time limit of "
+                              f"{self.tier.budget.seconds:g} s")
+        else:
+            self.cut_short = (f"the {self.tier.name} tier's budget of "
+                              f"{self.tier.budget.tokens:,} tokens was spent")
+
+
+@dataclass
+class Written:
+    draft: Draft
+    writer: str  # "extractive", or "llm:<model>"
+    gaps: list[str] = field(default_factory=list)
+
+
+class Reader(Protocol):
+    async def read(self, request: ResearchRequest, question: str, subject: str,
+                   heuristic: QueryIntent, notebook: Notebook) -> Reading: ...
+
+
+class Planner(Protocol):
+    async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
+                   ) -> ResearchPlan: ...
+
+
+class Weigher(Protocol):
+    """Turns a round's search results into evidence, and picks what the answer is
+    written from."""
+
+    def seed(self, notebook: Notebook, earlier: Sequence[ConversationTurn]) -> None: ...
+
+    async def weigh(self, reading: Reading, outcome: SearchOutcome, scope: SearchScope,
+                    notebook: Notebook, earlier: Sequence[ConversationTurn]
+                    ) -> tuple[int, int, list[str]]:
+        """(new passages, passages that hold evidence, pages that could not be read)"""
+        ...
+
+    def chosen(self, notebook: Notebook) -> list[Source]: ...
+
+
+class Reflector(Protocol):
+    async def reflect(self, reading: Reading, scope: SearchScope, notebook: Notebook
+                      ) -> tuple[ResearchPlan, dict[str, Any] | None]:
+        """The next round's searches (none: stop), and the verdict to keep in the trace."""
+        ...
+
+
+class Writer(Protocol):
+    async def write(self, reading: Reading, chosen: list[Source], request: ResearchRequest,
+                    notebook: Notebook, previous: ResearchResult | None) -> Written: ...
+
+
+class Checker(Protocol):
+    async def check(self, written: Written, reading: Reading, chosen: list[Source],
+                    notebook: Notebook) -> tuple[ClaimCheck, Written]: ...
+
+
+class Grader(Protocol):
+    def adjust(self, confidence: Confidence, limitations: list[str], check: ClaimCheck,
+               notebook: Notebook) -> tuple[Confidence, list[str]]: ...
+
+
+@dataclass
+class Strategies:
+    """One strategy for each step, and the budget they share (a model's time and tokens,
+    cut into phases; nothing without a model)."""
+
+    reader: Reader
+    planner: Planner
+    weigher: Weigher
+    reflector: Reflector
+    writer: Writer
+    checker: Checker
+    grader: Grader
+    budget: Budget
+
+
+class Budget(Protocol):
+    def start(self, tier: Tier) -> None: ...
+
+    def phase(self, name: str) -> None: ...
+
+    def deadline(self, phase: str) -> float | None: ...
+
+    def tokens_left(self) -> float: ...
+
+    def degraded(self) -> bool: ...
+
+    def metrics(self) -> dict[str, Any]: ...
+
+
+# ---- the loop ----------------------------------------------------------------------------
+
+class ResearchEngine:
+    """`steps()` gives one job its step strategies (a model's hold the job's budget)."""
+
+    def __init__(self, steps: Callable[[], Strategies], pipeline: PipelineSettings,
+                 llm: LLMSettings | None = None) -> None:
+        self._steps = steps
+        self._pipeline = pipeline
+        self._llm = llm
+
+    def tier(self, depth: Depth) -> Tier:
+        return tier(depth, self._pipeline, self._llm)
+
+    async def research(self, run: JobRun, request: ResearchRequest, question: str,
+                       subject: str, heuristic: QueryIntent, depth: Depth,
+                       scope: SearchScope, trace: Trace,
+                       previous: ResearchResult | None = None,
+                       plan: ResearchPlan | None = None, reading: Reading | None = None,
+                       notebook: Notebook | None = None,
+                       steps: Strategies | None = None) -> ResearchResult:
+        """Research `question` (searched and graded as `subject`). `improve` passes the
+        earlier answer, its reading and evidence, and the searches it wants (maybe none)."""
+        steps = steps or self._steps()
+        chosen_tier = notebook.tier if notebook is not None else self.tier(depth)
+        steps.budget.start(chosen_tier)
+        notebook = notebook or Notebook(tier=chosen_tier)
+        try:
+            steps.budget.phase("research")
+            if reading is None:
+                await run.begin(Stage.PLAN, "Planning the research")
+                reading = await steps.reader.read(request, question, subject, heuristic,
+                                                  notebook)
+                plan = await steps.planner.plan(reading, scope, notebook)
+                trace.intent = reading.intent
+                if reading.by_model:
+                    trace.refined_question, trace.checklist = reading.subject, reading.checklist
+                trace.plan = [q.text for q in plan.queries]
+                await run.end(Stage.PLAN, _planned(reading, plan),
+                              {"checklist": len(reading.checklist),
+                               "queries": len(plan.queries)})
+            steps.weigher.seed(notebook, request.context[-1:] if previous is None else [])
+            deadline = steps.budget.deadline("research")
+            with contextlib.suppress(TimeoutError):
+                async with _until(deadline):
+                    await self._rounds(steps, run, request, reading, plan or ResearchPlan(),
+                                       scope, notebook, trace, reflecting=previous is None)
+            if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+                notebook.spent("time")
+            return await self._answer(steps, run, request, reading, scope, notebook, trace,
+                                      previous)
+        finally:
+            run.metrics.update(steps.budget.metrics())
+            run.metrics.update(rounds=notebook.rounds, cut_short=notebook.cut_short)
+
+    async def _rounds(self, steps: Strategies, run: JobRun, request: ResearchRequest,
+                      reading: Reading, pending: ResearchPlan, scope: SearchScope,
+                      notebook: Notebook, trace: Trace, reflecting: bool) -> None:
+        chosen_tier = notebook.tier
+        while pending.queries:
+            remaining = chosen_tier.queries - len(notebook.queries_run)
+            if notebook.rounds >= chosen_tier.rounds:
+                notebook.cut_short = notebook.cut_short or (
+                    f"the {chosen_tier.name} tier allows {chosen_tier.rounds} search rounds")
+                return
+            if steps.budget.tokens_left() <= 0:
+                notebook.spent("tokens")
+                return
+            if remaining <= 0:
+                notebook.cut_short = (f"the {chosen_tier.name} tier allows "
+                                      f"{chosen_tier.queries} searches")
+                return
+            pending = ResearchPlan(queries=pending.queries[:remaining])
+            notebook.rounds += 1
+            labels = ", ".join(sorted({scope.sources[n].label for q in pending.queries
+                                       for n in q.sources}))
+            await run.begin(Stage.SEARCH, f"Searching {labels}" if notebook.rounds == 1
+                            else f"Round {notebook.rounds}: searching {labels}")
+            outcome = await run_search(pending, scope.sources, request.tenant, reading.intent,
+                                       chosen_tier.candidates, self._pipeline.source_timeout_s)
+            notebook.passages_found += outcome.passages
+            notebook.queries_run.update(outcome.counts_per_query)
+            run.metrics.update(queries_per_source=outcome.queries_per_source,
+                               results_per_source=outcome.results_per_source)
+            round_ = Round(queries=[q.text for q in pending.queries],
+                           failures=outcome.failures)
+            trace.iterations.append(round_)
+            await run.end(Stage.SEARCH, f"Found {outcome.passages} passages in "
+                          f"{outcome.documents} documents",
+                          {"documents": outcome.documents, "passages": outcome.passages,
+                           "failures": len(outcome.failures)})
+
+            await run.begin(Stage.RANK, "Weighing the evidence")
+            new, useful, unread = await steps.weigher.weigh(
+                reading, outcome, scope, notebook, request.context[-1:])
+            round_.new_passages, round_.useful, round_.pages_unread = new, useful, unread
+            run.metrics["pages_unread"] = run.metrics.get("pages_unread", 0) + len(unread)
+            await run.end(Stage.RANK, f"{useful} of {new} passages hold evidence",
+                          {"new": new, "useful": useful})
+            if steps.budget.degraded():
+                notebook.model_problems.append("the language model kept failing")
+                return
+            if not reflecting:
+                return
+            pending, verdict = await steps.reflector.reflect(reading, scope, notebook)
+            round_.reflection = verdict
+            if verdict is not None and verdict.get("sufficient"):
+                return
+        if trace.last_reflection() is not None and notebook.cut_short is None \
+                and not (trace.last_reflection() or {}).get("sufficient"):
+            notebook.cut_short = "no further searches were found for what is missing"
+
+    async def _answer(self, steps: Strategies, run: JobRun, request: ResearchRequest,
+                      reading: Reading, scope: SearchScope, notebook: Notebook, trace: Trace,
+                      previous: ResearchResult | None) -> ResearchResult:
+        await run.begin(Stage.SYNTHESIZE, "Writing the answer")
+        steps.budget.phase("writing")
+        chosen = steps.weigher.chosen(notebook)
+        trace.evidence = [s.id for s in chosen]
+        run.metrics.update(sources_processed=len(chosen))
+        written = await steps.writer.write(reading, chosen, request, notebook, previous)
+        await run.end(Stage.SYNTHESIZE, f"Drafted {len(written.draft.citations)} cited "
+                      "statements", {"statements": len(written.draft.citations)})
+
+        await run.begin(Stage.VERIFY, "Checking the citations")
+        steps.budget.phase("checking")
+        check, written = await steps.checker.check(written, reading, chosen, notebook)
+        verified = verify_citations(check.draft, chosen)
+        run.metrics.update(check.metrics())
+        run.metrics["citations_removed"] = check.invalid_citations \
+            + verified.unknown_markers_removed + verified.unsupported_citations_removed
+        await run.end(Stage.VERIFY, f"{len(verified.references)} sources cited, "
+                      f"{check.claims - check.kept} statements removed",
+                      {"cited": len(verified.references),
+                       "removed": check.claims - check.kept})
+
+        await run.begin(Stage.GRADE, "Grading confidence")
+        graded = grade(verified, chosen, reading.intent, trace.failures(),
+                       sorted(scope.sources), question=reading.subject)
+        run.metrics["grade"] = graded.trace()
+        confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
+                                                      check, notebook)
+        run.metrics["checklist_coverage"] = notebook.coverage
+        # Why no answer stands, when a model is the reason.
+        trouble = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
+            MODEL_TROUBLE_ANSWER if notebook.model_problems and notebook.evidence else None
+        if confidence == Confidence.INSUFFICIENT and (verified.references or trouble is None):
+            verified = closest_passages(verified)  # what was found, not as an answer
+        await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
+        summary = verified.summary
+        if not summary or summary == NO_ANSWER:
+            summary = trouble or NO_ANSWER
+        metadata: dict[str, Any] = {"synthesizer": written.writer,
+                                    "question_type": reading.intent.question_type.value}
+        if reading.by_model:
+            metadata.update(refined_question=reading.subject, checklist=reading.checklist,
+                            checklist_coverage=run.metrics.get("checklist_coverage"),
+                            claims_checked=check.checked,
+                            claim_verification=check.verification)
+        cited = set(verified.cited_sources)
+        return ResearchResult(
+            job_id=run.job_id, status=JobStatus.COMPLETED, question=reading.question,
+            answer=ResearchAnswer(summary=summary, detail=verified.detail,
+                                  citations=verified.citations, confidence=confidence,
+                                  limitations=limitations, metadata=metadata),
+            sources=[s for s in chosen if s.id in cited],
+            references=verified.references,
+            sources_considered=notebook.passages_found,
+            max_cache_seconds=0.0 if check.verification == "not run" else
+            MODEL_TROUBLE_CACHE_SECONDS if notebook.model_problems else None,
+        )
+
+
+def _planned(reading: Reading, plan: ResearchPlan) -> str:
+    searches = f"{len(plan.queries)} search{'es' if len(plan.queries) != 1 else ''} planned"
+    if reading.by_model:
+        return f"{len(reading.checklist)} points to cover, {searches}"
+    return f"Question type: {reading.intent.question_type.value}; {searches}"
+
+
+@contextlib.asynccontextmanager
+async def _until(deadline: float | None) -> AsyncIterator[None]:
+    if deadline is None:
+        yield
+        return
+    async with asyncio.timeout_at(deadline):
+        yield

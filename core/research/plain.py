@@ -1,0 +1,135 @@
+"""The engine's steps without a model: the heuristic reading of the question (intake), its
+query variations (planning), one round of search ranked by retrieval (with the question's
+names and the second hop, core.retrieval.rank), an extractive answer of the sources' own
+sentences (nothing to check beyond the citations), and the code's grade as it is."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from core.answer.claim_check import ClaimCheck
+from core.answer.synthesis.base import Synthesizer
+from core.config import PipelineSettings
+from core.models import Confidence, ConversationTurn, QueryIntent, ResearchRequest, Source
+from core.research.engine import (
+    Evidence,
+    Notebook,
+    Reading,
+    Strategies,
+    Tier,
+    Written,
+)
+from core.research.planning import ResearchPlan, plan_queries
+from core.research.search import SearchOutcome, SearchScope
+from core.retrieval.embedding import Embedder
+from core.retrieval.rank import rank_sources
+
+
+class HeuristicReader:
+    async def read(self, request: ResearchRequest, question: str, subject: str,
+                   heuristic: QueryIntent, notebook: Notebook) -> Reading:
+        return Reading(question=question, subject=subject, intent=heuristic,
+                       checklist=[subject])
+
+
+class HeuristicPlanner:
+    async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
+                   ) -> ResearchPlan:
+        return plan_queries(reading.subject, reading.intent, list(scope.sources),
+                            notebook.tier.queries)
+
+
+class RetrievalWeigher:
+    """Evidence is what ranks best for the question: fused retrieval ranks, the question's
+    names each covered, at most `max_per_document` passages a document, web pages read in
+    place of their snippets. A follow-up's earlier sources compete with the new ones."""
+
+    def __init__(self, embedder: Embedder, settings: PipelineSettings) -> None:
+        self._embedder = embedder
+        self._settings = settings
+
+    def seed(self, notebook: Notebook, earlier: Sequence[ConversationTurn]) -> None:
+        """Nothing to seed: earlier sources are ranked with each round's results."""
+
+    async def weigh(self, reading: Reading, outcome: SearchOutcome, scope: SearchScope,
+                    notebook: Notebook, earlier: Sequence[ConversationTurn]
+                    ) -> tuple[int, int, list[str]]:
+        before = [turn.sources for turn in earlier if turn.sources]
+        ranked = await rank_sources(
+            reading.subject, scope.usable(outcome.results) + before, self._embedder,
+            notebook.tier.sources, self._settings.max_per_document,
+            self._settings.min_relevance, prior=scope.prior(reading.intent),
+            names=reading.intent.entities)
+        ranked, unread = await scope.read_pages(reading.subject, ranked)
+        notebook.ranked = ranked
+        for source in ranked:
+            notebook.evidence[source.id] = Evidence(source=source,
+                                                    retrieval=source.metadata.relevance)
+        return len(ranked), len(ranked), unread
+
+    def chosen(self, notebook: Notebook) -> list[Source]:
+        return list(notebook.ranked)
+
+
+class OneRound:
+    async def reflect(self, reading: Reading, scope: SearchScope, notebook: Notebook
+                      ) -> tuple[ResearchPlan, dict[str, Any] | None]:
+        return ResearchPlan(), None
+
+
+class ExtractiveWriter:
+    def __init__(self, synthesizer: Synthesizer) -> None:
+        self._synthesizer = synthesizer
+
+    async def write(self, reading: Reading, chosen: list[Source], request: ResearchRequest,
+                    notebook: Notebook, previous: Any) -> Written:
+        # The passages were found for the standalone form; the answer is written for what
+        # the question itself asks ("what do they eat?"), not for an earlier question.
+        draft = await self._synthesizer.synthesize(reading.question, reading.intent, chosen)
+        return Written(draft=draft, writer=self._synthesizer.name)
+
+
+class CitationsOnly:
+    """An extractive draft is the sources' own sentences: only its citations are checked
+    (core.answer.verify, for every answer)."""
+
+    async def check(self, written: Written, reading: Reading, chosen: list[Source],
+                    notebook: Notebook) -> tuple[ClaimCheck, Written]:
+        return ClaimCheck(draft=written.draft), written
+
+
+class CodeGrade:
+    def adjust(self, confidence: Confidence, limitations: list[str], check: ClaimCheck,
+               notebook: Notebook) -> tuple[Confidence, list[str]]:
+        return confidence, limitations + check.draft.notes
+
+
+class NoBudget:
+    def start(self, tier: Tier) -> None:
+        """No model: no time or token budget beyond each source's own timeout."""
+
+    def phase(self, name: str) -> None:
+        """Phases only split a model's budget."""
+
+    def deadline(self, phase: str) -> float | None:
+        return None
+
+    def tokens_left(self) -> float:
+        return math.inf
+
+    def degraded(self) -> bool:
+        return False
+
+    def metrics(self) -> dict[str, Any]:
+        return {}
+
+
+def plain_steps(embedder: Embedder, settings: PipelineSettings,
+                synthesizer: Synthesizer) -> Strategies:
+    """The steps of a job without a model (stateless: one set serves every job)."""
+    return Strategies(reader=HeuristicReader(), planner=HeuristicPlanner(),
+                      weigher=RetrievalWeigher(embedder, settings), reflector=OneRound(),
+                      writer=ExtractiveWriter(synthesizer), checker=CitationsOnly(),
+                      grader=CodeGrade(), budget=NoBudget())
