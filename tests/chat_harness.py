@@ -23,7 +23,7 @@ from core.jobs.service import JobService
 from core.jobs.store import JobStore
 from core.models import Job, QueryIntent, ResearchRequest, Source
 from core.research.pipeline import ResearchPipeline
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
 
 
@@ -46,6 +46,7 @@ class SlowSource:
 
     name = "slow"
     label = "a slow archive"
+    capabilities = Capabilities(SourceKind.REFERENCE)
 
     def __init__(self, delay_s: float) -> None:
         self._delay_s = delay_s

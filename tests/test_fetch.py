@@ -142,7 +142,8 @@ async def test_the_reader_puts_the_best_passage_of_each_page_in_place_of_the_sni
     missing = hit.model_copy(update={"id": "s2", "url": f"{web.base}/missing"})
     local = Source(id="s3", title="Notes", path="/notes.md", content="Local notes.")
     reader = PageReader(fetcher, embedder, pages=5, passage_chars=120)
-    read, problems = await reader.read("How many hours do cats sleep?", [hit, missing, local])
+    read, problems = await reader.read("How many hours do cats sleep?", [hit, missing, local],
+                                       snippet_providers={"tavily"})
     assert "12 and 16 hours" in read[0].content and read[0].metadata.author == "Dr. Whiskers"
     assert read[1].content == "Cats sleep..." and read[2] == local
     assert len(problems) == 1 and "HTTP 404" in problems[0]

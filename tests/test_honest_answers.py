@@ -92,7 +92,7 @@ def _cited(text: str, relevance: float = 0.7) -> tuple[Any, list[Source]]:
 def test_limitations_use_the_questions_words_never_stems() -> None:
     question = "How do browsers store cookies and embedded fonts?"
     verified, sources = _cited("Browsers store small files on disk for each site you visit.")
-    limitations = grade(verified, sources, detect_intent(question), [], ["local"],
+    limitations = grade(verified, sources, detect_intent(question), [], only_local=True,
                         question=question).limitations
     text = " ".join(limitations)
     assert "cookies" in text and "fonts" in text
@@ -103,7 +103,7 @@ def test_a_missing_number_or_year_means_the_documents_answer_something_else() ->
     question = "Who won the 1998 Tour de France?"
     verified, sources = _cited("Marco Pantani won the Tour de France in one of its hardest "
                                "editions, ahead of Jan Ullrich.", relevance=0.8)
-    graded = grade(verified, sources, detect_intent(question), [], ["local"],
+    graded = grade(verified, sources, detect_intent(question), [], only_local=True,
                    question=question)
     confidence, limitations = graded.confidence, graded.limitations
     assert confidence == Confidence.INSUFFICIENT
@@ -116,7 +116,7 @@ def test_a_failed_source_is_named_in_plain_words() -> None:
                             "en.wikipedia.org:443 ssl:default [Name or service not known]")
     verified, sources = _cited("Cats sleep 12 to 16 hours a day.")
     limitations = grade(verified, sources, detect_intent("How long do cats sleep?"), [failure],
-                        ["local", "wikipedia"], question="How long do cats sleep?").limitations
+                        only_local=False, question="How long do cats sleep?").limitations
     assert limitations[0] == ("Wikipedia could not be reached, so its results are missing "
                               "from this answer.")
     assert not any("Cannot connect" in line or "ssl" in line for line in limitations)
@@ -226,7 +226,7 @@ def _graded(question: str, sources: list[Source], found: list[Source] | None = N
         f"{s.content} [{n}]." for n, s in enumerate(sources, 1)), citations=[
         Citation(claim=s.content, source_id=s.id, quote=s.content[:20]) for s in sources]),
         sources)
-    return grade(verified, found or sources, detect_intent(question), [], ["local"],
+    return grade(verified, found or sources, detect_intent(question), [], only_local=True,
                  question=question).confidence
 
 

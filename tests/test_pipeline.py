@@ -11,7 +11,7 @@ from core.errors import InvalidQuestionError, SourceError
 from core.jobs.store import JobStore
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
 from core.research.pipeline import ResearchPipeline
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
 
 
@@ -20,6 +20,7 @@ class _DownSource:
 
     name = "web"
     label = "the web"
+    capabilities = Capabilities(SourceKind.WEB, snippets=True)
 
     async def search(self, query: SearchQuery) -> list[Source]:
         raise SourceError("web", "HTTP 503", status=503)
@@ -28,6 +29,7 @@ class _DownSource:
 class _HangingSource:
     name = "slow"
     label = "a slow source"
+    capabilities = Capabilities(SourceKind.WEB)
 
     async def search(self, query: SearchQuery) -> list[Source]:
         await asyncio.sleep(30)

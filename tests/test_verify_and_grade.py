@@ -56,12 +56,12 @@ def test_confidence_follows_the_evidence() -> None:
     two = verify_citations(Draft(summary="A [1]. B [2].", citations=[
         Citation(claim="a", source_id="s1", quote="Cats sleep"),
         Citation(claim="b", source_id="s2", quote="Kittens sleep")]), SOURCES)
-    graded = grade(two, SOURCES, intent, [], ["local"], question=question)
+    graded = grade(two, SOURCES, intent, [], only_local=True, question=question)
     assert graded.confidence == Confidence.HIGH
 
     one = verify_citations(Draft(summary="A [1].", citations=[
         Citation(claim="a", source_id="s1", quote="Cats sleep")]), SOURCES)
-    graded = grade(one, SOURCES, intent, [], ["local"], question=question)
+    graded = grade(one, SOURCES, intent, [], only_local=True, question=question)
     confidence, limitations = graded.confidence, graded.limitations
     assert confidence == Confidence.MEDIUM
     assert any("single document" in item for item in limitations)
@@ -69,12 +69,13 @@ def test_confidence_follows_the_evidence() -> None:
 
     weak = [_source(1, "Cats sleep.", "a", relevance=0.46)]
     low = verify_citations(Draft(summary="A [1].", citations=[]), weak)
-    assert grade(low, weak, intent, [], ["local"], question=question).confidence == Confidence.LOW
+    graded = grade(low, weak, intent, [], only_local=True, question=question)
+    assert graded.confidence == Confidence.LOW
 
     nothing = verify_citations(Draft(summary="No answer."), SOURCES)
     failure = SourceFailure(source="web", query="q", reason="timed out after 10 s",
                             kind="timeout")
-    graded = grade(nothing, SOURCES, intent, [failure], ["local", "web"])
+    graded = grade(nothing, SOURCES, intent, [failure], only_local=False)
     confidence, limitations = graded.confidence, graded.limitations
     assert confidence == Confidence.INSUFFICIENT
     assert "Web did not answer in time, so its results are missing from this answer." \

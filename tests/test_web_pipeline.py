@@ -98,7 +98,10 @@ async def test_queries_go_where_the_question_belongs(
     pipeline = _pipeline(web, sessions, sqlite_engine, embedder, knowledge_base)
     await pipeline.run(ResearchRequest(question=question, tenant="t1"))
     assert expected in web.hit_paths() and skipped not in web.hit_paths()
-    assert route_sources(question, ["local", "pubmed", "arxiv", "wikipedia"])[0] == "local"
+    everything = {name: kind.capabilities for name, kind in (
+        ("local", LocalKnowledgeBaseSource), ("pubmed", PubMedSource), ("arxiv", ArxivSource),
+        ("wikipedia", WikipediaSource))}
+    assert route_sources(question, everything)[0] == "local"
 
 
 async def test_a_web_answer_reads_the_page_and_cites_it_once(

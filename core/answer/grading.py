@@ -87,12 +87,12 @@ def grade(
     sources: list[Source],
     intent: QueryIntent,
     failures: list[SourceFailure],
-    searched: list[str],
+    only_local: bool,
     now: datetime | None = None,
     question: str = "",
 ) -> Grade:
     limitations = outage_notes(failures)
-    if searched == ["local"]:
+    if only_local:
         limitations.append("Only the local knowledge base was searched.")
     by_id = {s.id: s for s in sources}
     cited = [by_id[i] for i in answer.cited_sources if i in by_id]

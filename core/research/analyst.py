@@ -493,7 +493,7 @@ class ModelSteps:
             self._failed(notebook, "planning searches", error)
             planned = ResearchPlan()
         if not planned.queries:
-            planned = plan_queries(reading.subject, reading.intent, list(scope.sources), limit)
+            planned = plan_queries(reading.subject, reading.intent, scope.capabilities(), limit)
         return planned
 
     # Weigher: PaperQA2-style, the model scores the new passages and pulls out their facts

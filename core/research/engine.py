@@ -359,7 +359,7 @@ class ResearchEngine:
 
         await run.begin(Stage.GRADE, "Grading confidence")
         graded = grade(verified, chosen, reading.intent, trace.failures(),
-                       sorted(scope.sources), question=reading.subject)
+                       only_local=scope.local_only, question=reading.subject)
         run.metrics["grade"] = graded.trace()
         confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
                                                       check, notebook)

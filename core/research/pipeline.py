@@ -36,7 +36,7 @@ from core.research.run import JobRun, ProgressCallback, ms
 from core.research.search import SearchScope, SourceFailure
 from core.research.trace import Trace
 from core.retrieval.embedding import Embedder
-from core.sources.base import SearchSource
+from core.sources.base import SearchSource, SourceKind
 from core.web.fetch import PageReader
 
 ScopeFunction = Callable[[str], Awaitable[str]]
@@ -225,7 +225,7 @@ class ResearchPipeline:
         settings = self._settings
         if not settings.remote_allowed(tenant):
             return SearchScope({name: source for name, source in self._sources.items()
-                                if name == "local"})
+                                if source.capabilities.kind == SourceKind.LOCAL})
         return SearchScope(self._sources, self._pages, tuple(settings.allow_domains),
                            tuple(settings.block_domains))
 

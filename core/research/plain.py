@@ -37,7 +37,7 @@ class HeuristicReader:
 class HeuristicPlanner:
     async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
                    ) -> ResearchPlan:
-        return plan_queries(reading.subject, reading.intent, list(scope.sources),
+        return plan_queries(reading.subject, reading.intent, scope.capabilities(),
                             notebook.tier.queries)
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
 from core.models import QueryIntent, QuestionType
+from core.sources.base import Capabilities, SourceKind
 
 
 class PlannedQuery(BaseModel):
@@ -20,7 +22,8 @@ class ResearchPlan(BaseModel):
 
 
 def plan_queries(
-    question: str, intent: QueryIntent, sources: list[str], max_queries: int = 4
+    question: str, intent: QueryIntent, sources: Mapping[str, Capabilities],
+    max_queries: int = 4,
 ) -> ResearchPlan:
     """The question itself, its key terms, and for comparisons each side on its own."""
     candidates: list[tuple[str, str]] = [(question, "the question as asked")]
@@ -75,21 +78,30 @@ _RESEARCH = re.compile(
     r"\b(papers?|preprints?|arxiv|state of the art|sota|benchmarks?|neural|transformers?|"
     r"algorithms?|theorem|proofs?|quantum|physics|astrophysics|machine learning|deep learning|"
     r"language models?|llms?|reinforcement learning|dataset|research on|literature)\b", re.I)
-_GENERAL = ("tavily", "searxng", "wikipedia")
 
 
-def route_sources(question: str, available: list[str]) -> list[str]:
-    """Which sources a question's queries go to, in priority order: the knowledge base
-    first; PubMed for biomedical questions, arXiv for research questions; the web and
-    Wikipedia for general facts (and as a backstop when a specialist source is missing)."""
-    order = ["local"]
+def question_topics(question: str) -> frozenset[str]:
+    """The specialist topics a question is on: "biomedical" (PubMed's) or "research"
+    (arXiv's); none for general questions."""
     if _BIOMEDICAL.search(question):
-        order += ["pubmed", "wikipedia", *_GENERAL]
-    elif _RESEARCH.search(question):
-        order += ["arxiv", "wikipedia", *_GENERAL]
-    else:
-        order += list(_GENERAL)
-    routed = [name for name in dict.fromkeys(order) if name in available]
-    # Sources this routing does not know (added by a deployment) are searched too.
-    return routed + [name for name in available if name not in routed and name not in
-                     ("pubmed", "arxiv")] or list(available)
+        return frozenset({"biomedical"})
+    if _RESEARCH.search(question):
+        return frozenset({"research"})
+    return frozenset()
+
+
+def route_sources(question: str, sources: Mapping[str, Capabilities]) -> list[str]:
+    """Which sources a question's queries go to, in priority order, by what each source
+    declares it is: the knowledge base first; for a question on a specialist's topic, that
+    specialist, then reference works, then the web; otherwise the web, then reference works.
+    A specialist is never searched off its topics."""
+    topics = question_topics(question)
+
+    def of(kind: SourceKind) -> list[str]:
+        named = [(c.preference, n) for n, c in sources.items() if c.kind == kind
+                 and (kind != SourceKind.SPECIALIST or c.topics & topics)]
+        return [name for _, name in sorted(named, key=lambda item: item[0])]
+
+    tail = [*of(SourceKind.SPECIALIST), *of(SourceKind.REFERENCE), *of(SourceKind.WEB)] \
+        if topics else [*of(SourceKind.WEB), *of(SourceKind.REFERENCE)]
+    return [*of(SourceKind.LOCAL), *tail] or list(sources)

@@ -18,7 +18,7 @@ from core.errors import (
 )
 from core.models import QueryIntent, Source
 from core.research.planning import ResearchPlan
-from core.sources.base import SearchQuery, SearchSource
+from core.sources.base import Capabilities, SearchQuery, SearchSource, SourceKind
 from core.sources.quality import blocked, source_prior
 from core.web.fetch import PageReader
 
@@ -33,6 +33,15 @@ class SearchScope:
     allow: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
 
+    def capabilities(self) -> dict[str, Capabilities]:
+        return {name: source.capabilities for name, source in self.sources.items()}
+
+    @property
+    def local_only(self) -> bool:
+        """Only the tenant's own documents are searched."""
+        return all(source.capabilities.kind == SourceKind.LOCAL
+                   for source in self.sources.values())
+
     def prior(self, intent: QueryIntent) -> Callable[[Source], float]:
         return lambda source: source_prior(source, intent, self.allow)
 
@@ -44,7 +53,9 @@ class SearchScope:
                          ) -> tuple[list[Source], list[str]]:
         if self.pages is None:
             return sources, []
-        return await self.pages.read(question, sources)
+        snippets = {name for name, source in self.sources.items()
+                    if source.capabilities.snippets}
+        return await self.pages.read(question, sources, snippets)
 
 
 class SourceFailure(BaseModel):

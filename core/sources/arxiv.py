@@ -7,7 +7,7 @@ import re
 import aiohttp
 
 from core.models import Source
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy, parse_xml
 
@@ -18,6 +18,7 @@ _ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/
 class ArxivSource:
     name = "arxiv"
     label = "arXiv"
+    capabilities = Capabilities(SourceKind.SPECIALIST, topics=frozenset({"research"}))
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  api_url: str = DEFAULT_API) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from core.models import Source
 from core.retrieval.kb.knowledge_base import KnowledgeBase
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 
 
 class LocalKnowledgeBaseSource:
     name = "local"
     label = "the knowledge base"
+    capabilities = Capabilities(SourceKind.LOCAL)
 
     def __init__(self, knowledge_base: KnowledgeBase, per_document: int) -> None:
         self._knowledge_base = knowledge_base

@@ -10,7 +10,7 @@ import aiohttp
 
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy, parse_xml
 
@@ -20,6 +20,7 @@ DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 class PubMedSource:
     name = "pubmed"
     label = "PubMed"
+    capabilities = Capabilities(SourceKind.SPECIALIST, topics=frozenset({"biomedical"}))
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  api_url: str = DEFAULT_API, api_key: str | None = None) -> None:

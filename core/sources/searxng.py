@@ -8,7 +8,7 @@ import aiohttp
 
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy
 
@@ -16,6 +16,7 @@ from core.sources.policy import SourcePolicy
 class SearxngSource:
     name = "searxng"
     label = "the web (SearXNG)"
+    capabilities = Capabilities(SourceKind.WEB, snippets=True, preference=1)
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  base_url: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.errors import ResponseTooLargeError, SourceError, SourceResponseTooLargeError
 from core.models import Source
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.common import parse_date, web_source
 from core.sources.policy import SourceHttpError, SourcePolicy
 
@@ -15,6 +15,7 @@ from core.sources.policy import SourceHttpError, SourcePolicy
 class TavilySource:
     name = "tavily"
     label = "the web (Tavily)"
+    capabilities = Capabilities(SourceKind.WEB, snippets=True, key_setting="sources.tavily_api_key")
 
     def __init__(self, client: Any, policy: SourcePolicy, *, search_depth: str = "basic",
                  topic: str = "general", include_domains: list[str] | None = None,

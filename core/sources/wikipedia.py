@@ -9,7 +9,7 @@ import aiohttp
 
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import SearchQuery
+from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy
 
@@ -19,6 +19,7 @@ DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
 class WikipediaSource:
     name = "wikipedia"
     label = "Wikipedia"
+    capabilities = Capabilities(SourceKind.REFERENCE)
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  api_url: str = DEFAULT_API) -> None:

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -183,10 +183,6 @@ def decode(body: bytes, charset: str | None, html: bool = False) -> str:
         return str(best) if best is not None else body.decode("latin-1")
 
 
-# Hits whose text is a search snippet: their page says more.
-SNIPPET_PROVIDERS = frozenset({"tavily", "searxng"})
-
-
 class PageReader:
     """Reads the pages behind the top web hits and keeps, for each, the passage that best
     matches the question in place of the search snippet."""
@@ -198,10 +194,11 @@ class PageReader:
         self._pages = pages
         self._passage_chars = passage_chars
 
-    async def read(self, question: str, sources: list[Source]
+    async def read(self, question: str, sources: list[Source], snippet_providers: Collection[str]
                    ) -> tuple[list[Source], list[str]]:
-        """`sources` with the top web hits' pages read in; the reasons pages were not."""
-        targets = [s for s in sources if s.url and s.metadata.provider in SNIPPET_PROVIDERS]
+        """`sources` with the pages of the top hits of `snippet_providers` (sources whose
+        hits are search snippets) read in; the reasons pages were not."""
+        targets = [s for s in sources if s.url and s.metadata.provider in snippet_providers]
         targets = targets[: self._pages]
         if not targets:
             return sources, []
