@@ -33,18 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.run import table
 from core.answer.cache import SemanticAnswerCache
 from core.answer.claims import MARKER, expand
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.db import open_database, sqlite_url
 from core.jobs.store import JobStore
-from core.llm.gateway import ModelGateway
 from core.models import Depth, ResearchRequest, ResearchResult
-from core.research.analyst import ResearchLoop
-from core.research.pipeline import ResearchPipeline
+from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
-from core.sources.local import LocalKnowledgeBaseSource
 from tests.conftest import CORPUS
 from tests.fake_openai import FakeOpenAI
 from tests.flawed_model import FlawedModel, survivors
@@ -86,13 +82,9 @@ async def run_rate(workdir: Path, fault_rate: float, verifier_error: float, seed
     await fake.start()
     settings = LLMSettings(fast_model="openai/fast", strong_model="openai/strong",
                            api_base=fake.base_url, api_key="test-key", backoff_s=0.05)
-    extractive = ExtractiveSynthesizer(embedder)
-    pipeline = ResearchPipeline(
-        store=JobStore(engine), sources={"local": LocalKnowledgeBaseSource(knowledge_base, 3)},
-        synthesizer=extractive, embedder=embedder, settings=PipelineSettings(),
-        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
-        loop=ResearchLoop(ModelGateway(settings), settings, embedder, PipelineSettings(),
-                          extractive))
+    pipeline = build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
+                              embedder, PipelineSettings(), settings,
+                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
     counts: Counter[str] = Counter()
     unchecked: list[str] = []
     for seed in range(seeds):

@@ -28,18 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import table
 from core.answer.claim_check import VERIFY_BATCH
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.db import open_database, sqlite_url
 from core.jobs.store import JobStore
-from core.llm.gateway import ModelGateway
 from core.models import Depth, ResearchRequest
-from core.research.analyst import ResearchLoop
-from core.research.pipeline import ResearchPipeline
+from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
-from core.sources.local import LocalKnowledgeBaseSource
 from tests.chat_harness import SlowSource
 from tests.conftest import CORPUS
 from tests.fake_openai import Chat, FakeOpenAI
@@ -78,13 +74,9 @@ async def run_tier(workdir: Path, depth: Depth, latency_s: float, source_s: floa
     fake.script["reflect"] = _reflect_until(budget.iterations)
     fake.script["plan"] = lambda chat: {"queries": [  # every source, the slow one too
         {"text": "cats sleep hours", "sources": []}]}
-    sources = {"local": LocalKnowledgeBaseSource(knowledge_base, 3),
+    sources = {**local_sources(knowledge_base, PipelineSettings()),
                "remote": SlowSource(source_s)}
-    extractive = ExtractiveSynthesizer(embedder)
-    pipeline = ResearchPipeline(
-        store=JobStore(engine), sources=sources, synthesizer=extractive, embedder=embedder,
-        settings=PipelineSettings(), loop=ResearchLoop(
-            ModelGateway(settings), settings, embedder, PipelineSettings(), extractive))
+    pipeline = build_pipeline(JobStore(engine), sources, embedder, PipelineSettings(), settings)
     # Warm the embedding model and litellm's imports outside the measurement.
     await pipeline.run(ResearchRequest(question="What is a volcano?", tenant="bench",
                                        depth=Depth.QUICK, bypass_cache=True))

@@ -30,16 +30,14 @@ import numpy as np
 from bench.questions import QUESTIONS
 from bench.tables import table
 from core.answer.cache import SemanticAnswerCache
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.db import open_database, sqlite_url
 from core.jobs.store import JobStore
 from core.models import ResearchRequest
-from core.research.pipeline import ResearchPipeline
+from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection, open_chroma
-from core.sources.local import LocalKnowledgeBaseSource
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 
@@ -159,11 +157,9 @@ async def bench_cache_latency(chroma: Any, embedder: OnnxMiniLMEmbedder, sizes: 
 
 async def bench_ask(engine: Any, chroma: Any, embedder: OnnxMiniLMEmbedder,
                     kb: KnowledgeBase) -> None:
-    pipeline = ResearchPipeline(
-        store=JobStore(engine), sources={"local": LocalKnowledgeBaseSource(kb, 3)},
-        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
-        settings=PipelineSettings(), cache=SemanticAnswerCache(chroma, embedder,
-                                                               CacheSettings()))
+    pipeline = build_pipeline(JobStore(engine), local_sources(kb, PipelineSettings()), embedder,
+                              PipelineSettings(),
+                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
     miss, hit = [], []
     for question, _ in QUESTIONS[:8]:
         started = time.perf_counter()

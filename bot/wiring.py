@@ -94,14 +94,13 @@ async def open_research(settings: Settings, *,
     import diskcache
 
     from core.answer.cache import SemanticAnswerCache
-    from core.answer.synthesis.extractive import ExtractiveSynthesizer
     from core.db import open_database
     from core.jobs.conversations import ConversationStore
-    from core.research.pipeline import ResearchPipeline
+    from core.jobs.delivery import RetryPolicy
+    from core.research.build import build_jobs, build_pipeline, local_sources
     from core.retrieval.embedding import build_embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
-    from core.sources.local import LocalKnowledgeBaseSource
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
@@ -123,35 +122,20 @@ async def open_research(settings: Settings, *,
         async def cache_scope(tenant: str) -> str:
             return f"kb{await knowledge_base.generation(tenant)}"
 
-        sources: dict[str, SearchSource] = {"local": LocalKnowledgeBaseSource(
-            knowledge_base, settings.pipeline.max_per_document)}
-        synthesizer = ExtractiveSynthesizer(embedder, settings.pipeline.answer_sentences)
-        loop = None
         if settings.llm.enabled:
-            from core.llm.gateway import ModelGateway
-            from core.llm.prompts import PromptLibrary
             from core.llm.providers import check_llm_models
-            from core.research.analyst import ResearchLoop
 
             check_llm_models(settings.llm)
-            loop = ResearchLoop(ModelGateway(settings.llm, PromptLibrary.load()), settings.llm,
-                                embedder, settings.pipeline, synthesizer)
         web = await stack.enter_async_context(open_web(settings, embedder, trusted_pages))
-        sources.update(web.sources)
-        pipeline = ResearchPipeline(
-            store=store,
-            sources=sources,
-            pages=web.pages,
-            synthesizer=synthesizer,
-            embedder=embedder,
-            settings=settings.pipeline,
+        pipeline = build_pipeline(
+            store, {**local_sources(knowledge_base, settings.pipeline), **web.sources},
+            embedder, settings.pipeline, settings.llm, pages=web.pages,
             cache=SemanticAnswerCache(chroma, embedder, settings.cache)
             if settings.cache.enabled else None,
-            cache_scope=cache_scope,
-            worker=worker_id(),
-            loop=loop,
-        )
-        jobs = build_jobs(pipeline, store, engine, settings)
+            cache_scope=cache_scope, worker=worker_id())
+        retry = RetryPolicy(first_wait_s=settings.chat.delivery_first_wait_seconds,
+                            give_up_after_s=settings.chat.delivery_retry_minutes * 60)
+        jobs = build_jobs(pipeline, engine, retry)
         try:
             yield Research(pipeline, jobs, knowledge_base, ConversationStore(engine), engine)
         finally:
@@ -160,18 +144,6 @@ async def open_research(settings: Settings, *,
     finally:
         await stack.aclose()
         await engine.dispose()
-
-
-def build_jobs(pipeline: ResearchPipeline, store: JobStore, engine: AsyncEngine,
-               settings: Settings) -> JobService:
-    """The job service over an opened pipeline and database."""
-    from core.jobs.delivery import DeliveryStore, RetryPolicy
-    from core.jobs.events import JobEvents
-    from core.jobs.service import JobService
-
-    retry = RetryPolicy(first_wait_s=settings.chat.delivery_first_wait_seconds,
-                        give_up_after_s=settings.chat.delivery_retry_minutes * 60)
-    return JobService(pipeline, store, JobEvents(engine), DeliveryStore(engine), retry)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,14 +15,12 @@ from adapters.chat.desk import ResearchDesk
 from adapters.chat.limits import LocalQuestionLimiter
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Draft
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, PipelineSettings
 from core.jobs.conversations import ConversationStore
-from core.jobs.delivery import DeliveryStore, RetryPolicy
-from core.jobs.events import JobEvents
-from core.jobs.service import JobService
+from core.jobs.delivery import RetryPolicy
 from core.jobs.store import JobStore
 from core.models import Job, QueryIntent, ResearchRequest, Source
+from core.research.build import build_jobs, build_pipeline
 from core.research.pipeline import ResearchPipeline
 from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
@@ -91,17 +90,13 @@ def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
     if options.delay_s:
         sources["slow"] = SlowSource(options.delay_s)
-    store = JobStore(engine)
-    pipeline = _RecordingPipeline(
-        requests, store=store, sources=sources,
-        synthesizer=BrokenSynthesizer() if options.broken_synthesis
-        else ExtractiveSynthesizer(embedder),
-        embedder=embedder, settings=PipelineSettings(),
-        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
-
+    pipeline = build_pipeline(
+        JobStore(engine), sources, embedder, PipelineSettings(),
+        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
+        synthesizer=BrokenSynthesizer() if options.broken_synthesis else None,
+        kind=functools.partial(_RecordingPipeline, requests))
     retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)
-    jobs = JobService(pipeline, store, JobEvents(engine), DeliveryStore(engine), retry,
-                      progress_interval_s=options.progress_interval_s)
+    jobs = build_jobs(pipeline, engine, retry, progress_interval_s=options.progress_interval_s)
     return ResearchDesk(jobs, ConversationStore(engine),
                         LocalQuestionLimiter(options.per_user, options.per_tenant,
                                              options.window_s, options.max_wait_s),

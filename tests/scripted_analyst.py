@@ -8,15 +8,11 @@ import re
 from typing import Any
 
 from core.answer.cache import SemanticAnswerCache
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import CacheSettings, LLMSettings, PipelineSettings
 from core.jobs.store import JobStore
-from core.llm.gateway import ModelGateway
-from core.llm.prompts import PromptLibrary
 from core.models import Depth, Job, ResearchRequest, ResearchResult
-from core.research.analyst import ResearchLoop
+from core.research.build import build_pipeline, local_sources
 from core.research.pipeline import ResearchPipeline
-from core.sources.local import LocalKnowledgeBaseSource
 from tests.fake_openai import Chat, FakeOpenAI, Reply
 
 QUESTION = "How many hours a day do cats sleep?"
@@ -154,15 +150,9 @@ class Lab:
 
     def pipeline(self, **changes: Any) -> ResearchPipeline:
         engine, chroma, embedder, knowledge_base = self._parts
-        settings = self.settings(**changes)
-        sources = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
-        extractive = ExtractiveSynthesizer(embedder)
-        loop = ResearchLoop(ModelGateway(settings, PromptLibrary.load()), settings,
-                            embedder, PipelineSettings(), extractive)
-        return ResearchPipeline(store=JobStore(engine), sources=sources, synthesizer=extractive,
-                                embedder=embedder, settings=PipelineSettings(),
-                                cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
-                                loop=loop)
+        return build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
+                              embedder, PipelineSettings(), self.settings(**changes),
+                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
 
     async def ask(self, question: str = QUESTION, **changes: Any) -> tuple[ResearchResult, Job]:
         pipeline = self.pipeline(**changes)

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import LLMSettings, PipelineSettings, TierBudget
 from core.errors import ConfigurationError
 from core.jobs.store import JobStore
@@ -17,8 +16,7 @@ from core.models import (
     ConversationTurn,
     ResearchRequest,
 )
-from core.research.pipeline import ResearchPipeline
-from core.sources.local import LocalKnowledgeBaseSource
+from core.research.build import build_pipeline, local_sources
 from tests import scripted_analyst as scripted
 from tests.fake_openai import Chat, HttpError
 from tests.scripted_analyst import QUESTION, Lab, line_after
@@ -247,11 +245,9 @@ def test_a_template_with_wrong_placeholders_stops_start_up() -> None:
 async def test_without_a_model_the_extractive_path_answers(lab: Lab, sqlite_engine: Any,
                                                            embedder: Any,
                                                            knowledge_base: Any) -> None:
-    pipeline = ResearchPipeline(
-        store=JobStore(sqlite_engine),
-        sources={"local": LocalKnowledgeBaseSource(knowledge_base, 3)},
-        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
-        settings=PipelineSettings())
+    pipeline = build_pipeline(JobStore(sqlite_engine),
+                              local_sources(knowledge_base, PipelineSettings()), embedder,
+                              PipelineSettings())
     result = await pipeline.run(ResearchRequest(question=QUESTION, tenant="t1"))
     assert result.answer.metadata["synthesizer"] == "extractive"
     assert "12 and 16 hours" in result.answer.summary

@@ -16,17 +16,17 @@ import pytest
 from core.answer.cache import SemanticAnswerCache
 from core.answer.grading import grade
 from core.answer.synthesis.base import Draft
-from core.answer.synthesis.extractive import NOT_ANSWERED, ExtractiveSynthesizer
+from core.answer.synthesis.extractive import NOT_ANSWERED
 from core.answer.verify import verify_citations
 from core.config import CacheSettings, PipelineSettings
 from core.errors import SourceUnreachableError
 from core.jobs.store import JobStore
 from core.models import Citation, Confidence, ResearchRequest, Source, SourceMetadata
+from core.research.build import build_pipeline, local_sources
 from core.research.intake import detect_intent
 from core.research.pipeline import ResearchPipeline
 from core.research.search import SourceFailure
 from core.sources.base import SearchQuery
-from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.policy import CircuitBreaker, SourcePolicy
 from core.sources.wikipedia import WikipediaSource
 from core.web.net import api_session
@@ -54,11 +54,9 @@ async def arenas(knowledge_base: Any, tmp_path: Path) -> Any:
 
 def _pipeline(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None,
               **sources: Any) -> ResearchPipeline:
-    return ResearchPipeline(
-        store=JobStore(engine), sources={"local": LocalKnowledgeBaseSource(knowledge_base, 3),
-                                         **sources},
-        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
-        settings=PipelineSettings(), cache=cache)
+    return build_pipeline(JobStore(engine),
+                          {**local_sources(knowledge_base, PipelineSettings()), **sources},
+                          embedder, PipelineSettings(), cache=cache)
 
 
 async def test_a_question_about_an_absent_entity_is_insufficient(

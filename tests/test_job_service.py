@@ -7,17 +7,15 @@ from typing import Any
 
 import pytest
 
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import KnowledgeBaseSettings, PipelineSettings
 from core.errors import InvalidQuestionError
-from core.jobs.delivery import DeliveryStore, RetryPolicy, Steps
+from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.events import JobEvents
 from core.jobs.service import JobService
 from core.jobs.store import JobStore
 from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
-from core.research.pipeline import ResearchPipeline
+from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
-from core.sources.local import LocalKnowledgeBaseSource
 from tests.chat_harness import SlowSource
 
 QUESTION = "How many hours a day do cats sleep?"
@@ -27,16 +25,13 @@ async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    slow_s: float = 0.0, synthesizer: Any = None) -> JobService:
     knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
-    sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
+    sources = local_sources(knowledge_base, PipelineSettings())
     if slow_s:
         sources["slow"] = SlowSource(slow_s)
-    store = JobStore(engine)
-    pipeline = ResearchPipeline(store=store, sources=sources,
-                                synthesizer=synthesizer or ExtractiveSynthesizer(embedder),
-                                embedder=embedder, settings=PipelineSettings())
+    pipeline = build_pipeline(JobStore(engine), sources, embedder, PipelineSettings(),
+                              synthesizer=synthesizer)
     retry = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=5.0)
-    return JobService(pipeline, store, JobEvents(engine, poll_s=0.05), DeliveryStore(engine),
-                      retry, progress_interval_s=0.0)
+    return build_jobs(pipeline, engine, retry, progress_interval_s=0.0)
 
 
 async def test_events_are_stored_in_order_and_replay_from_any_point(

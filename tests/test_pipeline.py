@@ -5,11 +5,12 @@ from typing import Any
 import pytest
 
 from core.answer.cache import SemanticAnswerCache
-from core.answer.synthesis.extractive import NO_ANSWER, ExtractiveSynthesizer
+from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import CacheSettings, PipelineSettings
 from core.errors import InvalidQuestionError, SourceError
 from core.jobs.store import JobStore
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
+from core.research.build import build_pipeline
 from core.research.pipeline import ResearchPipeline
 from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
@@ -46,12 +47,9 @@ async def pipeline(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_bas
 def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any = None,
               **extra: Any) -> ResearchPipeline:
     sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
-    return ResearchPipeline(
-        store=JobStore(engine), sources=sources,
-        synthesizer=synthesizer or ExtractiveSynthesizer(embedder), embedder=embedder,
-        settings=PipelineSettings(source_timeout_s=1.0),
-        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
-    )
+    return build_pipeline(JobStore(engine), sources, embedder,
+                          PipelineSettings(source_timeout_s=1.0), synthesizer=synthesizer,
+                          cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
 
 
 async def test_a_cited_answer_with_progress(pipeline: ResearchPipeline,

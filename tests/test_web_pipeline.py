@@ -13,10 +13,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import PipelineSettings
 from core.jobs.store import JobStore
 from core.models import ResearchRequest
+from core.research.build import build_pipeline
 from core.research.pipeline import ResearchPipeline
 from core.research.planning import route_sources
 from core.sources.arxiv import ArxivSource
@@ -79,9 +79,8 @@ def _pipeline(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge
         "searxng": SearxngSource(api, policy("searxng"), web.base + "/searx"),
     }
     reader = PageReader(PageFetcher(pages, timeout_s=5, allow_loopback=True), embedder)
-    return ResearchPipeline(store=JobStore(engine), sources=sources, pages=reader,
-                            synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
-                            settings=PipelineSettings(min_relevance=0.2, **settings))
+    return build_pipeline(JobStore(engine), sources, embedder,
+                          PipelineSettings(min_relevance=0.2, **settings), pages=reader)
 
 
 @pytest.mark.parametrize("question, expected, skipped", [
