@@ -14,6 +14,8 @@ import pytest
 
 from core.errors import SourceError, SourceTimeoutError
 from core.models import QueryIntent, TimeConstraint
+from core.research.planning import PlannedQuery, ResearchPlan
+from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
 from core.sources.base import SearchQuery
 from core.sources.common import canonical_url
@@ -276,3 +278,17 @@ async def test_calls_cut_off_from_outside_count_and_never_hold_the_circuit() -> 
     answer.set_result(["a passage"])
     assert await policy.call("again", lambda: answer) == ["a passage"]
     assert breaker.state == "closed"
+
+
+@pytest.mark.parametrize("name", ["wikipedia", "searxng"])
+async def test_a_retry_after_a_stalled_attempt_fits_inside_the_search_stages_time(
+    fake: FakeWeb, session: Any, name: str,
+) -> None:
+    # The policy's own limit equals the stage's, as in the default settings (10 s and 10 s):
+    # before, the first attempt used all of it and no retry could ever run.
+    fake.fail(FIRST_PATH[name], Failure(delay_s=5))  # the first request stalls
+    plan = ResearchPlan(queries=[PlannedQuery(text=QUESTIONS[name], purpose="", sources=[name])])
+    outcome = await run_search(plan, _sources(fake, session, timeout_s=2.0, backoff_s=0.05),
+                               "t", QueryIntent(), 5, timeout_s=2.0)
+    assert outcome.failures == [] and outcome.results[0]
+    assert fake.hit_paths().count(FIRST_PATH[name]) >= 2  # the stalled call, then its retry

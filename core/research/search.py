@@ -19,6 +19,7 @@ from core.errors import (
 from core.models import QueryIntent, Source
 from core.research.planning import ResearchPlan
 from core.sources.base import Capabilities, SearchQuery, SearchSource, SourceKind
+from core.sources.policy import CALL_DEADLINE
 from core.sources.quality import blocked, source_prior
 from core.web.fetch import PageReader
 
@@ -129,6 +130,8 @@ async def run_search(
 async def _search_one(
     source: SearchSource, query: SearchQuery, timeout_s: float
 ) -> list[Source] | SourceFailure:
+    # This stage owns the call's time: the source's policy fits its retries inside it.
+    CALL_DEADLINE.set(asyncio.get_running_loop().time() + timeout_s)
     try:
         async with asyncio.timeout(timeout_s):
             return await source.search(query)

@@ -10,6 +10,7 @@ configured API's own endpoint or to public addresses (core.web.net.guarded_get).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import random
 import time
@@ -17,6 +18,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import aiohttp
+from aiolimiter import AsyncLimiter
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_any,
+)
+from tenacity.stop import stop_base
 
 from core.errors import (
     BlockedAddressError,
@@ -47,26 +57,13 @@ class SourceHttpError(SourceError):
         return self.status == 429 or (self.status or 0) >= 500
 
 
-class TokenBucket:
-    """`rate` calls a second on average, bursts of `burst`."""
-
-    def __init__(self, rate: float, burst: int = 1) -> None:
-        self._rate = rate
-        self._burst = float(burst)
-        self._tokens = float(burst)
-        self._updated = time.monotonic()
-        self._lock = asyncio.Lock()
-
-    async def acquire(self) -> None:
-        async with self._lock:
-            while True:
-                now = time.monotonic()
-                self._tokens = min(self._burst, self._tokens + (now - self._updated) * self._rate)
-                self._updated = now
-                if self._tokens >= 1:
-                    self._tokens -= 1
-                    return
-                await asyncio.sleep((1 - self._tokens) / self._rate)
+# The search stage owns the time a source call may take: it sets this deadline (event loop
+# time) around each call, and the policy fits its attempts inside it, so that a retry after
+# a slow first attempt can still run.
+CALL_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "source_call_deadline", default=None)
+# Of the time left, what an attempt that may still be retried gets.
+ATTEMPT_SHARE = 0.6
 
 
 class CircuitBreaker:
@@ -138,7 +135,9 @@ class SourcePolicy:
         self.name = name
         self.max_response_bytes = max_response_bytes
         self._limit = asyncio.Semaphore(concurrency)
-        self._bucket = TokenBucket(rate_per_s, burst=max(1, concurrency))
+        burst = max(1, concurrency)
+        # `rate_per_s` on average, in bursts of up to `concurrency` calls.
+        self._rate = AsyncLimiter(burst, time_period=burst / rate_per_s)
         self._timeout_s = timeout_s
         self._attempts = attempts
         self._backoff_s = backoff_s
@@ -148,7 +147,7 @@ class SourcePolicy:
 
     async def pace(self) -> None:
         """Wait for the rate limit: for each further request a call makes after its first."""
-        await self._bucket.acquire()
+        await self._rate.acquire()
 
     async def get_text(self, session: aiohttp.ClientSession, url: str,
                        params: dict[str, Any] | None = None) -> str:
@@ -191,46 +190,83 @@ class SourcePolicy:
             raise
 
     async def _attempt(self, cache_key: str, fetch: Callable[[], Awaitable[T]]) -> T:
-        for attempt in range(1, self._attempts + 1):
-            try:
-                async with self._limit:
-                    await self._bucket.acquire()
-                    async with asyncio.timeout(self._timeout_s):
-                        result = await fetch()
-            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
-                # No connection at all (no network, unknown name, refused, dropped packets):
-                # retrying now only costs time; the source rests instead.
-                unreachable = SourceUnreachableError(self.name, f"connection failed: {error}"[:300])
-                self.breaker.trip(unreachable)
-                raise unreachable from None
-            except TimeoutError:
-                failure: SourceError = SourceTimeoutError(
-                    self.name, f"timed out after {self._timeout_s:g} s")
-                retry_after = None
-            except SourceHttpError as error:
-                if not error.transient:
-                    self.breaker.failed(error)
-                    raise
-                failure, retry_after = error, error.retry_after
-            except (aiohttp.ClientError, OSError) as error:
-                failure = SourceError(self.name, f"connection failed: {error}"[:300])
-                retry_after = None
-            except SourceError as error:
-                self.breaker.failed(error)
-                raise
-            else:
-                self.breaker.succeeded()
-                if self._cache is not None:
-                    self._cache.set(cache_key, result, expire=self._cache_ttl_s)
-                return result
-            if attempt == self._attempts:
-                self.breaker.failed(failure)
-                raise failure
-            delay = self._backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
-            if retry_after is None and failure.status == 429:
-                retry_after = MIN_429_WAIT_S  # rate-limited without a hint: back off properly
-            await asyncio.sleep(min(MAX_RETRY_AFTER_S, max(delay, retry_after or 0.0)))
-        raise AssertionError("unreachable")
+        """`fetch()` retried (tenacity) on timeouts, 429, 5xx and dropped connections, with
+        exponential backoff and jitter honouring Retry-After, each attempt sized to leave
+        room for the next inside the caller's deadline (CALL_DEADLINE)."""
+        deadline = CALL_DEADLINE.get()
+        retrying = AsyncRetrying(
+            stop=stop_any(stop_after_attempt(self._attempts), _NoTimeFor(deadline)),
+            wait=self._wait, retry=retry_if_exception(_retryable), reraise=True)
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    result = await self._once(fetch, deadline,
+                                              attempt.retry_state.attempt_number)
+        except SourceUnreachableError as error:
+            # No connection at all (no network, unknown name, refused, dropped packets):
+            # retrying now only costs time; the source rests instead.
+            self.breaker.trip(error)
+            raise
+        except SourceError as error:
+            self.breaker.failed(error)
+            raise
+        self.breaker.succeeded()
+        if self._cache is not None:
+            self._cache.set(cache_key, result, expire=self._cache_ttl_s)
+        return result
+
+    async def _once(self, fetch: Callable[[], Awaitable[T]], deadline: float | None,
+                    attempt: int) -> T:
+        """One attempt, its failure as a SourceError."""
+        limit_s = self._timeout_s
+        if deadline is not None:
+            left = deadline - asyncio.get_running_loop().time()
+            limit_s = min(limit_s, left if attempt >= self._attempts else left * ATTEMPT_SHARE)
+        try:
+            async with self._limit:
+                await self._rate.acquire()
+                async with asyncio.timeout(max(0.0, limit_s)):
+                    return await fetch()
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
+            raise SourceUnreachableError(self.name,
+                                         f"connection failed: {error}"[:300]) from None
+        except TimeoutError:
+            raise SourceTimeoutError(self.name, f"timed out after {limit_s:.3g} s") from None
+        except SourceError:
+            raise
+        except (aiohttp.ClientError, OSError) as error:
+            raise _DroppedError(self.name, f"connection failed: {error}"[:300]) from None
+
+    def _wait(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        delay = self._backoff_s * 2 ** (state.attempt_number - 1) * random.uniform(0.8, 1.2)
+        retry_after = getattr(failure, "retry_after", None)
+        if retry_after is None and getattr(failure, "status", None) == 429:
+            retry_after = MIN_429_WAIT_S  # rate-limited without a hint: back off properly
+        return float(min(MAX_RETRY_AFTER_S, max(delay, retry_after or 0.0)))
+
+
+class _DroppedError(SourceError):
+    """The connection broke mid-call: worth another attempt."""
+
+
+def _retryable(error: BaseException) -> bool:
+    if isinstance(error, SourceHttpError):
+        return error.transient
+    return isinstance(error, SourceTimeoutError | _DroppedError)
+
+
+class _NoTimeFor(stop_base):
+    """Stop when the wait before the next attempt would end past the deadline."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self._deadline = deadline
+
+    def __call__(self, state: RetryCallState) -> bool:
+        if self._deadline is None:
+            return False
+        wait = state.upcoming_sleep or 0.0
+        return asyncio.get_running_loop().time() + wait >= self._deadline
 
 
 async def _get_bytes(session: aiohttp.ClientSession, source: str, url: str,
