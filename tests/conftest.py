@@ -363,3 +363,30 @@ async def lab(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: An
     await fake.start()
     yield Lab(fake, (sqlite_engine, chroma, embedder, knowledge_base))
     await fake.stop()
+
+
+# The chat front ends over a copy of the indexed corpus; `indirect` parametrisation passes
+# tests.chat_harness.Options. Imported when used: most tests need neither platform.
+
+@pytest.fixture
+async def server(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
+                 ) -> AsyncIterator[Any]:
+    """The Slack bolt app over HTTP, its Web API client pointed at a FakeSlack."""
+    from tests.chat_harness import Options
+    from tests.slack_harness import serve_slack
+
+    async with serve_slack(getattr(request, "param", Options()), indexed,
+                           embedder) as harness:
+        yield harness
+
+
+@pytest.fixture
+async def bot(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
+              ) -> AsyncIterator[Any]:
+    """The discord.py client connected to a FakeDiscord."""
+    from tests.chat_harness import Options
+    from tests.discord_harness import serve_discord
+
+    async with serve_discord(getattr(request, "param", Options()), indexed,
+                             embedder) as harness:
+        yield harness

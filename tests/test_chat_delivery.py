@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,28 +14,12 @@ import pytest
 from core.models import JobStatus
 from tests.chat_harness import Options
 from tests.conftest import Indexed
-from tests.discord_harness import DiscordHarness, serve_discord
+from tests.discord_harness import DiscordHarness
 from tests.fake_discord import APP_ID, CHANNEL_ID
 from tests.fake_slack import Fault
-from tests.slack_harness import SlackHarness, mention, serve_slack
+from tests.slack_harness import SlackHarness, mention
 
 QUESTION = "How many hours a day do cats sleep?"
-
-
-@pytest.fixture
-async def slack(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
-                ) -> AsyncIterator[SlackHarness]:
-    options = getattr(request, "param", Options())
-    async with serve_slack(options, indexed, embedder) as harness:
-        yield harness
-
-
-@pytest.fixture
-async def discord_bot(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
-                      ) -> AsyncIterator[DiscordHarness]:
-    options = getattr(request, "param", Options())
-    async with serve_discord(options, indexed, embedder) as harness:
-        yield harness
 
 
 def _carries_answer(args: dict[str, Any]) -> bool:
@@ -45,9 +28,9 @@ def _carries_answer(args: dict[str, Any]) -> bool:
     return "12 and 16 hours" in blocks and "Sources (" not in blocks
 
 
-def _answers(slack: SlackHarness) -> list[dict[str, Any]]:
+def _answers(server: SlackHarness) -> list[dict[str, Any]]:
     """Every accepted call that put the answer on screen (an edit or a post)."""
-    return [args for name, args in slack.slack.calls
+    return [args for name, args in server.slack.calls
             if name in ("chat.update", "chat.postMessage") and _carries_answer(args)]
 
 
@@ -57,72 +40,72 @@ async def _jobs(harness: SlackHarness) -> list[Any]:
 
 
 async def test_slack_a_server_error_on_the_answer_is_retried_until_it_arrives_once(
-    slack: SlackHarness,
+    server: SlackHarness,
 ) -> None:
     fault = Fault("chat.update", times=3, matches=_carries_answer)
-    slack.slack.faults.append(fault)
-    assert await slack.post(mention(QUESTION)) == 200
-    await slack.wait_answers(1)
+    server.slack.faults.append(fault)
+    assert await server.post(mention(QUESTION)) == 200
+    await server.wait_answers(1)
     assert fault.hits == 3
-    assert len(_answers(slack)) == 4  # three refused edits of the status message, one shown
-    posts = slack.slack.named("chat.postMessage")
+    assert len(_answers(server)) == 4  # three refused edits of the status message, one shown
+    posts = server.slack.named("chat.postMessage")
     sources = [p for p in posts if "Sources (" in json.dumps(p)]
-    assert len(sources) == 1 and len(slack.answers()) == 1
-    (job,) = await _jobs(slack)
-    assert slack.desk is not None
-    job = await slack.desk.jobs.wait(job.id)
+    assert len(sources) == 1 and len(server.answers()) == 1
+    (job,) = await _jobs(server)
+    assert server.desk is not None
+    job = await server.desk.jobs.wait(job.id)
     assert job.status == JobStatus.COMPLETED
-    delivery = await slack.desk.jobs.delivery(job.id)
+    delivery = await server.desk.jobs.delivery(job.id)
     assert delivery is not None
     assert (delivery["status"], delivery["attempts"]) == ("delivered", 4)
     # The answer is remembered: a reply in its thread is a follow-up.
-    thread = slack.slack.named("chat.postMessage")[0]["thread_ts"]
-    await slack.post(mention("What do they need to eat?", event_id="Ev2", ts="1700000001.1",
+    thread = server.slack.named("chat.postMessage")[0]["thread_ts"]
+    await server.post(mention("What do they need to eat?", event_id="Ev2", ts="1700000001.1",
                              thread_ts=thread))
-    await slack.wait_answers(2)
-    assert [t.question for t in slack.requests[1].context] == [QUESTION]
+    await server.wait_answers(2)
+    assert [t.question for t in server.requests[1].context] == [QUESTION]
 
 
-@pytest.mark.parametrize("slack", [Options(delay_s=1.2)], indirect=True)
-async def test_slack_failing_progress_updates_never_fail_the_job(slack: SlackHarness) -> None:
+@pytest.mark.parametrize("server", [Options(delay_s=1.2)], indirect=True)
+async def test_slack_failing_progress_updates_never_fail_the_job(server: SlackHarness) -> None:
     fault = Fault("chat.update", times=50,
                   matches=lambda args: str(args.get("text", "")).startswith(":hourglass"))
-    slack.slack.faults.append(fault)
-    assert await slack.post(mention(QUESTION)) == 200
-    await slack.wait_answers(1)
+    server.slack.faults.append(fault)
+    assert await server.post(mention(QUESTION)) == 200
+    await server.wait_answers(1)
     assert fault.hits >= 1  # progress was tried, refused, skipped
-    assert len(_answers(slack)) == 1
-    (job,) = await _jobs(slack)
+    assert len(_answers(server)) == 1
+    (job,) = await _jobs(server)
     assert job.status == JobStatus.COMPLETED
 
 
 async def test_slack_rate_limits_beyond_the_clients_retries_lose_nothing(
-    slack: SlackHarness,
+    server: SlackHarness,
 ) -> None:
     # The status message is refused four times (the client retries three): the job still
     # exists, and its answer is posted once in the thread when Slack lets it through.
-    slack.slack.rate_limited["chat.postMessage"] = 4
-    assert await slack.post(mention(QUESTION)) == 200
-    await slack.wait_answers(1, within_s=60)
-    (job,) = await _jobs(slack)
+    server.slack.rate_limited["chat.postMessage"] = 4
+    assert await server.post(mention(QUESTION)) == 200
+    await server.wait_answers(1, within_s=60)
+    (job,) = await _jobs(server)
     assert job.status == JobStatus.COMPLETED
-    answers = _answers(slack)
+    answers = _answers(server)
     assert len(answers) == 1 and answers[0]["thread_ts"] == "1700000000.000100"
-    assert slack.slack.named("reactions.remove")[0]["name"] == "eyes"
+    assert server.slack.named("reactions.remove")[0]["name"] == "eyes"
 
 
-@pytest.mark.parametrize("slack", [Options(give_up_delivery_s=0.5)], indirect=True)
+@pytest.mark.parametrize("server", [Options(give_up_delivery_s=0.5)], indirect=True)
 async def test_slack_a_delivery_that_finally_fails_is_recorded_on_the_job(
-    slack: SlackHarness, indexed: Indexed,
+    server: SlackHarness, indexed: Indexed,
 ) -> None:
     fault = Fault("chat.update", times=1000, status=503, matches=_carries_answer)
-    slack.slack.faults.append(fault)
-    assert await slack.post(mention(QUESTION)) == 200
-    assert slack.desk is not None
-    await slack.slack.wait_for(lambda: fault.hits >= 2)
-    (job,) = await _jobs(slack)
-    await slack.desk.jobs.wait(job.id)
-    delivery = await slack.desk.jobs.delivery(job.id)
+    server.slack.faults.append(fault)
+    assert await server.post(mention(QUESTION)) == 200
+    assert server.desk is not None
+    await server.slack.wait_for(lambda: fault.hits >= 2)
+    (job,) = await _jobs(server)
+    await server.desk.jobs.wait(job.id)
+    delivery = await server.desk.jobs.delivery(job.id)
     assert delivery is not None and delivery["status"] == "failed"
     assert "HTTP 503" in str(delivery["error"])
     # `researchbot show` prints it (the job itself completed: its answer is stored).
@@ -150,55 +133,55 @@ def _progress_embed(body: Any) -> bool:
         str(e.get("description", "")).startswith("⏳") for e in body.get("embeds") or [])
 
 
-@pytest.mark.parametrize("discord_bot", [Options(delay_s=1.2)], indirect=True)
+@pytest.mark.parametrize("bot", [Options(delay_s=1.2)], indirect=True)
 async def test_discord_failing_progress_edits_neither_stall_nor_fail_the_job(
-    discord_bot: DiscordHarness,
+    bot: DiscordHarness,
 ) -> None:
-    fake = discord_bot.discord
+    fake = bot.discord
     fake.fail_when("PATCH", _progress_embed, 500, times=5)
     await fake.interaction(QUESTION)
-    await discord_bot.wait_answers(1, within_s=15)
+    await bot.wait_answers(1, within_s=15)
     answers = [c for c in fake.named("PATCH", "/messages/@original") if _answer_embed(c.body)]
     assert len(answers) == 1
     assert "Sources (" in json.dumps(fake.named("POST", "/messages")[-1].body)
-    jobs = await discord_bot.client.desk.jobs.store.recent()
+    jobs = await bot.client.desk.jobs.store.recent()
     assert [job.status for job in jobs] == [JobStatus.COMPLETED]
 
 
 async def test_discord_a_server_error_on_the_answer_is_retried_and_shown_once(
-    discord_bot: DiscordHarness,
+    bot: DiscordHarness,
 ) -> None:
-    fake = discord_bot.discord
+    fake = bot.discord
     # 503: discord.py raises at once (it retries 500, 502 and 504 itself); the job retries.
     fake.fail_when("PATCH", _answer_embed, 503, times=2)
     await fake.interaction(QUESTION)
-    await discord_bot.wait_answers(1)
+    await bot.wait_answers(1)
     edits = [c for c in fake.named("PATCH", f"/webhooks/{APP_ID}/") if _answer_embed(c.body)]
     assert len(edits) == 3  # two refused, one shown
     assert len(fake.named("POST", "/threads")) == 1
     sources = [c for c in fake.named("POST", "/messages")
                if "Sources (" in json.dumps(c.body)]
-    assert len(sources) == 1 and len(discord_bot.reactions()) == 1
+    assert len(sources) == 1 and len(bot.reactions()) == 1
 
 
 async def test_discord_a_forbidden_thread_never_makes_the_channel_a_follow_up_thread(
-    discord_bot: DiscordHarness,
+    bot: DiscordHarness,
 ) -> None:
-    fake = discord_bot.discord
+    fake = bot.discord
     fake.fail("POST", f"/channels/{CHANNEL_ID}/messages/", 403,
               {"message": "Missing Permissions", "code": 50013})
     await fake.interaction(QUESTION)
-    await discord_bot.wait_answers(1)
+    await bot.wait_answers(1)
     sources = fake.named("POST", f"/channels/{CHANNEL_ID}/messages")
     assert sources and sources[-1].body["embeds"][0]["title"].startswith("Sources (")
     # Ordinary chat in the channel is not a follow-up of the answer sitting there.
     await fake.message(CHANNEL_ID, "anyone up for lunch at noon?")
     await fake.message(CHANNEL_ID, "What do they need to eat?")
     # 🔁 on the answer still researches again, in the channel.
-    answer = discord_bot.reactions()[0]
+    answer = bot.reactions()[0]
     await fake.reaction(CHANNEL_ID, answer, "🔁", user_id="700000000000000009")
-    await discord_bot.wait_answers(2)
-    assert [r.question for r in discord_bot.requests] == [QUESTION, QUESTION]
-    assert discord_bot.requests[1].bypass_cache
+    await bot.wait_answers(2)
+    assert [r.question for r in bot.requests] == [QUESTION, QUESTION]
+    assert bot.requests[1].bypass_cache
     retried = fake.named("PATCH", f"/channels/{CHANNEL_ID}/messages/")[-1]
     assert "12 and 16 hours" in retried.body["embeds"][0]["description"]

@@ -1,6 +1,5 @@
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,13 +12,6 @@ from tests.fake_discord import APP_ID, BOT_USER, CHANNEL_ID, GUILD_ID
 
 QUESTION = "How many hours a day do cats sleep?"
 
-
-@pytest.fixture
-async def bot(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
-              ) -> AsyncIterator[DiscordHarness]:
-    options = getattr(request, "param", Options())
-    async with serve_discord(options, indexed, embedder) as harness:
-        yield harness
 
 
 async def test_research_is_deferred_then_answered_with_a_thread_of_sources(

@@ -1,6 +1,5 @@
 import json
 import time
-from collections.abc import AsyncIterator
 from http.cookies import SimpleCookie
 from typing import Any
 
@@ -20,14 +19,6 @@ from tests.slack_harness import (
 
 QUESTION = "How many hours a day do cats sleep?"
 
-
-@pytest.fixture
-async def server(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
-                 ) -> AsyncIterator[SlackHarness]:
-    """The bolt app over HTTP; `indirect` parametrisation passes Options."""
-    options = getattr(request, "param", Options())
-    async with serve_slack(options, indexed, embedder) as harness:
-        yield harness
 
 
 async def test_a_mention_is_answered_in_its_thread(server: SlackHarness) -> None:
