@@ -12,7 +12,7 @@ import aiohttp
 import diskcache
 import pytest
 
-from core.errors import SourceError, SourceTimeoutError
+from core.errors import ConfigurationError, SourceError, SourceTimeoutError
 from core.models import QueryIntent, TimeConstraint
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
@@ -292,3 +292,23 @@ async def test_a_retry_after_a_stalled_attempt_fits_inside_the_search_stages_tim
                                "t", QueryIntent(), 5, timeout_s=2.0)
     assert outcome.failures == [] and outcome.results[0]
     assert fake.hit_paths().count(FIRST_PATH[name]) >= 2  # the stalled call, then its retry
+
+
+async def test_a_refused_key_stops_the_search_and_names_its_setting(
+    fake: FakeWeb, session: Any,
+) -> None:
+    # A wrong Tavily key is refused for every question: it stops the job with the setting
+    # to fix, instead of answering without the web as if Tavily were down.
+    fake.fail("/tavily/search", Failure(401))
+    sources = _sources(fake, session)
+    plan = ResearchPlan(queries=[PlannedQuery(text="domestic cat sleep", purpose="",
+                                              sources=["tavily", "wikipedia"])])
+    with pytest.raises(ConfigurationError, match=r"sources\.tavily_api_key") as refused:
+        await run_search(plan, sources, "t", QueryIntent(), 5, timeout_s=5.0)
+    assert "tvly-test" not in str(refused.value)
+    # A keyless source refusing a request is an outage, reported as a limitation.
+    fake.fail("/w/api.php", Failure(403))
+    plan = ResearchPlan(queries=[PlannedQuery(text="domestic cat sleep", purpose="",
+                                              sources=["wikipedia"])])
+    outcome = await run_search(plan, sources, "t", QueryIntent(), 5, timeout_s=5.0)
+    assert [f.source for f in outcome.failures] == ["wikipedia"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from core.errors import (
+    ConfigurationError,
     SourceError,
     SourceResponseTooLargeError,
     SourceTimeoutError,
@@ -111,13 +112,16 @@ async def run_search(
             for name, text in calls
         )
     )
+    refused = next((o for o in outcomes if isinstance(o, ConfigurationError)), None)
+    if refused is not None:  # a key that is refused now will be refused for every question
+        raise refused
     result = SearchOutcome(queries_per_source=dict(Counter(name for name, _ in calls)))
     counts: Counter[str] = Counter()
     per_query: Counter[str] = Counter({planned.text: 0 for planned in plan.queries})
     for (name, text), outcome in zip(calls, outcomes, strict=True):
         if isinstance(outcome, SourceFailure):
             result.failures.append(outcome.model_copy(update={"query": text}))
-        else:
+        elif not isinstance(outcome, ConfigurationError):
             result.results.append(outcome)
             counts[name] += len(outcome)
             per_query[text] += len(outcome)
@@ -129,7 +133,7 @@ async def run_search(
 
 async def _search_one(
     source: SearchSource, query: SearchQuery, timeout_s: float
-) -> list[Source] | SourceFailure:
+) -> list[Source] | SourceFailure | ConfigurationError:
     # This stage owns the call's time: the source's policy fits its retries inside it.
     CALL_DEADLINE.set(asyncio.get_running_loop().time() + timeout_s)
     try:
@@ -139,6 +143,11 @@ async def _search_one(
         return SourceFailure(source=source.name, query=query.text, label=source.label,
                              reason=f"timed out after {timeout_s:g} s", kind="timeout")
     except SourceError as error:
+        setting = source.capabilities.key_setting
+        if setting is not None and error.status in (401, 403):
+            return ConfigurationError(
+                f"{setting}: {source.label} refused the key (HTTP {error.status}): set a "
+                f"valid key in {setting}, or unset it to research without this source")
         return SourceFailure(source=source.name, query=query.text, label=source.label,
                              reason=str(error), kind=failure_kind(error))
 
