@@ -193,12 +193,24 @@ class TierBudget(_Section):
     tokens: int = Field(ge=1000, description="LLM tokens (prompt + completion) for the job.")
 
 
-_TIERS: dict[str, dict[str, Any]] = {
-    "quick": {"iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
-    "standard": {"iterations": 5, "queries": 10, "sources": 15, "seconds": 180,
+# The depth tiers, one table. Without a model a tier runs `plain_queries` query variations in
+# one round and keeps `plain_sources` x pipeline.max_sources passages; with a model the other
+# columns are its budget (each overridable: llm.quick.seconds, ...).
+TIERS: dict[str, dict[str, Any]] = {
+    "quick": {"plain_queries": 2, "plain_sources": 0.625,
+              "iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
+    "standard": {"plain_queries": 4, "plain_sources": 1.0,
+                 "iterations": 5, "queries": 10, "sources": 15, "seconds": 180,
                  "tokens": 120_000},
-    "deep": {"iterations": 10, "queries": 15, "sources": 20, "seconds": 600, "tokens": 300_000},
+    "deep": {"plain_queries": 6, "plain_sources": 2.0,
+             "iterations": 10, "queries": 15, "sources": 20, "seconds": 600,
+             "tokens": 300_000},
 }
+
+
+def _budget(tier: str) -> dict[str, Any]:
+    """A tier's columns that are a model's budget."""
+    return {key: value for key, value in TIERS[tier].items() if not key.startswith("plain_")}
 
 
 class LLMSettings(_Section):
@@ -237,11 +249,11 @@ class LLMSettings(_Section):
     compact_facts_tokens: int = Field(
         default=6000, ge=500, description="When the gathered facts grow past this many tokens, "
         "the older ones are summarised (their sources kept by reference).")
-    quick: TierBudget = Field(default_factory=lambda: TierBudget(**_TIERS["quick"]),
+    quick: TierBudget = Field(default_factory=lambda: TierBudget(**_budget("quick")),
                               description="Budget of the quick tier.")
-    standard: TierBudget = Field(default_factory=lambda: TierBudget(**_TIERS["standard"]),
+    standard: TierBudget = Field(default_factory=lambda: TierBudget(**_budget("standard")),
                                  description="Budget of the standard tier.")
-    deep: TierBudget = Field(default_factory=lambda: TierBudget(**_TIERS["deep"]),
+    deep: TierBudget = Field(default_factory=lambda: TierBudget(**_budget("deep")),
                              description="Budget of the deep tier.")
 
     @model_validator(mode="before")
@@ -249,10 +261,10 @@ class LLMSettings(_Section):
     def _tier_defaults(cls, data: Any) -> Any:
         """A tier given in part (RESEARCHBOT_LLM__QUICK__SECONDS=30) keeps its other limits."""
         if isinstance(data, dict):
-            for name, defaults in _TIERS.items():
+            for name in TIERS:
                 given = data.get(name)
                 if isinstance(given, dict):
-                    data = {**data, name: {**defaults, **given}}
+                    data = {**data, name: {**_budget(name), **given}}
         return data
 
     @property

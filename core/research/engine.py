@@ -24,7 +24,7 @@ from core.answer.grading import closest_passages, grade
 from core.answer.synthesis.base import Draft
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.answer.verify import verify_citations
-from core.config import LLMSettings, PipelineSettings, TierBudget
+from core.config import TIERS, LLMSettings, PipelineSettings, TierBudget
 from core.models import (
     Confidence,
     ConversationTurn,
@@ -49,7 +49,7 @@ UNCONFIRMED_ANSWER = ("The answer that was written is not shown: none of its sta
                       "be confirmed by the sources it cited.")
 
 
-# ---- the one tier table ------------------------------------------------------------------
+# ---- a depth tier (core.config.TIERS is the one table) --------------------------------------
 
 @dataclass(frozen=True)
 class Tier:
@@ -69,17 +69,14 @@ class Tier:
         return self.sources * 2
 
 
-# queries and the share of pipeline.max_sources without a model
-_PLAIN = {Depth.QUICK: (2, 0.625), Depth.STANDARD: (4, 1.0), Depth.DEEP: (6, 2.0)}
-
-
 def tier(depth: Depth, pipeline: PipelineSettings, llm: LLMSettings | None) -> Tier:
     if llm is not None and llm.enabled:
         budget: TierBudget = getattr(llm, depth.value)
         return Tier(depth.value, budget.queries, budget.sources, budget.iterations,
                     budget.seconds, budget)
-    queries, share = _PLAIN[depth]
-    return Tier(depth.value, queries, max(1, round(pipeline.max_sources * share)), 1, None)
+    row = TIERS[depth.value]
+    return Tier(depth.value, row["plain_queries"],
+                max(1, round(pipeline.max_sources * row["plain_sources"])), 1, None)
 
 
 # ---- what the steps share ----------------------------------------------------------------
