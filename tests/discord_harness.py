@@ -52,8 +52,9 @@ async def serve_discord(options: Options, world: Indexed, embedder: Any,
     desk = research_desk(options, engine, chroma, embedder, knowledge_base, requests)
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     point_at(DiscordSettings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
-    client: ResearchBot = _QuickShards(desk, shard_count=None) if shards \
-        else ResearchBot(desk, dev_guild=dev_guild)
+    # READY lists no guilds: discord.py would wait guild_ready_timeout (2 s) for them.
+    client: ResearchBot = _QuickShards(desk, shard_count=None, guild_ready_timeout=0.05) \
+        if shards else ResearchBot(desk, dev_guild=dev_guild, guild_ready_timeout=0.05)
     await client.login("fake-token")
     runner = asyncio.create_task(client.connect())
     try:
