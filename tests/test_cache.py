@@ -120,8 +120,10 @@ async def test_under_load_no_question_is_served_another_ones_answer(
 
 
 async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
-    cache: SemanticAnswerCache,
+    chroma: Any, embedder: Any,
 ) -> None:
+    now = [1_800_000_000.0]
+    cache = SemanticAnswerCache(chroma, embedder, CacheSettings(), clock=lambda: now[0])
     question = "How many hours a day do cats sleep?"
     unchecked = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 0})
     assert not await cache.store(question, "t1", detect_intent(question), unchecked)
@@ -129,5 +131,5 @@ async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
     brief = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 2.0})
     assert await cache.store(question, "t1", detect_intent(question), brief)
     assert await cache.lookup(question, "t1") is not None
-    await asyncio.sleep(2.1)
+    now[0] += 2.1
     assert await cache.lookup(question, "t1") is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,10 +32,13 @@ class CacheHit(BaseModel):
 
 
 class SemanticAnswerCache:
-    def __init__(self, chroma: Any, embedder: Embedder, settings: CacheSettings) -> None:
+    def __init__(self, chroma: Any, embedder: Embedder, settings: CacheSettings,
+                 clock: Callable[[], float] = time.time) -> None:
+        """`clock`: seconds since the epoch (tests move it instead of waiting)."""
         self._chroma = chroma
         self._embedder = embedder
         self._settings = settings
+        self._clock = clock
         self._collections: dict[str, VectorCollection] = {}
 
     @property
@@ -53,7 +57,7 @@ class SemanticAnswerCache:
         """The freshest matching answer for this tenant, or None. `scope` (e.g. the knowledge
         base's generation) must match too, so answers from changed evidence are not served."""
         collection = self._collection(tenant)
-        now = time.time()
+        now = self._clock()
         exact = await collection.get([_key(question, scope)])
         for metadata, document in zip(exact["metadatas"], exact["documents"], strict=True):
             if metadata and metadata["expires_at"] > now:
@@ -89,7 +93,7 @@ class SemanticAnswerCache:
         if ttl <= 0 or result.answer.confidence == Confidence.INSUFFICIENT:
             return False
         vector = await asyncio.to_thread(self._embedder.embed, [question])
-        now = time.time()
+        now = self._clock()
         metadata = {
             "question": question[:2000],
             "created_at": now,
