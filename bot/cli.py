@@ -207,10 +207,10 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
 
 async def _jobs(args: argparse.Namespace, settings: Any) -> int:
     from adapters.cli import render_job_line
-    from bot.wiring import open_store
+    from bot.wiring import open_jobs
 
-    async with open_store(settings) as store:
-        jobs = await store.recent(args.tenant, args.limit)
+    async with open_jobs(settings) as service:
+        jobs = await service.recent(args.tenant, args.limit)
     if not jobs:
         print("No jobs yet. Ask something: researchbot ask \"...\"")
     for job in jobs:
@@ -219,18 +219,19 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _show(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import render_answer_markdown
-    from bot.wiring import open_store
-    from core.jobs.delivery import DeliveryStore
+    from adapters.cli import render_answer_markdown, terminal_safe
+    from bot.wiring import open_jobs
     from core.models import ResearchResult
 
-    async with open_store(settings) as store:
-        job = await store.get(args.job_id)
-        delivery = await DeliveryStore(store.engine).get(job.id)
+    async with open_jobs(settings) as service:
+        job = await service.result(args.job_id)
+        delivery = await service.delivery(job.id)
+        events = await service.stored_events(job.id)
     if args.json:
         from adapters.cli import json_safe
 
         shown = job.model_dump(mode="json")
+        shown["events"] = [event.model_dump(mode="json") for event in events]
         if delivery is not None:
             shown["delivery"] = _delivery_json(delivery)
         print(json_safe(json.dumps(shown, indent=2, ensure_ascii=False)))
@@ -243,6 +244,10 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
         print(f"error: {job.error}")
     if delivery is not None:
         print(_delivery_line(delivery))
+    stages = [e for e in events if e.kind == "finished" and e.stage is not None]
+    if stages:
+        print("stages: " + " · ".join(f"{e.stage.value if e.stage else ''}: "
+                                      f"{terminal_safe(e.message)}" for e in stages))
     if job.result:
         print()
         print(render_answer_markdown(ResearchResult.model_validate(job.result)))

@@ -58,13 +58,16 @@ def worker_alive(worker: str) -> bool:
 
 
 @asynccontextmanager
-async def open_store(settings: Settings) -> AsyncIterator[JobStore]:
+async def open_jobs(settings: Settings) -> AsyncIterator[JobService]:
+    """The job service without a research core: it reads jobs, events and deliveries (the
+    CLI's `jobs` and `show`, which should not load models and indexes to print a row)."""
     from core.db import open_database
+    from core.research.build import build_jobs
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
     try:
-        yield JobStore(engine)
+        yield build_jobs(None, engine)
     finally:
         await engine.dispose()
 

@@ -55,6 +55,11 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
     shown = _run("show", payload["job_id"])
     assert shown.returncode == 0 and "Confidence" in shown.stdout and "metrics:" in shown.stdout
     assert "created " in shown.stdout and " · completed 20" in shown.stdout
+    assert "stages: intake: Question type:" in shown.stdout  # its stored events
+    as_json = json.loads(_run("show", payload["job_id"], "--json").stdout)
+    kinds = [event["kind"] for event in as_json["events"]]
+    assert kinds[0] == "queued" and kinds[-1] == "completed"
+    assert [event["seq"] for event in as_json["events"]] == list(range(1, len(kinds) + 1))
 
 
 @pytest.mark.parametrize(

@@ -40,10 +40,10 @@ Work = Callable[[Progress], Awaitable[ResearchResult]]
 
 
 class JobService:
-    def __init__(self, pipeline: ResearchPipeline, store: JobStore, events: JobEvents,
+    def __init__(self, pipeline: ResearchPipeline | None, store: JobStore, events: JobEvents,
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
                  progress_interval_s: float = 1.0) -> None:
-        self.pipeline = pipeline
+        self._pipeline = pipeline
         self.store = store
         self._events = events
         self._deliveries = deliveries
@@ -83,8 +83,23 @@ class JobService:
         one that ends the job."""
         return self._events.follow(job_id, after)
 
+    @property
+    def pipeline(self) -> ResearchPipeline:
+        if self._pipeline is None:
+            raise RuntimeError("this job service only reads jobs: it has no research core")
+        return self._pipeline
+
     async def result(self, job_id: str) -> Job:
         return await self.store.get(job_id)
+
+    async def recent(self, tenant: str | None = None, limit: int = 20,
+                     status: JobStatus | None = None) -> list[Job]:
+        """The latest jobs, newest first (a tenant's, when given)."""
+        return await self.store.recent(tenant, limit, status)
+
+    async def stored_events(self, job_id: str, after: int = 0) -> list[JobEvent]:
+        """The job's events stored so far, without waiting for more."""
+        return await self._events.after(job_id, after)
 
     async def wait(self, job_id: str) -> Job:
         """The job once it has ended (and, run here, once its delivery has ended too)."""

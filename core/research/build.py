@@ -56,9 +56,9 @@ def build_pipeline(store: JobStore, sources: Mapping[str, SearchSource], embedde
     return kind(**parts)
 
 
-def build_jobs(pipeline: ResearchPipeline, engine: AsyncEngine,
+def build_jobs(pipeline: ResearchPipeline | None, engine: AsyncEngine,
                retry: RetryPolicy | None = None, progress_interval_s: float = 1.0
                ) -> JobService:
-    """The job service over a pipeline and its database."""
+    """The job service over a pipeline and its database (no pipeline: it only reads)."""
     return JobService(pipeline, JobStore(engine), JobEvents(engine), DeliveryStore(engine),
                       retry, progress_interval_s)
