@@ -174,11 +174,16 @@ _BEFORE_GROUPING = {
 
 
 def _module(name: str) -> Any:
-    """The module `name`, or what it was called in a revision before the grouping."""
-    try:
+    """The module `name`, or what it was called in a revision before the grouping. Decided
+    by the files of the checkout being measured: the installed package's import finder would
+    otherwise supply a module the checkout does not have from another tree."""
+    import core
+
+    root = Path(next(iter(core.__path__))).parent
+    where = root / name.replace(".", "/")
+    if where.with_suffix(".py").is_file() or (where / "__init__.py").is_file():
         return importlib.import_module(name)
-    except ModuleNotFoundError:
-        return importlib.import_module(_BEFORE_GROUPING[name])
+    return importlib.import_module(_BEFORE_GROUPING[name])
 
 
 def _guard() -> Any:
