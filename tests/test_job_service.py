@@ -149,3 +149,18 @@ async def test_a_failed_job_tells_the_person_without_details(
     (shown,) = platform.posted
     assert shown.startswith("error: Sorry, the research failed") and "10.0.0.7" not in shown
     await service.close()
+
+
+async def test_two_processes_appending_to_one_job_never_reuse_a_number(
+    any_engine: Any,
+) -> None:
+    # Each JobEvents numbers a job's events itself once it has read the last number; when
+    # another process (another JobEvents) took that number, it reads again.
+    here, there = JobEvents(any_engine), JobEvents(any_engine)
+    await here.append("job1", "queued")
+    await here.append("job1", "started")
+    await there.append("job1", "finished")
+    await here.append("job1", "completed")
+    stored = await here.after("job1")
+    assert [(e.seq, e.kind) for e in stored] == [
+        (1, "queued"), (2, "started"), (3, "finished"), (4, "completed")]

@@ -22,24 +22,29 @@ class JobEvents:
         self._engine = engine
         self._poll_s = poll_s
         self._locks: dict[str, asyncio.Lock] = {}
+        self._next: dict[str, int] = {}  # the number of each job's next event, once read
         self._appended: dict[str, asyncio.Event] = {}  # set (and replaced) on each append
 
     async def append(self, job_id: str, kind: str, *, stage: Stage | None = None,
                      progress: float = 0.0, message: str = "",
                      counts: dict[str, int] | None = None) -> JobEvent:
-        """Store the job's next event. Appends for one job are serialised in this process;
-        a clash with another process (both took the same number) is retried."""
+        """Store the job's next event. Appends for one job are serialised in this process,
+        which numbers them itself after reading the last number once; a clash with another
+        process (both took the same number) reads it again and retries."""
         lock = self._locks.setdefault(job_id, asyncio.Lock())
         async with lock:
             for _ in range(5):
+                if job_id not in self._next:
+                    self._next[job_id] = await self._last(job_id) + 1
                 try:
-                    event = await self._insert(job_id, kind, stage, progress,
-                                               REDACTOR(message), counts or {})
+                    event = await self._insert(job_id, self._next[job_id], kind, stage,
+                                               progress, REDACTOR(message), counts or {})
                     break
                 except IntegrityError:
-                    continue
+                    del self._next[job_id]
             else:
                 raise RuntimeError(f"could not number an event of job {job_id}")
+            self._next[job_id] += 1
         self._appended.pop(job_id, asyncio.Event()).set()
         return event
 
@@ -75,18 +80,23 @@ class JobEvents:
     def forget(self, job_id: str) -> None:
         """Drop the job's append lock and wake-up (its events are all written)."""
         self._locks.pop(job_id, None)
+        self._next.pop(job_id, None)
         self._appended.pop(job_id, None)
 
-    async def _insert(self, job_id: str, kind: str, stage: Stage | None, progress: float,
-                      message: str, counts: dict[str, int]) -> JobEvent:
-        async with self._engine.begin() as connection:
+    async def _last(self, job_id: str) -> int:
+        async with self._engine.connect() as connection:
             last = (await connection.execute(
                 select(func.max(job_events.c.seq)).where(job_events.c.job_id == job_id)
             )).scalar()
-            values: dict[str, Any] = {
-                "job_id": job_id, "seq": (last or 0) + 1, "at": utcnow(), "kind": kind,
-                "stage": stage.value if stage else None, "progress": progress,
-                "message": message, "counts": counts}
+        return int(last or 0)
+
+    async def _insert(self, job_id: str, seq: int, kind: str, stage: Stage | None,
+                      progress: float, message: str, counts: dict[str, int]) -> JobEvent:
+        values: dict[str, Any] = {
+            "job_id": job_id, "seq": seq, "at": utcnow(), "kind": kind,
+            "stage": stage.value if stage else None, "progress": progress,
+            "message": message, "counts": counts}
+        async with self._engine.begin() as connection:
             await connection.execute(job_events.insert().values(**values))
         return JobEvent.model_validate(values)
 
