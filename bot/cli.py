@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("slack", help="run the Slack bot (HTTP, or Socket Mode with an "
                         "app token)")
     commands.add_parser("discord", help="run the Discord bot (/research, thread follow-ups)")
+    commands.add_parser("worker", help="answer the questions the chat bots queue (needs "
+                        "queue.url)")
 
     check = commands.add_parser("check", help="check that the database, vector store, Redis, "
                                 "models and web sources configured are usable")
@@ -298,5 +300,12 @@ async def _discord(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
+async def _worker(args: argparse.Namespace, settings: Any) -> int:
+    from bot.worker import run_worker_process
+
+    await run_worker_process(settings)
+    return EXIT_OK
+
+
 _COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "jobs": _jobs, "show": _show,
-             "slack": _slack, "discord": _discord, "check": _check}
+             "slack": _slack, "discord": _discord, "worker": _worker, "check": _check}

@@ -30,6 +30,7 @@ from core.config import (
     KnowledgeBaseSettings,
     LLMSettings,
     PipelineSettings,
+    QueueSettings,
     SourcesSettings,
     StoreSettings,
     StrList,
@@ -165,6 +166,7 @@ class Settings(BaseSettings):
     )
     tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests.")
     store: StoreSettings = Field(default_factory=StoreSettings)
+    queue: QueueSettings = Field(default_factory=QueueSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)

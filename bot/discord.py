@@ -6,7 +6,7 @@ import logging
 import sys
 
 from bot.config import DiscordSettings, Settings
-from bot.wiring import open_desk, open_research
+from bot.wiring import open_desk, open_front
 from core.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ async def run_discord(settings: Settings) -> None:
     from bot.doctor import require_models
 
     await require_models(settings)
-    async with open_research(settings) as research, open_desk(settings, research) as desk:
+    async with open_front(settings) as research, open_desk(settings, research) as desk:
         if config.shards is None:
             client: ResearchBot = ResearchBot(desk, dev_guild=config.dev_guild_id,
                                               sync_commands=config.sync_commands)

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from bot.config import Settings, SlackSettings
-from bot.wiring import open_desk, open_research
+from bot.wiring import open_desk, open_front
 from core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ async def run_slack(settings: Settings) -> None:
     from bot.doctor import require_models
 
     await require_models(settings)
-    async with open_research(settings) as research, open_desk(settings, research) as desk:
+    async with open_front(settings) as research, open_desk(settings, research) as desk:
         oauth = await oauth_settings(slack, research.engine) if slack.client_id else None
         app = build_app(desk, secret, client, oauth)
         if slack.app_token is not None:

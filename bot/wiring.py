@@ -20,7 +20,9 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
 
     from adapters.chat.desk import ResearchDesk
     from core.jobs.conversations import ConversationStore
-    from core.jobs.service import JobService
+    from core.jobs.delivery import RetryPolicy
+    from core.jobs.queue import JobQueue
+    from core.jobs.service import DeliveryFactory, JobService
     from core.research.pipeline import ResearchPipeline
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
@@ -29,14 +31,20 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
 
 
 @dataclass
-class Research:
-    """The wired research core: what front ends submit requests to."""
+class Front:
+    """What a front end needs: the job service, thread memory and the database."""
 
-    pipeline: ResearchPipeline
     jobs: JobService
-    knowledge_base: KnowledgeBase
     conversations: ConversationStore
     engine: AsyncEngine
+
+
+@dataclass
+class Research(Front):
+    """The wired research core: what front ends submit requests to, and workers run."""
+
+    pipeline: ResearchPipeline
+    knowledge_base: KnowledgeBase
 
 
 def worker_id() -> str:
@@ -88,10 +96,75 @@ def crash_test_kill_switch() -> Callable[[], None] | None:
 
 
 @asynccontextmanager
-async def open_research(settings: Settings, *,
-                        trusted_pages: Sequence[str] = ()) -> AsyncIterator[Research]:
+async def open_queue(settings: Settings) -> AsyncIterator[JobQueue | None]:
+    """The job queue when `queue.url` is set (None: jobs run in the process that took them).
+    A queue that cannot be reached stops start-up naming the setting."""
+    if settings.queue.url is None:
+        yield None
+        return
+    from core.errors import ConfigurationError
+    from core.jobs.queue import JobQueue
+    from core.redact import safe_url
+
+    url = settings.queue.url.get_secret_value()
+    queue = JobQueue(url, settings.queue)
+    try:
+        await queue.connect()
+        await queue.stats()
+    except Exception as error:  # bad URL or no server: name the setting
+        await queue.close()
+        raise ConfigurationError(f"queue.url: cannot use {safe_url(url)!r}: "
+                                 f"{str(error).rstrip('.')}; start Redis there, fix queue.url, "
+                                 "or unset it to run jobs in process") from None
+    try:
+        yield queue
+    finally:
+        await queue.close()
+
+
+def attempt_timeout_s(settings: Settings) -> float:
+    """How long one queued attempt may run: the deepest tier's research time, the delivery's
+    retries, and a margin."""
+    return settings.llm.deep.seconds + settings.chat.delivery_retry_minutes * 60 + 120
+
+
+def delivery_retry(settings: Settings) -> RetryPolicy:
+    from core.jobs.delivery import RetryPolicy
+
+    return RetryPolicy(first_wait_s=settings.chat.delivery_first_wait_seconds,
+                       give_up_after_s=settings.chat.delivery_retry_minutes * 60)
+
+
+@asynccontextmanager
+async def open_front(settings: Settings) -> AsyncIterator[Front]:
+    """What a chat front end needs. With a queue, only the job store and the queue: the
+    research runs in workers, so no model, index or source is loaded here."""
+    if settings.queue.url is None:
+        async with open_research(settings) as research:
+            yield research
+        return
+    from core.db import open_database
+    from core.jobs.conversations import ConversationStore
+    from core.research.build import build_jobs
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = await open_database(settings.store_url)
+    try:
+        async with open_queue(settings) as queue:
+            jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
+                              worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
+            yield Front(jobs, ConversationStore(engine), engine)
+    finally:
+        await engine.dispose()
+
+
+@asynccontextmanager
+async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = (),
+                        deliveries: DeliveryFactory | None = None) -> AsyncIterator[Research]:
     """The research core. `trusted_pages`: URLs whose host and port the page reader may read
-    although they are private or this machine (benches' fake servers; never from settings)."""
+    although they are private or this machine (benches' fake servers; never from settings).
+    `deliveries` rebuilds stored deliveries (a worker's). With `queue.url` set, jobs are
+    submitted to the queue and run by `JobService.run_queued` in workers."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import diskcache
@@ -99,7 +172,6 @@ async def open_research(settings: Settings, *,
     from core.answer.cache import SemanticAnswerCache
     from core.db import open_database
     from core.jobs.conversations import ConversationStore
-    from core.jobs.delivery import RetryPolicy
     from core.research.build import build_jobs, build_pipeline, local_sources
     from core.retrieval.embedding import build_embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
@@ -110,9 +182,11 @@ async def open_research(settings: Settings, *,
     stack = AsyncExitStack()
     try:
         store = JobStore(engine)
-        await store.fail_abandoned(
-            worker_alive, timedelta(minutes=settings.store.stale_job_minutes)
-        )
+        if settings.queue.url is None:  # with a queue, the queue takes up a dead worker's jobs
+            await store.fail_abandoned(
+                worker_alive, timedelta(minutes=settings.store.stale_job_minutes)
+            )
+        queue = await stack.enter_async_context(open_queue(settings))
         embedder = build_embedder(settings.embedding)
         chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url,
                              crash_test_kill_switch())
@@ -136,11 +210,11 @@ async def open_research(settings: Settings, *,
             cache=SemanticAnswerCache(chroma, embedder, settings.cache)
             if settings.cache.enabled else None,
             cache_scope=cache_scope, worker=worker_id())
-        retry = RetryPolicy(first_wait_s=settings.chat.delivery_first_wait_seconds,
-                            give_up_after_s=settings.chat.delivery_retry_minutes * 60)
-        jobs = build_jobs(pipeline, engine, retry)
+        jobs = build_jobs(pipeline, engine, delivery_retry(settings), queue=queue,
+                          deliveries_for=deliveries, worker=worker_id(),
+                          attempt_timeout_s=attempt_timeout_s(settings))
         try:
-            yield Research(pipeline, jobs, knowledge_base, ConversationStore(engine), engine)
+            yield Research(jobs, ConversationStore(engine), engine, pipeline, knowledge_base)
         finally:
             await jobs.close()
             index_cache.close()
@@ -239,7 +313,7 @@ async def open_web(settings: Settings, embedder: Embedder,
 
 
 @asynccontextmanager
-async def open_desk(settings: Settings, research: Research) -> AsyncIterator[ResearchDesk]:
+async def open_desk(settings: Settings, research: Front) -> AsyncIterator[ResearchDesk]:
     """What the chat front ends share: limits and event dedupe in this process, or in Redis
     when `chat.redis_url` is set (several bot processes behind one load balancer)."""
     from adapters.chat.dedupe import LocalEventLog, RedisEventLog

@@ -94,6 +94,37 @@ class StoreSettings(_Section):
     )
 
 
+def _redis_queue_url(value: SecretStr | None) -> SecretStr | None:
+    if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis",
+                                                                                 "rediss"):
+        raise ValueError(f"{safe_url(value.get_secret_value())!r} is not a Redis URL: write "
+                         "redis://host:6379/0 (rediss:// for TLS)")
+    return value
+
+
+class QueueSettings(_Section):
+    url: Annotated[SecretStr | None, BeforeValidator(_blank_is_unset),
+                   AfterValidator(_redis_queue_url)] = Field(
+        default=None,
+        description="Redis URL of the job queue (redis://host:6379/0): chat front ends submit "
+        "jobs to it and `researchbot worker` processes answer them. Default: no queue, jobs "
+        "run in the process that took the question.")
+    concurrency: int = Field(default=8, ge=1, description="Quick and standard jobs one worker "
+                             "runs at once.")
+    deep_concurrency: int = Field(default=2, ge=1, description="Deep jobs one worker runs at "
+                                  "once (their own queue, so they never hold up quick ones).")
+    max_attempts: int = Field(default=3, ge=1, description="Tries of one job whose worker died "
+                              "or stopped; then the job fails and the person is told.")
+    heartbeat_seconds: int = Field(default=20, ge=1, description="A running job proves its "
+                                   "worker alive this often (a third of it, in fact); past it "
+                                   "without a sign the job is taken up again.")
+    sweep_seconds: int = Field(default=10, ge=1, description="How often workers look for jobs "
+                               "whose worker died.")
+    shutdown_grace_seconds: int = Field(default=30, ge=0, description="A worker told to stop "
+                                        "(SIGTERM) finishes its jobs for this long, then hands "
+                                        "the rest back to the queue.")
+
+
 class EmbeddingSettings(_Section):
     model: str = Field(
         default="builtin",

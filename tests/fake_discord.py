@@ -59,6 +59,7 @@ class FakeDiscord(LocalServer):
         self.failures: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
         self.body_faults: list[list[Any]] = []  # [method, matches, status, times left]
         self._ids = itertools.count(600000000000000001)
+        self._channels: dict[str, str] = {}  # interaction token -> its channel
         self._sockets: list[web.WebSocketResponse] = []
         self._sequence = itertools.count(1)
         self.app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
@@ -106,6 +107,7 @@ class FakeDiscord(LocalServer):
         """A person runs /research; returns the interaction token."""
         interaction_id = str(next(self._ids))
         token = f"token-{interaction_id}"
+        self._channels[token] = channel
         options = [{"name": "question", "type": 3, "value": question}]
         if depth:
             options.append({"name": "depth", "type": 3, "value": depth})
@@ -232,8 +234,8 @@ class FakeDiscord(LocalServer):
             message_id = parts[-1] if method == "PATCH" else str(next(self._ids))
             if message_id == "@original":
                 message_id = self._original(parts[2])
-            return _json(self._message(CHANNEL_ID, body, message_id, BOT_USER,
-                                       webhook=APP_ID))
+            return _json(self._message(self._channels.get(parts[2], CHANNEL_ID), body,
+                                       message_id, BOT_USER, webhook=APP_ID))
         if parts[0] == "channels" and parts[-1] == "threads" and method == "POST":
             channel, message_id = parts[1], parts[3]
             return _json({"id": message_id, "type": 11, "guild_id": GUILD_ID,

@@ -96,14 +96,14 @@ class ResearchBot(discord.Client):
                 embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
                 ephemeral=True)
             return
-        status = Status(self._channel(interaction.channel_id, interaction.guild_id),
-                         interaction)
+        status = Status.of(self._channel(interaction.channel_id, interaction.guild_id),
+                           interaction)
         try:  # Discord's 3-second deadline: acknowledge before anything else
             await interaction.response.defer(thinking=True)
         except discord.HTTPException as error:
             if error.code not in TOKEN_GONE:
                 raise
-            status.interaction = None
+            status.drop_original()
         in_thread = getattr(interaction.channel, "type", None) in _THREADS
         turns = await self.desk.conversations.context(
             PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
@@ -112,9 +112,8 @@ class ResearchBot(discord.Client):
                                   depth=Depth(depth) if depth else self.desk.depth)
         # Answers in a server's text channel start a thread for sources and follow-ups; in a
         # thread (a follow-up by command) or a DM they stay where they are.
-        parent = interaction.channel if isinstance(interaction.channel, discord.TextChannel) \
-            else None
-        await self._answer(request, status, parent, wait_s)
+        threads = isinstance(interaction.channel, discord.TextChannel)
+        await self._answer(request, status, threads, wait_s)
 
     async def on_message(self, message: discord.Message) -> None:
         """A person's message in a thread (or DM) where the bot has answered: a follow-up."""
@@ -160,19 +159,20 @@ class ResearchBot(discord.Client):
             await channel.send(f"<@{request.user}> {refusal(error, _group(request.tenant))}",
                                allowed_mentions=discord.AllowedMentions(users=True))
             return
-        await self._answer(request, Status(channel, None), None, wait_s)
+        await self._answer(request, Status(channel, None), False, wait_s)
 
-    async def _answer(self, request: ResearchRequest, status: Status,
-                      parent: discord.TextChannel | None, wait_s: float) -> None:
+    async def _answer(self, request: ResearchRequest, status: Status, threads: bool,
+                      wait_s: float) -> None:
         """Submit the job; it shows progress and the answer through `status`, the sources in
-        a new thread of `parent` started from the answer, or without a parent after it."""
+        a new thread started from the answer (`threads`), or after it."""
         if wait_s > 0.5:
             await _attempt(status.show([render_status(f"⏳ {queued(wait_s)}")]), "show the wait")
         # A deferred interaction shows "thinking…" already; elsewhere a status is posted.
-        fresh = status.interaction is None
+        fresh = status.original is None
         if fresh:
             await _attempt(status.show([render_status("🔎 Researching…")]), "show a status")
-        delivery = DiscordDelivery(self, self.desk.conversations, request.tenant, status, parent)
+        delivery = DiscordDelivery(self, self.desk.conversations, request.tenant, status,
+                                   threads)
         try:
             await self.desk.jobs.submit(request, delivery, start_after_s=wait_s,
                                         progress_shown=fresh)

@@ -1,12 +1,15 @@
 """How a job's progress and answer reach Discord: the deferred interaction response is edited
 while its token lives (15 minutes), else a channel message is posted once and edited; an
 answer in a server's text channel starts a thread for its sources and follow-ups. Each call
-is a delivery step done at most once per job."""
+is a delivery step done at most once per job. Everything a delivery needs is in its target
+(channel, interaction token and its expiry), so any process with the bot token can finish
+it: `DiscordDeliveries` rebuilds one from its target over REST alone."""
 
 from __future__ import annotations
 
 import functools
 import logging
+import time
 from typing import Any
 
 import discord
@@ -31,30 +34,44 @@ NO_MENTIONS = discord.AllowedMentions.none()
 # The interaction token is gone (expired after 15 minutes, or never acknowledged in time):
 # 10062 Unknown interaction, 10015 Unknown webhook, 50027 Invalid webhook token.
 TOKEN_GONE = {10062, 10015, 50027}
+# An interaction token lives 15 minutes; past this many seconds it is not tried any more.
+TOKEN_LIFE_S = 14 * 60
+# Discord's name for an interaction's own response among its webhook's messages.
+ORIGINAL = "@original"
 
 
 class Status:
-    """Where a job shows its progress and answer: the deferred interaction response while its
-    token works, else a channel message (posted once, then edited)."""
+    """Where a job shows its progress and answer: the deferred interaction response (through
+    the interaction's webhook, `original`) while its token works, else a channel message
+    (posted once, then edited)."""
 
-    def __init__(self, channel: discord.abc.Messageable,
-                 interaction: discord.Interaction | None) -> None:
-        self.interaction = interaction
+    def __init__(self, channel: discord.abc.Messageable, original: discord.Webhook | None,
+                 expires_at: float = 0.0) -> None:
+        self.original = original
+        self.expires_at = expires_at
         self.channel = channel
         self.message: discord.Message | None = None
 
+    @classmethod
+    def of(cls, channel: discord.abc.Messageable, interaction: discord.Interaction) -> Status:
+        # Counted from now, as the interaction arrives (its snowflake's clock is Discord's).
+        return cls(channel, interaction.followup, time.time() + TOKEN_LIFE_S)
+
     async def show(self, embeds: list[Embed]) -> discord.Message:
-        if self.interaction is not None:
+        if self.original is not None and time.time() >= self.expires_at:
+            self.drop_original()
+        if self.original is not None:
             try:
-                self.message = await self.interaction.edit_original_response(
-                    embeds=embeds_of(embeds), allowed_mentions=NO_MENTIONS)
+                # The interaction's own response is the webhook's message "@original".
+                self.message = await self.original.edit_message(
+                    ORIGINAL, embeds=embeds_of(embeds),  # type: ignore[call-overload]
+                    allowed_mentions=NO_MENTIONS)
                 return self.message
             except discord.HTTPException as error:
                 if error.code not in TOKEN_GONE:
                     raise
                 log.info("interaction token gone (%s): answering in the channel", error.code)
-                self.interaction = None
-                self.message = None
+                self.drop_original()
         # The client's default is no mentions; edits of a message carry it only when the
         # message's author is known to be the bot, so every call says so itself.
         if self.message is None:
@@ -65,22 +82,29 @@ class Status:
                                                    allowed_mentions=NO_MENTIONS)
         return self.message
 
+    def drop_original(self) -> None:
+        """The interaction's token no longer works: answer in the channel from now on."""
+        self.original = None
+        self.message = None
+
 
 class DiscordDelivery:
     platform = PLATFORM
 
     def __init__(self, client: discord.Client, conversations: ConversationStore, tenant: str,
-                 status: Status, parent: discord.TextChannel | None) -> None:
+                 status: Status, threads: bool) -> None:
         self._client = client
         self._conversations = conversations
         self._tenant = tenant
         self.status = status
-        self.parent = parent  # a server text channel: the answer starts a thread in it
+        self.threads = threads  # a server text channel: the answer starts a thread in it
 
     def target(self) -> dict[str, Any]:
+        original = self.status.original
         return {"tenant": self._tenant, "channel": str(getattr(self.status.channel, "id", "")),
-                "interaction": self.status.interaction is not None,
-                "thread_parent": str(self.parent.id) if self.parent is not None else None}
+                "application_id": str(original.id) if original is not None else None,
+                "interaction_token": original.token if original is not None else None,
+                "expires_at": self.status.expires_at, "threads": self.threads}
 
     async def progress(self, event: ProgressEvent) -> None:
         await self.status.show([render_progress(event)])
@@ -95,7 +119,7 @@ class DiscordDelivery:
         # Follow-ups are read in the answer's thread, or where the answer already is a
         # conversation (a thread, a DM). An answer left in a server channel (no thread could
         # be started) is keyed by the answer itself: the channel's chat is not a follow-up.
-        conversation = where if thread or self.parent is None \
+        conversation = where if thread or not self.threads \
             else f"{shown['channel']}:{shown['message']}"
         await steps.once("remembered", lambda: self._remember(conversation, shown["message"],
                                                               result.job_id))
@@ -113,19 +137,19 @@ class DiscordDelivery:
 
     async def _thread(self, result: ResearchResult,
                       answer: discord.PartialMessage) -> str | None:
-        if self.parent is None:
+        if not self.threads:
             return None
         try:
-            thread = await self.parent.create_thread(
-                name=trim(" ".join(result.question.split()), 100) or "Research",
-                message=answer, auto_archive_duration=1440)
+            thread = await self._client.http.start_thread_with_message(
+                answer.channel.id, answer.id, auto_archive_duration=1440,
+                name=trim(" ".join(result.question.split()), 100) or "Research")
         except discord.HTTPException as error:
             if transient(error):
                 raise
             # No permission to create threads, say: the sources follow in the channel.
             log.warning("could not start a thread from the answer: %s", error)
             return None
-        return str(thread.id)
+        return str(thread["id"])
 
     async def _remember(self, conversation: str, answer: str, job_id: str) -> bool:
         await self._conversations.remember(PLATFORM, self._tenant, conversation, answer, job_id)
@@ -144,3 +168,23 @@ class DiscordDelivery:
 
 def embeds_of(payloads: list[Embed]) -> list[discord.Embed]:
     return [discord.Embed.from_dict(payload) for payload in payloads]
+
+
+class DiscordDeliveries:
+    """Rebuilds Discord deliveries from their stored targets, in any process whose client is
+    logged in (REST only: a worker needs no gateway connection)."""
+
+    def __init__(self, client: discord.Client, conversations: ConversationStore) -> None:
+        self._client = client
+        self._conversations = conversations
+
+    async def __call__(self, target: dict[str, Any]) -> DiscordDelivery:
+        channel = self._client.get_partial_messageable(int(target["channel"]))
+        original = None
+        if target.get("interaction_token") and target.get("application_id"):
+            original = discord.Webhook.partial(int(target["application_id"]),
+                                               str(target["interaction_token"]),
+                                               client=self._client)
+        status = Status(channel, original, float(target.get("expires_at") or 0.0))
+        return DiscordDelivery(self._client, self._conversations, str(target["tenant"]),
+                               status, bool(target.get("threads")))

@@ -1,13 +1,15 @@
 """How a job's progress and answer reach Slack: the status message in the question's thread
 is edited into the answer (or, when it could not be posted, the answer is posted once),
 the rest of the answer and the sources follow in the thread, 🔁 goes on the answer and the
-👀 on the question comes off. Each call is a delivery step done at most once per job."""
+👀 on the question comes off. Each call is a delivery step done at most once per job. The
+target holds all but the workspace's token, so any process that can find the token (the
+settings, or the OAuth installation store) finishes a delivery: `SlackDeliveries`."""
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -113,6 +115,22 @@ async def best_effort(call: Awaitable[Any], what: str) -> bool:
             return False
         raise
     return True
+
+
+class SlackDeliveries:
+    """Rebuilds Slack deliveries from their stored targets; `client_for(tenant)` is a Web API
+    client carrying the workspace's bot token."""
+
+    def __init__(self, client_for: Callable[[str], Awaitable[AsyncWebClient]],
+                 conversations: ConversationStore) -> None:
+        self._client_for = client_for
+        self._conversations = conversations
+
+    async def __call__(self, target: dict[str, Any]) -> SlackDelivery:
+        tenant = str(target["tenant"])
+        return SlackDelivery(await self._client_for(tenant), self._conversations, tenant,
+                             str(target["channel"]), target.get("thread"),
+                             target.get("status_ts"), target.get("marked"))
 
 
 def key(channel: str, ts: str) -> str:

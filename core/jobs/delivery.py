@@ -28,6 +28,7 @@ from tenacity import (
 )
 
 from core.db import job_deliveries
+from core.errors import ConfigurationError
 from core.models import ProgressEvent, ResearchResult, utcnow
 from core.redact import REDACTOR, redact
 
@@ -72,6 +73,25 @@ class Delivery(Protocol):
 
     async def failure(self, message: str, steps: Steps) -> None:
         """Tell the person that the job failed, with `message` (safe to show)."""
+
+
+class DeliveryRegistry:
+    """Rebuilds a stored delivery in any process: one maker per platform this process can
+    post to (a worker registers every platform it has credentials for)."""
+
+    def __init__(self) -> None:
+        self._makers: dict[str, Callable[[dict[str, Any]], Awaitable[Delivery]]] = {}
+
+    def register(self, platform: str,
+                 maker: Callable[[dict[str, Any]], Awaitable[Delivery]]) -> None:
+        self._makers[platform] = maker
+
+    async def __call__(self, platform: str, target: dict[str, Any]) -> Delivery:
+        maker = self._makers.get(platform)
+        if maker is None:
+            raise ConfigurationError(f"this process cannot post to {platform}: set its "
+                                     f"{platform}.* credentials for the workers too")
+        return await maker(target)
 
 
 def transient(error: BaseException) -> bool:

@@ -5,9 +5,12 @@
     result(job_id) / wait(job_id)            the job row (result or error)
     cancel(job_id)
 
-In the embedded default the jobs run in this process. A job ends with one terminal event
-(completed, failed or cancelled); when a delivery was given, the job then delivers its answer
-or its failure durably (core.jobs.delivery) and records "delivered" or "delivery_failed"."""
+In the embedded default the jobs run in this process. With a queue (core.jobs.queue) `submit`
+only stores and queues the job, and a worker process runs it (`run_queued`), rebuilding its
+delivery from the stored target; a worker that dies or stops hands the job to another, whose
+events continue the numbering. A job ends with one terminal event (completed, failed or
+cancelled); when a delivery was given, the job then delivers its answer or its failure durably
+(core.jobs.delivery) and records "delivered" or "delivery_failed"."""
 
 from __future__ import annotations
 
@@ -15,6 +18,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from core.errors import (
     ConfigurationError,
@@ -25,25 +31,49 @@ from core.errors import (
 from core.jobs.delivery import Delivery, DeliveryStore, ProgressPump, RetryPolicy, deliver
 from core.jobs.events import JobEvents
 from core.jobs.store import JobStore
-from core.models import Job, JobEvent, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
+from core.models import (
+    Depth,
+    Job,
+    JobEvent,
+    JobStatus,
+    ProgressEvent,
+    ResearchRequest,
+    ResearchResult,
+)
 from core.redact import REDACTOR, redact
-from core.research.intake import validate_question
+from core.research.intake import choose_depth, detect_intent, validate_question
 from core.research.pipeline import ResearchPipeline
+
+if TYPE_CHECKING:
+    from core.jobs.queue import JobQueue
 
 log = logging.getLogger(__name__)
 
 FAILURE = "Sorry, the research failed before it finished. Please try again in a moment."
 CANCELLED = "The research was cancelled before it finished."
+GAVE_UP = ("Sorry, the research could not be finished: the workers running it stopped "
+           "{attempts} times. Please try again, or ask a simpler question.")
 
 Progress = Callable[[ProgressEvent], Awaitable[None]]
 Work = Callable[[Progress], Awaitable[ResearchResult]]
+# Rebuilds a job's delivery in any process from what it stored: platform and target.
+DeliveryFactory = Callable[[str, dict[str, Any]], Awaitable[Delivery]]
 
 
 class JobService:
     def __init__(self, pipeline: ResearchPipeline | None, store: JobStore, events: JobEvents,
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
-                 progress_interval_s: float = 1.0) -> None:
+                 progress_interval_s: float = 1.0, *, queue: JobQueue | None = None,
+                 deliveries_for: DeliveryFactory | None = None, worker: str = "",
+                 attempt_timeout_s: float = 1800.0) -> None:
+        """`queue`: submit queues jobs for worker processes instead of running them here;
+        `deliveries_for` rebuilds a stored delivery (a worker's, or a cancel's here);
+        `attempt_timeout_s` bounds one queued attempt (research plus delivery)."""
         self._pipeline = pipeline
+        self._queue = queue
+        self._deliveries_for = deliveries_for
+        self._worker = worker
+        self._attempt_timeout_s = attempt_timeout_s
         self.store = store
         self._events = events
         self._deliveries = deliveries
@@ -59,29 +89,57 @@ class JobService:
         first (a per-tenant queue); `progress_shown`: the delivery shows a status already,
         so the first progress update may wait its interval."""
         validate_question(request.question)
-        job = await self.pipeline.create_job(request)
-
-        async def work(progress: Progress) -> ResearchResult:
-            return await self.pipeline.run(request, progress, job_id=job.id)
-
-        await self._start(job.id, work, delivery, start_after_s, progress_shown)
+        job = await self._create(request)
+        if self._queue is not None:
+            await self._enqueue(job.id, request, delivery, start_after_s)
+            return job.id
+        await self._start(job.id, self._work(job.id, request), delivery, start_after_s,
+                          progress_shown)
         return job.id
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
         """Start a job rewriting an earlier answer (see ResearchPipeline.improvement)."""
         request = await self.pipeline.improvement(feedback, tenant, job_id)
         job = await self.pipeline.create_job(request)
-
-        async def work(progress: Progress) -> ResearchResult:
-            return await self.pipeline.run_improvement(request, progress, job_id=job.id)
-
-        await self._start(job.id, work, None, 0.0, True)
+        await self._start(job.id, self._work(job.id, request), None, 0.0, True)
         return job.id
+
+    async def run_queued(self, job_id: str, attempt: int, max_attempts: int) -> None:
+        """Run a queued job here (a worker): research it and deliver the answer, or, when an
+        earlier attempt got further, only what is left. Attempt `max_attempts + 1` only
+        tells the person that the job could not be finished. Cancelled from outside (the
+        worker stopping), the job goes back to the queue unless its cancel was asked for."""
+        job = await self.store.get(job_id)
+        row = await self._deliveries.get(job_id)
+        delivery = await self._rebuild(row)
+        if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
+            await self._finish_delivery(job, row, delivery)
+            return
+        if await self._cancel_requested(job_id):
+            await self._cancelled(job_id, delivery)
+            return
+        if attempt > max_attempts:
+            message = GAVE_UP.format(attempts=max_attempts)
+            await self.store.fail(job_id, f"stopped after {max_attempts} attempts")
+            await self._ended(job_id, "failed", message, delivery,
+                              lambda d: lambda steps: d.failure(message, steps))
+            return
+        if attempt > 1:
+            await self._events.append(job_id, "resumed",
+                                      message=f"Taken up again (attempt {attempt})")
+        request = ResearchRequest.model_validate(job.request)
+        await self._run(job_id, self._work(job_id, request), delivery, 0.0, True,
+                        handoff=True)
 
     def events(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
         """The job's events numbered above `after`, then new ones as they happen, up to the
         one that ends the job."""
         return self._events.follow(job_id, after)
+
+    @property
+    def queue(self) -> JobQueue | None:
+        """The queue jobs are submitted to (None: they run in this process)."""
+        return self._queue
 
     @property
     def pipeline(self) -> ResearchPipeline:
@@ -129,6 +187,13 @@ class JobService:
         job = await self.store.get(job_id)
         if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
             return False
+        if self._queue is not None:
+            await self._events.append(job_id, "cancel_requested", message="Cancelling")
+            self._events.forget(job_id)
+            if await self._queue.abort(job_id):  # no worker had it: record the end here
+                row = await self._deliveries.get(job_id)
+                await self._cancelled(job_id, await self._rebuild(row))
+            return True
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -150,6 +215,77 @@ class JobService:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    async def _create(self, request: ResearchRequest) -> Job:
+        if self._pipeline is not None:
+            return await self._pipeline.create_job(request)
+        return await self.store.create(Job(
+            tenant=request.tenant, user=request.user, platform=request.platform,
+            worker=self._worker, request=request.model_dump(mode="json")))
+
+    def _work(self, job_id: str, request: ResearchRequest) -> Work:
+        if request.improves is not None:
+            return lambda progress: self.pipeline.run_improvement(request, progress, job_id)
+        return lambda progress: self.pipeline.run(request, progress, job_id=job_id)
+
+    async def _enqueue(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+                       start_after_s: float) -> None:
+        """Queue the job; when the queue cannot be reached, the job fails and says so."""
+        assert self._queue is not None
+        await self._events.append(job_id, "queued", message="Queued")
+        if delivery is not None:
+            await self._deliveries.open(job_id, delivery)
+        self._events.forget(job_id)  # a worker numbers the events from here
+        deep = choose_depth(request.depth, request.question, detect_intent(request.question),
+                            request.platform) == Depth.DEEP
+        try:
+            async for attempt in AsyncRetrying(stop=stop_after_attempt(3), reraise=True,
+                                               wait=wait_exponential(multiplier=0.5, max=2)):
+                with attempt:
+                    await self._queue.enqueue(job_id, deep=deep, start_after_s=start_after_s,
+                                              timeout_s=self._attempt_timeout_s)
+        except Exception as error:
+            log.error("job %s could not be queued: %s: %s", job_id, type(error).__name__,
+                      redact(str(error))[:300])
+            await self.store.fail(job_id, "the job queue could not be reached")
+            await self._ended(job_id, "failed", FAILURE, delivery,
+                              lambda d: lambda steps: d.failure(FAILURE, steps))
+
+    async def _rebuild(self, row: dict[str, Any] | None) -> Delivery | None:
+        """The job's delivery, rebuilt from its row; None (recorded as a failed delivery)
+        when this process cannot post to its platform."""
+        if row is None:
+            return None
+        try:
+            if self._deliveries_for is None:
+                raise ConfigurationError(f"this process cannot post to {row['platform']}")
+            return await self._deliveries_for(str(row["platform"]), dict(row["target"]))
+        except ConfigurationError as error:
+            log.error("job %s: %s", row["job_id"], error)
+            await self._deliveries.update(str(row["job_id"]), status="failed",
+                                          error=str(error))
+            return None
+
+    async def _cancel_requested(self, job_id: str) -> bool:
+        return any(event.kind == "cancel_requested"
+                   for event in await self._events.after(job_id))
+
+    async def _finish_delivery(self, job: Job, row: dict[str, Any] | None,
+                               delivery: Delivery | None) -> None:
+        """The research ended in an earlier attempt whose worker died while delivering."""
+        if delivery is None or row is None or row["status"] != "pending":
+            return
+        if job.status == JobStatus.COMPLETED and job.result is not None:
+            shown = ResearchResult.model_validate(job.result)
+            post = delivery.answer
+            delivered = await deliver(job.id, delivery, self._deliveries, self._retry,
+                                      lambda steps: post(shown, steps))
+        else:
+            message = CANCELLED if job.status == JobStatus.CANCELLED else FAILURE
+            delivered = await deliver(job.id, delivery, self._deliveries, self._retry,
+                                      lambda steps: delivery.failure(message, steps))
+        await self._events.append(job.id, "delivered" if delivered else "delivery_failed")
+        self._events.forget(job.id)
+
     async def _start(self, job_id: str, work: Work, delivery: Delivery | None,
                      start_after_s: float, progress_shown: bool) -> None:
         await self._events.append(job_id, "queued", message="Queued")
@@ -162,7 +298,7 @@ class JobService:
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
 
     async def _run(self, job_id: str, work: Work, delivery: Delivery | None,
-                   start_after_s: float, progress_shown: bool) -> None:
+                   start_after_s: float, progress_shown: bool, handoff: bool = False) -> None:
         pump = ProgressPump(delivery, job_id, self._progress_interval_s, progress_shown) \
             if delivery is not None else None
 
@@ -178,6 +314,9 @@ class JobService:
         except asyncio.CancelledError:
             if pump is not None:
                 await pump.close()
+            if handoff and not await asyncio.shield(self._cancel_requested(job_id)):
+                await asyncio.shield(self._hand_back(job_id))
+                raise
             await asyncio.shield(self._cancelled(job_id, delivery))
             raise
         except Exception as error:
@@ -207,6 +346,13 @@ class JobService:
             await self._events.append(job_id, "delivered" if delivered else "delivery_failed")
         self._events.forget(job_id)
 
+    async def _hand_back(self, job_id: str) -> None:
+        """This worker is stopping: the job goes back to the queue, to start again."""
+        await self.store.requeue(job_id)
+        await self._events.append(job_id, "requeued",
+                                  message="Handed back to the queue: its worker stopped")
+        self._events.forget(job_id)
+
     async def _cancelled(self, job_id: str, delivery: Delivery | None) -> None:
         """Record the cancellation and tell the person, trying once (the process may be
         stopping)."""
@@ -214,6 +360,8 @@ class JobService:
         if job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS):  # cancelled while queued
             await self.store.fail(job_id, "cancelled before it started",
                                   status=JobStatus.CANCELLED)
+        elif job.status != JobStatus.CANCELLED:
+            return  # it ended first
         await self._events.append(job_id, "cancelled", message=CANCELLED)
         if delivery is not None:
             once = RetryPolicy(give_up_after_s=0.0)

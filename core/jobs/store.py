@@ -48,8 +48,18 @@ class JobStore:
             rows = (await connection.execute(query)).all()
         return [_job(row._mapping) for row in rows]
 
-    async def start(self, job_id: str) -> None:
-        await self._update(job_id, status=JobStatus.IN_PROGRESS.value, started_at=utcnow())
+    async def start(self, job_id: str, worker: str = "") -> None:
+        """The job runs now, in process `worker` (when named)."""
+        values: dict[str, Any] = {"status": JobStatus.IN_PROGRESS.value, "started_at": utcnow()}
+        if worker:
+            values["worker"] = worker
+        await self._update(job_id, **values)
+
+    async def requeue(self, job_id: str) -> None:
+        """Back to pending: the worker running the job stopped, and the queue will hand it to
+        another."""
+        await self._update(job_id, status=JobStatus.PENDING.value, error=None,
+                           completed_at=None)
 
     async def advance(
         self, job_id: str, stage: Stage, progress: float, state: dict[str, Any] | None = None

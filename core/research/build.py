@@ -5,7 +5,7 @@ tests and the benchmarks. Opening and closing resources stays with the caller.""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -15,7 +15,7 @@ from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import LLMSettings, PipelineSettings
 from core.jobs.delivery import DeliveryStore, RetryPolicy
 from core.jobs.events import JobEvents
-from core.jobs.service import JobService
+from core.jobs.service import DeliveryFactory, JobService
 from core.jobs.store import JobStore
 from core.research.pipeline import ResearchPipeline
 from core.retrieval.embedding import Embedder
@@ -23,6 +23,9 @@ from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.base import SearchSource
 from core.sources.local import LocalKnowledgeBaseSource
 from core.web.fetch import PageReader
+
+if TYPE_CHECKING:
+    from core.jobs.queue import JobQueue
 
 
 def local_sources(knowledge_base: KnowledgeBase, settings: PipelineSettings
@@ -57,8 +60,11 @@ def build_pipeline(store: JobStore, sources: Mapping[str, SearchSource], embedde
 
 
 def build_jobs(pipeline: ResearchPipeline | None, engine: AsyncEngine,
-               retry: RetryPolicy | None = None, progress_interval_s: float = 1.0
-               ) -> JobService:
-    """The job service over a pipeline and its database (no pipeline: it only reads)."""
+               retry: RetryPolicy | None = None, progress_interval_s: float = 1.0, *,
+               queue: JobQueue | None = None, deliveries_for: DeliveryFactory | None = None,
+               worker: str = "", attempt_timeout_s: float = 1800.0) -> JobService:
+    """The job service over a pipeline and its database (no pipeline: it reads jobs, and
+    with a `queue` submits them for workers)."""
     return JobService(pipeline, JobStore(engine), JobEvents(engine), DeliveryStore(engine),
-                      retry, progress_interval_s)
+                      retry, progress_interval_s, queue=queue, deliveries_for=deliveries_for,
+                      worker=worker, attempt_timeout_s=attempt_timeout_s)

@@ -170,7 +170,7 @@ class ResearchPipeline:
         """Run `work` as a stored job: failures and cancellation are recorded, then raised."""
         if job_id is None:
             job_id = (await self.create_job(request)).id
-        await self._store.start(job_id)
+        await self._store.start(job_id, self._worker)
         run = JobRun(job_id, self._store, on_progress)
         try:
             result = await work(run)

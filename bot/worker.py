@@ -1,0 +1,124 @@
+"""`researchbot worker`: takes research jobs from the queue (`queue.url`), researches them and
+delivers the answers to Slack and Discord itself, with the credentials in its settings."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.wiring import open_research, worker_id
+from core.errors import ConfigurationError
+from core.jobs.delivery import DeliveryRegistry
+
+if TYPE_CHECKING:
+    import discord
+    from slack_sdk.web.async_client import AsyncWebClient
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from core.jobs.conversations import ConversationStore
+
+log = logging.getLogger(__name__)
+
+
+async def run_worker_process(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """Run until SIGTERM or SIGINT (or `stop`): then finish the jobs running here for up to
+    `queue.shutdown_grace_seconds` and hand the rest back to the queue."""
+    from bot.doctor import require_models
+    from core.jobs.worker import run_worker
+
+    if settings.queue.url is None:
+        raise ConfigurationError("researchbot worker needs queue.url (redis://host:6379/0), "
+                                 "the queue the chat front ends submit to")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    await require_models(settings)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    registry = DeliveryRegistry()
+    async with open_research(settings, deliveries=registry) as research, \
+            platforms(settings, registry, research.conversations, research.engine):
+        queue = research.jobs.queue
+        assert queue is not None
+        await run_worker(research.jobs, queue, stop, name=worker_id())
+
+
+@asynccontextmanager
+async def platforms(settings: Settings, registry: DeliveryRegistry,
+                    conversations: ConversationStore, engine: AsyncEngine
+                    ) -> AsyncIterator[None]:
+    """Register a delivery maker for each platform the settings hold credentials for."""
+    async with AsyncExitStack() as stack:
+        if settings.slack.bot_token is not None or settings.slack.client_id is not None:
+            from adapters.slack.delivery import SlackDeliveries
+
+            registry.register("slack", SlackDeliveries(
+                await slack_clients(settings, engine), conversations))
+        if settings.discord.token is not None:
+            from adapters.discord.delivery import DiscordDeliveries
+
+            client = await stack.enter_async_context(discord_rest_client(settings))
+            registry.register("discord", DiscordDeliveries(client, conversations))
+        yield
+
+
+async def slack_clients(settings: Settings, engine: AsyncEngine
+                        ) -> Callable[[str], Awaitable[AsyncWebClient]]:
+    """`client_for(tenant)`: the one workspace's client, or (OAuth) a client carrying the
+    token of the tenant's installation, from the installation store."""
+    from adapters.slack.app import web_client
+
+    slack = settings.slack
+    if slack.client_id is None:
+        assert slack.bot_token is not None
+        client = web_client(slack.bot_token.get_secret_value(), slack.api_base_url)
+
+        async def only(_tenant: str) -> AsyncWebClient:
+            return client
+
+        return only
+    from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
+
+    installations = AsyncSQLAlchemyInstallationStore(slack.client_id, engine)
+    await installations.create_tables()
+    clients: dict[str, AsyncWebClient] = {}
+
+    async def per_workspace(tenant: str) -> AsyncWebClient:
+        if tenant not in clients:
+            bot = await installations.async_find_bot(enterprise_id=None, team_id=tenant)
+            if bot is None or not bot.bot_token:
+                raise ConfigurationError(f"no Slack installation for workspace {tenant}")
+            clients[tenant] = web_client(bot.bot_token, slack.api_base_url)
+        return clients[tenant]
+
+    return per_workspace
+
+
+@asynccontextmanager
+async def discord_rest_client(settings: Settings) -> AsyncIterator[discord.Client]:
+    """A discord.py client logged in over REST only: a worker posts and edits messages and
+    never connects to the gateway."""
+    import discord
+
+    from adapters.discord.delivery import NO_MENTIONS
+    from bot.discord import point_at
+
+    point_at(settings.discord)
+    assert settings.discord.token is not None
+    client = discord.Client(intents=discord.Intents.none(), allowed_mentions=NO_MENTIONS)
+    try:
+        await client.login(settings.discord.token.get_secret_value())
+    except discord.LoginFailure as error:
+        await client.close()
+        raise ConfigurationError(f"discord.token was refused: {error}") from None
+    try:
+        yield client
+    finally:
+        await client.close()

@@ -1,0 +1,66 @@
+"""A worker process's loop: SAQ workers on both queues (core.jobs.queue) that hand each job id
+to the job service, keep the job's heartbeat while it runs, and stop gracefully: on `stop`,
+jobs still running after `queue.shutdown_grace_seconds` go back to the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from saq import Worker
+
+from core.jobs.queue import DEEP, FUNCTION, QUICK, JobQueue
+from core.jobs.service import JobService
+
+log = logging.getLogger(__name__)
+
+
+class _Worker(Worker):
+    # Signals are the caller's to handle: two SAQ workers in one process would otherwise
+    # each claim SIGTERM, and only the last would hear it.
+    SIGNALS = []  # noqa: RUF012
+
+
+async def run_worker(service: JobService, queue: JobQueue, stop: asyncio.Event,
+                     name: str = "") -> None:
+    """Take jobs from both queues until `stop` is set, then finish or hand back the jobs
+    running here."""
+    settings = queue.settings
+
+    async def research_job(ctx: dict[str, Any], *, job_id: str) -> None:
+        item = ctx["job"]
+        beat = asyncio.create_task(_heartbeat(item, settings.heartbeat_seconds / 3))
+        try:
+            await service.run_queued(job_id, item.attempts, settings.max_attempts)
+        finally:
+            beat.cancel()
+
+    timers = {"sweep": settings.sweep_seconds, "abort": 1, "schedule": 1, "worker_info": 10}
+    workers = [
+        _Worker(queue.queues[queue_name], [(FUNCTION, research_job)], id=f"{name}/{queue_name}"
+                if name else None, concurrency=concurrency, timers=timers,  # type: ignore[arg-type]
+                dequeue_timeout=1.0, shutdown_grace_period_s=settings.shutdown_grace_seconds,
+                cancellation_hard_deadline_s=5.0)
+        for queue_name, concurrency in ((QUICK, settings.concurrency),
+                                        (DEEP, settings.deep_concurrency))]
+    running = [asyncio.create_task(worker.start()) for worker in workers]
+    log.info("worker %s taking jobs from %s", name, ", ".join(queue.queues))
+    try:
+        await stop.wait()
+    finally:
+        log.info("worker %s stopping: finishing or handing back its jobs", name)
+        await asyncio.gather(*(worker.stop() for worker in workers), return_exceptions=True)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _heartbeat(item: Any, every_s: float) -> None:
+    """Tell the queue the job's worker is alive; a job silent past its heartbeat is taken up
+    again by another worker's sweep."""
+    while True:
+        await asyncio.sleep(max(0.5, every_s))
+        with contextlib.suppress(Exception):  # a missed beat is retried at the next one
+            await item.update()
