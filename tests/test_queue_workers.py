@@ -1,0 +1,219 @@
+"""Chat front ends and research workers as separate processes on PostgreSQL, Redis and the SAQ
+queue, against the fake Slack and Discord: every question answered exactly once although a
+worker is killed with SIGKILL in the middle; a worker started after the questions answers
+them; a worker told to stop hands its running jobs back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from core.db import job_deliveries, job_events, jobs
+from tests.cluster import Cluster, cluster, free_port, wait_until
+from tests.conftest import POSTGRES_URL
+from tests.fake_discord import GUILD_ID, FakeDiscord
+from tests.fake_slack import FakeSlack
+from tests.fake_web import Article, FakeWeb
+from tests.slack_harness import SECRET, SlackHarness, mention
+
+pytestmark = pytest.mark.postgres
+
+QUESTIONS = ["How many hours a day do cats sleep?", "Why does sourdough bread taste sour?",
+             "When did Mount Vesuvius bury Pompeii?", "How much caffeine is in black tea?",
+             "What do cats need to eat?"]
+
+
+async def _rows(table: Any) -> list[dict[str, Any]]:
+    engine = create_async_engine(POSTGRES_URL)
+    try:
+        async with engine.connect() as connection:
+            return [dict(row._mapping) for row in await connection.execute(select(table))]
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+async def slow_web() -> Any:
+    """A Wikipedia that takes a second to answer: every job is still running when a worker
+    is killed or stopped."""
+    web = FakeWeb()
+    web.articles.append(Article("Cat", "The cat is a small domesticated carnivorous mammal.",
+                                "https://en.wikipedia.org/wiki/Cat"))
+    web.latency["/w/api.php"] = 1.0
+    await web.start()
+    yield web
+    await web.stop()
+
+
+def _web_settings(web: FakeWeb) -> dict[str, str]:
+    return {"RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
+            "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
+            "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
+            "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0",
+            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0"}
+
+
+async def _slack_front(made: Cluster, slack: FakeSlack) -> SlackHarness:
+    port = free_port()
+    front = await made.start("slack", "slack", RESEARCHBOT_SLACK__HOST="127.0.0.1",
+                             RESEARCHBOT_SLACK__PORT=str(port))
+    await front.wait_for_line("Slack events at")
+    return SlackHarness(f"http://127.0.0.1:{port}", slack)
+
+
+def _slack_settings(slack: FakeSlack) -> dict[str, str]:
+    return {"RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
+            "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
+            "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+
+
+async def _ask_slack(harness: SlackHarness, count: int, first: int = 0) -> list[str]:
+    """`count` mentions from different people; the question messages' ts (their threads)."""
+    threads = [f"1800000000.{n:06d}" for n in range(first, first + count)]
+    statuses = await asyncio.gather(*(
+        harness.post(mention(QUESTIONS[n % len(QUESTIONS)], event_id=f"Ev{n}",
+                             ts=threads[n - first], user=f"U{n}"))
+        for n in range(first, first + count)))
+    assert statuses == [200] * count
+    return threads
+
+
+def _slack_answered(slack: FakeSlack, threads: list[str]) -> set[str]:
+    """Threads whose sources were posted (the last message of an answer)."""
+    return {args.get("thread_ts", "") for args in slack.named("chat.postMessage")
+            if "Sources (" in str(args.get("blocks", ""))} & set(threads)
+
+
+def _assert_slack_once(slack: FakeSlack, threads: list[str]) -> None:
+    """Each question: one status message edited into its answer, one sources message,
+    nothing posted twice."""
+    posts = [a for a in slack.named("chat.postMessage") if a.get("thread_ts") in threads]
+    per_thread = Counter(a["thread_ts"] for a in posts)
+    assert per_thread == dict.fromkeys(threads, 2), per_thread  # status + sources
+    statuses = {a["thread_ts"] for a in posts if str(a.get("text", "")).startswith(":mag:")}
+    assert statuses == set(threads)
+    shown = [a for a in slack.named("chat.update") if a.get("blocks")]  # progress is text
+    assert len({a["ts"] for a in shown}) == len(threads)
+
+
+async def _assert_jobs_done(count: int) -> list[dict[str, Any]]:
+    rows = await _rows(jobs)
+    assert len(rows) == count
+    assert Counter(row["status"] for row in rows) == {"completed": count}
+    deliveries = await _rows(job_deliveries)
+    assert Counter(row["status"] for row in deliveries) == {"delivered": count}
+    return rows
+
+
+async def test_slack_and_two_workers_answer_each_question_once_when_one_is_killed(
+    tmp_path: Path, slow_web: FakeWeb,
+) -> None:
+    slack = FakeSlack()
+    await slack.start()
+    try:
+        async with cluster(tmp_path, "T1", **_slack_settings(slack),
+                           **_web_settings(slow_web)) as made:
+            harness = await _slack_front(made, slack)
+            doomed = await made.worker("worker-1")
+            await made.worker("worker-2")
+            threads = await _ask_slack(harness, 50)
+            await slack.wait_for(lambda: len(_slack_answered(slack, threads)) >= 8, 120)
+            made.kill(doomed)
+            await slack.wait_for(lambda: len(_slack_answered(slack, threads)) == 50, 240)
+            await wait_until(lambda: _all_delivered(50), 30)
+            _assert_slack_once(slack, threads)
+            await _assert_jobs_done(50)
+            resumed = [e for e in await _rows(job_events) if e["kind"] == "resumed"]
+            assert resumed, "the killed worker held no job: nothing was taken up again"
+    finally:
+        await slack.stop()
+
+
+async def _all_delivered(count: int) -> bool:
+    rows = await _rows(job_deliveries)
+    return len(rows) == count and all(row["status"] == "delivered" for row in rows)
+
+
+async def test_discord_and_two_workers_answer_each_question_once_when_one_is_killed(
+    tmp_path: Path, slow_web: FakeWeb,
+) -> None:
+    fake = FakeDiscord()
+    await fake.start()
+    try:
+        async with cluster(tmp_path, GUILD_ID, RESEARCHBOT_DISCORD__TOKEN="fake-token",
+                           RESEARCHBOT_DISCORD__API_BASE_URL=fake.api_base,
+                           RESEARCHBOT_DISCORD__GATEWAY_URL=fake.gateway_url,
+                           **_web_settings(slow_web)) as made:
+            await made.start("discord", "discord")
+            await fake.wait_for(lambda: bool(fake.identified), 120)
+            doomed = await made.worker("worker-1")
+            await made.worker("worker-2")
+            tokens = [await fake.interaction(QUESTIONS[n % len(QUESTIONS)],
+                                             user_id=f"7000000000000{n:05d}")
+                      for n in range(50)]
+
+            def answered() -> int:
+                return len({c.path.split("/")[4] for c in fake.named("PUT", "/reactions/")})
+
+            await fake.wait_for(lambda: answered() >= 8, 120)
+            made.kill(doomed)
+            await fake.wait_for(lambda: answered() == 50, 240)
+            await wait_until(lambda: _all_delivered(50), 30)
+            await _assert_jobs_done(50)
+            # Each answer is the interaction's own response; one thread and one sources
+            # message each.
+            edited = {c.path.split("/")[3] for c in fake.named("PATCH", "/messages/@original")
+                      if c.body["embeds"][0].get("title") in QUESTIONS}
+            assert edited == set(tokens)
+            threads = fake.named("POST", "/threads")
+            assert len(threads) == 50
+            assert len({c.path.split("/")[4] for c in threads}) == 50
+            sources = [c for c in fake.named("POST", "/messages")
+                       if "Sources (" in json.dumps(c.body)]
+            assert Counter(c.path.split("/")[2] for c in sources) == {
+                c.path.split("/")[4]: 1 for c in threads}
+    finally:
+        await fake.stop()
+
+
+async def test_a_late_worker_answers_queued_questions_and_a_stopped_one_hands_jobs_back(
+    tmp_path: Path, slow_web: FakeWeb,
+) -> None:
+    slow_web.latency["/w/api.php"] = 8.0
+    slack = FakeSlack()
+    await slack.start()
+    try:
+        async with cluster(tmp_path, "T1", **_slack_settings(slack), **_web_settings(slow_web),
+                           RESEARCHBOT_QUEUE__SHUTDOWN_GRACE_SECONDS="1") as made:
+            harness = await _slack_front(made, slack)
+            threads = await _ask_slack(harness, 3)
+            await wait_until(lambda: _count_jobs("pending", 3), 30)
+            assert not _slack_answered(slack, threads)  # no worker yet: queued, not lost
+
+            first = await made.worker("worker-1")
+            await wait_until(lambda: _count_jobs("in_progress", 3), 60)
+            first.handle.terminate()  # SIGTERM: 1 s of grace, then the jobs go back
+            assert await asyncio.wait_for(first.handle.wait(), 60) == 0
+            assert await _count_jobs("pending", 3)
+            handed = [e for e in await _rows(job_events) if e["kind"] == "requeued"]
+            assert len(handed) == 3
+
+            slow_web.latency["/w/api.php"] = 0.2
+            await made.worker("worker-2")
+            await slack.wait_for(lambda: len(_slack_answered(slack, threads)) == 3, 120)
+            await wait_until(lambda: _all_delivered(3), 30)
+            _assert_slack_once(slack, threads)
+            await _assert_jobs_done(3)
+    finally:
+        await slack.stop()
+
+
+async def _count_jobs(status: str, count: int) -> bool:
+    return sum(row["status"] == status for row in await _rows(jobs)) == count
