@@ -1,0 +1,147 @@
+"""The job service with the queue (SAQ on the Redis server) and a worker in this process:
+cancellation reaches the job where it runs or takes it off the queue; a job that keeps
+losing its worker stops with an error told to the person; a job whose research ended before
+its worker died only finishes its delivery."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.slack.app import web_client
+from adapters.slack.delivery import SlackDeliveries, SlackDelivery
+from core.config import KnowledgeBaseSettings, PipelineSettings, QueueSettings
+from core.jobs.conversations import ConversationStore
+from core.jobs.delivery import DeliveryRegistry, RetryPolicy
+from core.jobs.queue import JobQueue
+from core.jobs.service import CANCELLED, JobService
+from core.jobs.store import JobStore
+from core.jobs.worker import run_worker
+from core.models import JobStatus, ResearchRequest
+from core.research.build import build_jobs, build_pipeline, local_sources
+from core.retrieval.kb.knowledge_base import KnowledgeBase
+from tests.chat_harness import SlowSource
+from tests.conftest import REDIS_URL
+from tests.fake_slack import FakeSlack
+
+QUESTION = "How many hours a day do cats sleep?"
+RETRY = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=5.0)
+
+
+@dataclass
+class Deployment:
+    front: JobService  # what a chat front end holds: submits, cancels, runs nothing
+    worker: JobService  # what a worker holds: the pipeline too
+    queue: JobQueue
+    slack: FakeSlack
+    engine: Any
+
+    def delivery(self, status_ts: str = "1700000000.000001") -> SlackDelivery:
+        return SlackDelivery(web_client("xoxb-test", self.slack.base_url),
+                             ConversationStore(self.engine), "t1", "C1", "1700000000.000000",
+                             status_ts, None)
+
+    async def run_worker(self) -> tuple[asyncio.Event, asyncio.Task[None]]:
+        stop = asyncio.Event()
+        return stop, asyncio.create_task(run_worker(self.worker, self.queue, stop, "w1"))
+
+
+@pytest.fixture
+async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
+                     corpus: Path) -> AsyncIterator[Deployment]:
+    knowledge_base = KnowledgeBase(sqlite_engine, chroma, embedder, KnowledgeBaseSettings())
+    await knowledge_base.index([corpus], "t1")
+    sources = {**local_sources(knowledge_base, PipelineSettings()), "slow": SlowSource(3.0)}
+    pipeline = build_pipeline(JobStore(sqlite_engine), sources, embedder, PipelineSettings())
+    slack = FakeSlack()
+    await slack.start()
+    registry = DeliveryRegistry()
+
+    async def client_for(_tenant: str) -> Any:
+        return web_client("xoxb-test", slack.base_url)
+
+    registry.register("slack", SlackDeliveries(client_for, ConversationStore(sqlite_engine)))
+    queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, heartbeat_seconds=2,
+                                              sweep_seconds=1, max_attempts=2,
+                                              shutdown_grace_seconds=0))
+    await queue.connect()
+    front = build_jobs(None, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
+                       deliveries_for=registry)
+    worker = build_jobs(pipeline, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
+                        deliveries_for=registry)
+    yield Deployment(front, worker, queue, slack, sqlite_engine)
+    await queue.close()
+    await slack.stop()
+
+
+def _shown(slack: FakeSlack, text: str) -> list[dict[str, Any]]:
+    return [a for a in slack.named("chat.update") if text in str(a.get("blocks", ""))]
+
+
+async def test_a_cancel_reaches_the_worker_running_the_job(deployment: Deployment) -> None:
+    stop, running = await deployment.run_worker()
+    job_id = await deployment.front.submit(ResearchRequest(question=QUESTION, tenant="t1"),
+                                           deployment.delivery())
+    async for event in deployment.front.events(job_id):
+        if event.kind == "started" and event.stage == "search":
+            break
+    assert await deployment.front.cancel(job_id)
+    job = await deployment.front.wait(job_id)
+    assert job.status == JobStatus.CANCELLED
+    await deployment.slack.wait_for(lambda: bool(_shown(deployment.slack, "cancelled")))
+    kinds = [e.kind for e in await deployment.front.stored_events(job_id)]
+    assert "cancel_requested" in kinds and kinds.count("cancelled") == 1
+    assert "completed" not in kinds and not _shown(deployment.slack, "12 and 16 hours")
+    stop.set()
+    await running
+
+
+async def test_a_cancel_before_any_worker_took_the_job_takes_it_off_the_queue(
+    deployment: Deployment,
+) -> None:
+    job_id = await deployment.front.submit(ResearchRequest(question=QUESTION, tenant="t1"),
+                                           deployment.delivery())
+    assert (await deployment.queue.stats())["research"].queued == 1
+    assert await deployment.front.cancel(job_id)
+    assert (await deployment.front.result(job_id)).status == JobStatus.CANCELLED
+    assert _shown(deployment.slack, CANCELLED.split(" before")[0])
+    assert (await deployment.queue.stats())["research"].queued == 0
+    stop, running = await deployment.run_worker()  # nothing left for it
+    await asyncio.sleep(0.5)
+    stop.set()
+    await running
+    kinds = [e.kind for e in await deployment.front.stored_events(job_id)]
+    assert kinds == ["queued", "cancel_requested", "cancelled"]
+
+
+async def test_a_job_that_keeps_losing_its_worker_stops_and_tells_the_person(
+    deployment: Deployment,
+) -> None:
+    job_id = await deployment.front.submit(ResearchRequest(question=QUESTION, tenant="t1"),
+                                           deployment.delivery())
+    # Attempt 3 of a job allowed 2: its workers died twice (see test_queue_workers.py for a
+    # real kill); it researches nothing more.
+    await deployment.worker.run_queued(job_id, attempt=3, max_attempts=2)
+    job = await deployment.front.result(job_id)
+    assert job.status == JobStatus.FAILED and job.error == "stopped after 2 attempts"
+    told = _shown(deployment.slack, "stopped 2 times")
+    assert len(told) == 1
+    assert (await deployment.front.delivery(job_id) or {})["status"] == "delivered"
+
+
+async def test_a_job_researched_before_its_worker_died_only_finishes_its_delivery(
+    deployment: Deployment,
+) -> None:
+    request = ResearchRequest(question=QUESTION, tenant="t1")
+    job_id = await deployment.front.submit(request, deployment.delivery())
+    await deployment.worker.pipeline.run(request, job_id=job_id)  # researched; never posted
+    started = len(await deployment.front.stored_events(job_id))
+    await deployment.worker.run_queued(job_id, attempt=2, max_attempts=2)
+    assert len(_shown(deployment.slack, "12 and 16 hours")) == 1
+    later = [e.kind for e in await deployment.front.stored_events(job_id)][started:]
+    assert later == ["delivered"]  # no stage ran again
