@@ -135,6 +135,7 @@ async def cluster(folder: Path, tenant: str, **settings: str) -> AsyncIterator[C
 
 
 async def wait_until(predicate: Any, within_s: float, every_s: float = 0.1) -> None:
+    """Poll `predicate` (a look at another process's database: no event reaches us)."""
     async with asyncio.timeout(within_s):
-        while not await predicate():
+        while not await predicate():  # noqa: ASYNC110
             await asyncio.sleep(every_s)

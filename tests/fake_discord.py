@@ -60,6 +60,8 @@ class FakeDiscord(LocalServer):
         self.body_faults: list[list[Any]] = []  # [method, matches, status, times left]
         self._ids = itertools.count(600000000000000001)
         self._channels: dict[str, str] = {}  # interaction token -> its channel
+        self._nonces: dict[str, dict[str, Any]] = {}  # enforced nonce -> message posted
+        self._threaded: set[str] = set()  # messages a thread was started from
         self._sockets: list[web.WebSocketResponse] = []
         self._sequence = itertools.count(1)
         self.app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
@@ -83,6 +85,11 @@ class FakeDiscord(LocalServer):
         """Answer the next `times` calls of `method` whose JSON body `matches` with a
         server error `status`."""
         self.body_faults.append([method, matches, status, times])
+
+    def posted_ids(self, calls: list[Call]) -> set[str]:
+        """The ids of the messages these POSTs created (a repeated nonce creates none)."""
+        return {self._nonces[c.body["nonce"]]["id"] if c.body.get("nonce") in self._nonces
+                else c.path for c in calls}
 
     def named(self, method: str, path_part: str) -> list[Call]:
         return [c for c in self.calls if c.method == method and path_part in c.path]
@@ -238,6 +245,10 @@ class FakeDiscord(LocalServer):
                                        message_id, BOT_USER, webhook=APP_ID))
         if parts[0] == "channels" and parts[-1] == "threads" and method == "POST":
             channel, message_id = parts[1], parts[3]
+            if message_id in self._threaded:
+                return _json({"message": "A thread has already been created for this message",
+                              "code": 160004}, 400)
+            self._threaded.add(message_id)
             return _json({"id": message_id, "type": 11, "guild_id": GUILD_ID,
                           "parent_id": channel, "name": body.get("name", ""),
                           "owner_id": BOT_ID, "message_count": 0, "member_count": 1,
@@ -248,8 +259,14 @@ class FakeDiscord(LocalServer):
         if parts[0] == "channels" and "reactions" in parts:
             return web.Response(status=204)
         if parts[0] == "channels" and parts[2] == "messages" and method in ("POST", "PATCH"):
+            nonce = body.get("nonce") if body.get("enforce_nonce") else None
+            if method == "POST" and nonce in self._nonces:
+                return _json(self._nonces[nonce])  # Discord: the message already posted
             message_id = parts[3] if method == "PATCH" else str(next(self._ids))
-            return _json(self._message(parts[1], body, message_id, BOT_USER))
+            message = self._message(parts[1], body, message_id, BOT_USER)
+            if method == "POST" and nonce:
+                self._nonces[nonce] = message
+            return _json(message)
         return _json({"message": f"fake Discord has no {method} {path}", "code": 0}, 404)
 
     def _original(self, token: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,15 +33,24 @@ class FakeSlack(LocalServer):
         self._ts = itertools.count(1)
         super().__init__()
         self.app.router.add_post("/api/{method}", self._handle)
+        self.app.router.add_get("/api/{method}", self._handle)  # slack_sdk GETs some reads
         self.app.router.add_get("/socket", self._socket)
         self.socket_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.socket_acks: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.rate_limited: dict[str, int] = {}  # method -> how many calls to answer with 429
         self.faults: list[Fault] = []  # server errors for calls that match, in order
+        self.posted: list[dict[str, Any]] = []  # messages posted: channel, ts, thread, metadata
+        # Calls that are carried out but never answered (the caller dies waiting, say).
+        self.stall: Callable[[str, dict[str, Any]], bool] = lambda method, args: False
+        self._stopping = asyncio.Event()
         self.teams = {"xoxb-test": "T1"}  # bot token -> workspace, for auth.test
         self.installed = {"access_token": "xoxb-installed", "team": {"id": "T3", "name": "Three"},
                           "bot_user_id": "UBOT3"}  # what oauth.v2.access grants
+
+    async def stop(self) -> None:
+        self._stopping.set()  # stalled calls end
+        await super().stop()
 
     @property
     def base_url(self) -> str:
@@ -120,5 +130,26 @@ class FakeSlack(LocalServer):
                                       **self.installed})
         if method in ("chat.postMessage", "chat.update"):
             ts = args.get("ts") or f"1700000000.{next(self._ts):06d}"
+            if method == "chat.postMessage":
+                self.posted.append({"channel": args.get("channel"), "ts": ts,
+                                    "thread_ts": args.get("thread_ts") or ts,
+                                    "metadata": _json_arg(args.get("metadata"))})
+            if self.stall(method, args):
+                await self._stopping.wait()
             return web.json_response({"ok": True, "channel": args.get("channel"), "ts": ts})
+        if method == "conversations.replies":
+            messages = [{"ts": m["ts"], "metadata": m["metadata"]} for m in self.posted
+                        if m["channel"] == args.get("channel")
+                        and m["thread_ts"] == args.get("ts")]
+            return web.json_response({"ok": True, "messages": messages, "has_more": False})
         return web.json_response({"ok": True})
+
+
+def _json_arg(value: Any) -> Any:
+    """An argument slack_sdk sent as JSON text in a form, or as JSON itself."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value

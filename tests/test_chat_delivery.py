@@ -185,3 +185,33 @@ async def test_discord_a_forbidden_thread_never_makes_the_channel_a_follow_up_th
     assert bot.requests[1].bypass_cache
     retried = fake.named("PATCH", f"/channels/{CHANNEL_ID}/messages/")[-1]
     assert "12 and 16 hours" in retried.body["embeds"][0]["description"]
+
+
+async def test_discord_a_delivery_repeated_from_scratch_posts_nothing_twice(
+    bot: DiscordHarness,
+) -> None:
+    """A worker that died before storing any step: the next one rebuilds the delivery from
+    its stored target and runs every step again; Discord's nonce and its "thread exists"
+    answer make each repeat land on what was already posted."""
+    from adapters.discord.delivery import DiscordDeliveries
+    from core.jobs.delivery import Steps
+    from core.models import ResearchResult
+
+    fake = bot.discord
+    await fake.interaction(QUESTION)
+    await bot.wait_answers(1)
+    jobs = bot.client.desk.jobs
+    (job,) = await jobs.store.recent()
+    row = await jobs.delivery(job.id)
+    assert row is not None and row["target"]["interaction_token"]
+    rebuilt = await DiscordDeliveries(bot.client, bot.client.desk.conversations)(row["target"])
+
+    async def keep(_: dict[str, Any]) -> None:
+        return None
+
+    await rebuilt.answer(ResearchResult.model_validate(job.result), Steps({}, keep, job.id))
+    threads = fake.named("POST", "/threads")
+    assert len(threads) == 2  # the repeat was refused (160004): the same thread is used
+    sources = [c for c in fake.named("POST", "/messages") if "Sources (" in json.dumps(c.body)]
+    assert len(sources) == 2 and sources[0].body["nonce"] == sources[1].body["nonce"]
+    assert len(fake.posted_ids(sources)) == 1  # Discord answered both with one message

@@ -145,3 +145,25 @@ async def test_a_job_researched_before_its_worker_died_only_finishes_its_deliver
     assert len(_shown(deployment.slack, "12 and 16 hours")) == 1
     later = [e.kind for e in await deployment.front.stored_events(job_id)][started:]
     assert later == ["delivered"]  # no stage ran again
+
+
+async def test_a_post_made_just_before_its_worker_died_is_found_not_repeated(
+    deployment: Deployment,
+) -> None:
+    """Slack takes the sources message, but the worker dies before it can store that: the
+    next attempt finds the message by its metadata (job, step) instead of posting again."""
+    slack = deployment.slack
+    slack.stall = lambda method, args: "Sources (" in str(args.get("blocks", ""))
+    request = ResearchRequest(question=QUESTION, tenant="t1")
+    job_id = await deployment.front.submit(request, deployment.delivery())
+    first = asyncio.create_task(deployment.worker.run_queued(job_id, 1, 2))
+    await slack.wait_for(lambda: any("Sources (" in str(a.get("blocks", ""))
+                                     for a in slack.named("chat.postMessage")))
+    first.cancel()  # the worker is gone; its job is still in progress
+    await asyncio.gather(first, return_exceptions=True)
+    slack.stall = lambda method, args: False
+    await deployment.worker.run_queued(job_id, 2, 2)
+    sources = [a for a in slack.named("chat.postMessage") if "Sources (" in str(a.get("blocks"))]
+    assert len(sources) == 1
+    assert slack.named("conversations.replies")  # looked before posting
+    assert (await deployment.front.delivery(job_id) or {})["status"] == "delivered"

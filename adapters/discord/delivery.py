@@ -8,6 +8,7 @@ it: `DiscordDeliveries` rebuilds one from its target over REST alone."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import time
 from typing import Any
@@ -38,6 +39,8 @@ TOKEN_GONE = {10062, 10015, 50027}
 TOKEN_LIFE_S = 14 * 60
 # Discord's name for an interaction's own response among its webhook's messages.
 ORIGINAL = "@original"
+# 160004: a thread was started from this message already (by an earlier attempt).
+THREAD_EXISTS = 160004
 
 
 class Status:
@@ -50,14 +53,17 @@ class Status:
         self.original = original
         self.expires_at = expires_at
         self.channel = channel
-        self.message: discord.Message | None = None
+        self.message: discord.Message | discord.PartialMessage | None = None
 
     @classmethod
     def of(cls, channel: discord.abc.Messageable, interaction: discord.Interaction) -> Status:
         # Counted from now, as the interaction arrives (its snowflake's clock is Discord's).
         return cls(channel, interaction.followup, time.time() + TOKEN_LIFE_S)
 
-    async def show(self, embeds: list[Embed]) -> discord.Message:
+    async def show(self, embeds: list[Embed], nonce: str | None = None
+                   ) -> discord.Message | discord.PartialMessage:
+        """Show `embeds` in the status message; `nonce` makes a channel post idempotent
+        (Discord returns the message already posted with it instead of a second one)."""
         if self.original is not None and time.time() >= self.expires_at:
             self.drop_original()
         if self.original is not None:
@@ -75,8 +81,9 @@ class Status:
         # The client's default is no mentions; edits of a message carry it only when the
         # message's author is known to be the bot, so every call says so itself.
         if self.message is None:
+            once: dict[str, Any] = {"nonce": nonce} if nonce else {}
             self.message = await self.channel.send(embeds=embeds_of(embeds),
-                                                   allowed_mentions=NO_MENTIONS)
+                                                   allowed_mentions=NO_MENTIONS, **once)
         else:
             self.message = await self.message.edit(embeds=embeds_of(embeds),
                                                    allowed_mentions=NO_MENTIONS)
@@ -104,14 +111,15 @@ class DiscordDelivery:
         return {"tenant": self._tenant, "channel": str(getattr(self.status.channel, "id", "")),
                 "application_id": str(original.id) if original is not None else None,
                 "interaction_token": original.token if original is not None else None,
-                "expires_at": self.status.expires_at, "threads": self.threads}
+                "expires_at": self.status.expires_at, "threads": self.threads,
+                "status_message": str(self.status.message.id) if self.status.message else None}
 
     async def progress(self, event: ProgressEvent) -> None:
         await self.status.show([render_progress(event)])
 
     async def answer(self, result: ResearchResult, steps: Steps) -> None:
         first, *rest = render_answer(result)
-        shown = await steps.once("answer", lambda: self._show(first))
+        shown = await steps.once("answer", lambda: self._show(first, nonce(steps, "answer")))
         answer = self._client.get_partial_messageable(int(shown["channel"])) \
             .get_partial_message(int(shown["message"]))
         thread = await steps.once("thread", lambda: self._thread(result, answer))
@@ -125,14 +133,17 @@ class DiscordDelivery:
                                                               result.job_id))
         channel = self._client.get_partial_messageable(int(where))
         for number, page in enumerate([*rest, *render_sources(result)], start=1):
-            await steps.once(f"page {number}", functools.partial(self._send, channel, page))
+            name = f"page {number}"
+            await steps.once(name, functools.partial(self._send, channel, page,
+                                                     nonce(steps, name)))
         await steps.once("retry reaction", lambda: self._react(answer))
 
     async def failure(self, message: str, steps: Steps) -> None:
-        await steps.once("error", lambda: self._show([render_error(message)]))
+        await steps.once("error", lambda: self._show([render_error(message)],
+                                                     nonce(steps, "error")))
 
-    async def _show(self, embeds: list[Embed]) -> dict[str, str]:
-        message = await self.status.show(embeds)
+    async def _show(self, embeds: list[Embed], once: str) -> dict[str, str]:
+        message = await self.status.show(embeds, once)
         return {"message": str(message.id), "channel": str(message.channel.id)}
 
     async def _thread(self, result: ResearchResult,
@@ -144,6 +155,8 @@ class DiscordDelivery:
                 answer.channel.id, answer.id, auto_archive_duration=1440,
                 name=trim(" ".join(result.question.split()), 100) or "Research")
         except discord.HTTPException as error:
+            if error.code == THREAD_EXISTS:  # an attempt that died started it: same id
+                return str(answer.id)
             if transient(error):
                 raise
             # No permission to create threads, say: the sources follow in the channel.
@@ -156,14 +169,21 @@ class DiscordDelivery:
         return True
 
     @staticmethod
-    async def _send(channel: discord.PartialMessageable, page: list[Embed]) -> str:
-        message = await channel.send(embeds=embeds_of(page), allowed_mentions=NO_MENTIONS)
+    async def _send(channel: discord.PartialMessageable, page: list[Embed], once: str) -> str:
+        message = await channel.send(embeds=embeds_of(page), nonce=once,
+                                     allowed_mentions=NO_MENTIONS)
         return str(message.id)
 
     @staticmethod
     async def _react(answer: discord.PartialMessage) -> bool:
         await answer.add_reaction(RETRY_EMOJI)  # a PUT: adding it twice changes nothing
         return True
+
+
+def nonce(steps: Steps, name: str) -> str:
+    """The job's step as a message nonce (25 characters at most): a retry of a post that
+    reached Discord gets the same message back."""
+    return hashlib.sha256(f"{steps.job_id}:{name}".encode()).hexdigest()[:25]
 
 
 def embeds_of(payloads: list[Embed]) -> list[discord.Embed]:
@@ -186,5 +206,7 @@ class DiscordDeliveries:
                                                str(target["interaction_token"]),
                                                client=self._client)
         status = Status(channel, original, float(target.get("expires_at") or 0.0))
+        if target.get("status_message") and original is None:
+            status.message = channel.get_partial_message(int(target["status_message"]))
         return DiscordDelivery(self._client, self._conversations, str(target["tenant"]),
                                status, bool(target.get("threads")))

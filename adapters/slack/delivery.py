@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 PLATFORM = "slack"
 RETRY_REACTION = "repeat"
 WORKING_REACTION = "eyes"
+# Message metadata on every message a delivery posts: which job and step posted it, so that
+# a retry after a crash finds a post whose success was never stored instead of posting again.
+METADATA_TYPE = "researchbot_delivery"
 
 
 class SlackDelivery:
@@ -52,30 +55,56 @@ class SlackDelivery:
 
     async def answer(self, result: ResearchResult, steps: Steps) -> None:
         first, *rest = render_answer(result)
-        answer_ts: str = await steps.once("answer", lambda: self._show(first))
+        answer_ts: str = await self._once_shown(steps, "answer", first)
         thread = self.thread or answer_ts
         await steps.once("remembered", lambda: self._remember(thread, answer_ts, result.job_id))
         for number, page in enumerate([*rest, *render_sources(result)], start=1):
-            await steps.once(f"page {number}", functools.partial(self._post, thread, page))
+            name = f"page {number}"
+            await steps.once(name, functools.partial(self._post, thread, page, steps, name),
+                             functools.partial(self._find, thread, steps, name))
         await steps.once("retry reaction", lambda: self._react(answer_ts))
         await steps.once("unmarked", self._unmark)
 
     async def failure(self, message: str, steps: Steps) -> None:
-        await steps.once("error", lambda: self._show(render_error(message)))
+        await self._once_shown(steps, "error", render_error(message))
         await steps.once("unmarked", self._unmark)
 
-    async def _show(self, page: dict[str, Any]) -> str:
-        """The status message becomes `page`; without one, `page` is posted in the thread."""
+    async def _once_shown(self, steps: Steps, name: str, page: dict[str, Any]) -> str:
+        """The status message becomes `page` (an edit: repeating it is harmless); without
+        one, `page` is posted in the thread, once."""
         if self.status_ts is not None:
-            await self._client.chat_update(channel=self.channel, ts=self.status_ts, **page)
-            return self.status_ts
-        return await self._post(self.thread, page)
+            return await steps.once(name, functools.partial(self._edit, page))
+        return await steps.once(name, functools.partial(self._post, self.thread, page, steps,
+                                                        name),
+                                functools.partial(self._find, self.thread, steps, name))
 
-    async def _post(self, thread: str | None, page: dict[str, Any]) -> str:
+    async def _edit(self, page: dict[str, Any]) -> str:
+        assert self.status_ts is not None
+        await self._client.chat_update(channel=self.channel, ts=self.status_ts, **page)
+        return self.status_ts
+
+    async def _post(self, thread: str | None, page: dict[str, Any], steps: Steps,
+                    name: str) -> str:
         response = await self._client.chat_postMessage(
             channel=self.channel, thread_ts=thread, unfurl_links=False, unfurl_media=False,
+            metadata={"event_type": METADATA_TYPE,
+                      "event_payload": {"job": steps.job_id, "step": name}},
             **page)
         return str(response["ts"])
+
+    async def _find(self, thread: str | None, steps: Steps, name: str) -> str | None:
+        """The ts of the message this job's step `name` posted in `thread`, if it did."""
+        if thread is None:
+            return None
+        response = await self._client.conversations_replies(
+            channel=self.channel, ts=thread, include_all_metadata=True, limit=1000)
+        wanted = {"job": steps.job_id, "step": name}
+        for message in response.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            if metadata.get("event_type") == METADATA_TYPE \
+                    and metadata.get("event_payload") == wanted:
+                return str(message["ts"])
+        return None
 
     async def _remember(self, thread: str, answer_ts: str, job_id: str) -> bool:
         await self._conversations.remember(PLATFORM, self._tenant, key(self.channel, thread),

@@ -39,19 +39,39 @@ T = TypeVar("T")
 PROGRESS_INTERVAL_S = 1.0
 
 
+STARTED = "_started"  # the steps begun, in `done`: one may have succeeded unseen
+
+
 class Steps:
     """The delivery steps a job has done, by name, with what each returned (a message id,
     say). `once` runs a step only if it has not succeeded before, in this attempt or an
-    earlier one, and stores its result before the next step runs."""
+    earlier one, and stores its result before the next step runs.
 
-    def __init__(self, done: dict[str, Any], save: Callable[[dict[str, Any]], Awaitable[None]]):
+    A process can die between a platform accepting a post and the step being stored. A step
+    given `find` (a look-up of what it would have posted, by the job and step) is marked as
+    started before it runs; a later attempt that finds it started looks before posting."""
+
+    def __init__(self, done: dict[str, Any], save: Callable[[dict[str, Any]], Awaitable[None]],
+                 job_id: str = "") -> None:
         self.done = done
+        self.job_id = job_id
         self._save = save
 
-    async def once(self, name: str, step: Callable[[], Awaitable[T]]) -> T:
+    async def once(self, name: str, step: Callable[[], Awaitable[T]],
+                   find: Callable[[], Awaitable[T | None]] | None = None) -> T:
         if name in self.done:
             return self.done[name]
-        value = await step()
+        if find is not None:
+            started: list[str] = self.done.setdefault(STARTED, [])
+            found = await find() if name in started else None
+            if found is not None:
+                return await self._record(name, found)
+            if name not in started:
+                started.append(name)
+                await self._save(self.done)
+        return await self._record(name, await step())
+
+    async def _record(self, name: str, value: T) -> T:
         self.done[name] = value
         await self._save(self.done)
         return value
@@ -171,7 +191,7 @@ async def deliver(job_id: str, delivery: Delivery, store: DeliveryStore, policy:
     async def save(steps_done: dict[str, Any]) -> None:
         await store.update(job_id, done=steps_done)
 
-    steps = Steps(done, save)
+    steps = Steps(done, save, job_id)
     try:
         async for attempt in policy.retrying():
             with attempt:
