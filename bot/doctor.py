@@ -42,7 +42,7 @@ async def run_checks(settings: Settings, *, call_models: bool = False,
     """Every check, run side by side, in a stable order."""
     services = asyncio.gather(
         check_data_dir(settings), check_database(settings), check_vectors(settings),
-        check_redis(settings), check_embedding(settings, call_models))
+        check_redis(settings), check_queue(settings), check_embedding(settings, call_models))
     rows, models, sources = await asyncio.gather(
         services, check_models(settings, call_models), check_sources(settings, source_timeout_s))
     return [*rows, *models, *sources]
@@ -123,6 +123,28 @@ async def check_redis(settings: Settings) -> Check:
         return f"{safe_url(url)}: PING answered"
 
     return await _row("redis", "chat.redis_url", probe, SERVICE_TIMEOUT_S)
+
+
+async def check_queue(settings: Settings) -> Check:
+    if settings.queue.url is None:
+        return Check("queue", "queue.url", "off",
+                     "not configured: jobs run in the process that takes the question")
+    url = settings.queue.url.get_secret_value()
+
+    async def probe() -> str:
+        from core.jobs.queue import JobQueue
+
+        queue = JobQueue(url, settings.queue)
+        try:
+            await queue.connect()
+            stats = await queue.stats()
+        finally:
+            await queue.close()
+        waiting = ", ".join(f"{name} {s.queued} queued, {s.active} running"
+                            for name, s in stats.items())
+        return f"{safe_url(url)}: {waiting}"
+
+    return await _row("queue", "queue.url", probe, SERVICE_TIMEOUT_S)
 
 
 # ---- the models --------------------------------------------------------------------------

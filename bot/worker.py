@@ -37,6 +37,7 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
                                  "the queue the chat front ends submit to")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # a line per model call
     await require_models(settings)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

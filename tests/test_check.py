@@ -82,9 +82,11 @@ async def test_postgresql_and_redis_servers_are_ok(
     _server_up(6379, "Redis")
     monkeypatch.setenv("RESEARCHBOT_STORE__URL", POSTGRES_URL)
     monkeypatch.setenv("RESEARCHBOT_CHAT__REDIS_URL", REDIS_URL)
+    monkeypatch.setenv("RESEARCHBOT_QUEUE__URL", REDIS_URL)
     code, output = await _check(capsys, "--json")
     rows = _rows(output)
     assert code == 0, output
+    assert rows["queue"]["status"] == "ok" and "research 0 queued" in rows["queue"]["detail"]
     assert rows["database"]["status"] == "ok" and "postgresql" in rows["database"]["detail"]
     assert rows["redis"]["status"] == "ok" and "PING answered" in rows["redis"]["detail"]
     assert rows["source wikipedia"] == {"component": "source wikipedia",
@@ -99,6 +101,7 @@ async def test_an_unreachable_redis_or_source_is_a_failed_row(
     monkeypatch.setenv("RESEARCHBOT_SOURCES__ARXIV_API", "http://127.0.0.1:1/arxiv/query")
     monkeypatch.setenv("RESEARCHBOT_SOURCES__SEARXNG_URL", "")
     monkeypatch.setenv("RESEARCHBOT_CHAT__REDIS_URL", f"redis://:{SECRET}@127.0.0.1:1/0")
+    monkeypatch.setenv("RESEARCHBOT_QUEUE__URL", f"redis://:{SECRET}@127.0.0.1:1/0")
     web.fail("/eutils/esearch.fcgi", Failure(503))
     code, output = await _check(capsys, "--json")
     assert code == 1
@@ -106,6 +109,7 @@ async def test_an_unreachable_redis_or_source_is_a_failed_row(
     rows = _rows(output)
     assert payload["ok"] is False
     assert rows["redis"]["status"] == "FAIL" and "unreachable" in rows["redis"]["detail"]
+    assert rows["queue"]["status"] == "FAIL" and SECRET not in rows["queue"]["detail"]
     assert rows["source arxiv"]["status"] == "FAIL"
     assert rows["source arxiv"]["detail"].startswith("unreachable")
     assert rows["source pubmed"]["status"] == "FAIL"
