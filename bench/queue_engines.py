@@ -34,11 +34,18 @@ POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 async def measure(name: str, url: str, jobs: int) -> list[Any]:
     queue = Queue.from_url(url, name=f"bench-{int(time.time())}")
     await queue.connect()
-    started: dict[str, float] = {}
+    started: dict[int, float] = {}
+    arrived = asyncio.Event()
 
     async def work(ctx: dict[str, Any], *, n: int) -> None:
-        started[str(n)] = time.perf_counter()
+        started[n] = time.perf_counter()
+        arrived.set()
         await asyncio.sleep(0.05)
+
+    async def until(done: Any) -> None:
+        while not done():
+            arrived.clear()
+            await arrived.wait()
 
     worker = Worker(queue, [("work", work)], concurrency=20, dequeue_timeout=0.5)
     worker.SIGNALS = []
@@ -49,16 +56,14 @@ async def measure(name: str, url: str, jobs: int) -> list[Any]:
         for n in range(50):  # one at a time on an idle queue
             sent = time.perf_counter()
             await queue.enqueue("work", n=-1 - n, key=f"p{n}", timeout=10)
-            while str(-1 - n) not in started:
-                await asyncio.sleep(0.001)
-            pickups.append(started[str(-1 - n)] - sent)
+            await until(lambda n=n: -1 - n in started)
+            pickups.append(started[-1 - n] - sent)
         begin = time.perf_counter()
         for n in range(jobs):
             await queue.enqueue("work", n=n, key=f"j{n}", timeout=10)
         enqueued = time.perf_counter() - begin
-        while len([k for k in started if not k.startswith("-")]) < jobs:
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.06)
+        await until(lambda: sum(1 for k in started if k >= 0) >= jobs)
+        await asyncio.sleep(0.06)  # the last jobs' own 50 ms
         total = time.perf_counter() - begin
     finally:
         await worker.stop()
