@@ -137,7 +137,7 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
         bypass_cache=args.no_cache,
     )
 
-    async with open_research(settings) as research:
+    async with open_research(settings, in_process=True) as research:
         job_id = await research.jobs.submit(request)
         result = await _followed(research.jobs, job_id, args.json)
         files, _ = await research.knowledge_base.stats(request.tenant)
@@ -153,7 +153,7 @@ async def _improve(args: argparse.Namespace, settings: Any) -> int:
     from core.research.intake import validate_question
 
     validate_question(args.feedback, what="feedback")
-    async with open_research(settings) as research:
+    async with open_research(settings, in_process=True) as research:
         job_id = await research.jobs.improve(args.feedback, args.tenant or settings.tenant,
                                              args.job)
         result = await _followed(research.jobs, job_id, args.json)
@@ -191,7 +191,7 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
             print(f"{what:>9}  {path}", file=sys.stderr, flush=True)
 
     tenant = args.tenant or settings.tenant
-    async with open_research(settings) as research:
+    async with open_research(settings, in_process=True) as research:
         report = await research.knowledge_base.index(
             [p.expanduser() for p in args.paths], tenant, on_file
         )

@@ -160,11 +160,13 @@ async def open_front(settings: Settings) -> AsyncIterator[Front]:
 
 @asynccontextmanager
 async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = (),
-                        deliveries: DeliveryFactory | None = None) -> AsyncIterator[Research]:
+                        deliveries: DeliveryFactory | None = None,
+                        in_process: bool = False) -> AsyncIterator[Research]:
     """The research core. `trusted_pages`: URLs whose host and port the page reader may read
     although they are private or this machine (benches' fake servers; never from settings).
     `deliveries` rebuilds stored deliveries (a worker's). With `queue.url` set, jobs are
-    submitted to the queue and run by `JobService.run_queued` in workers."""
+    submitted to the queue and run by `JobService.run_queued` in workers, unless
+    `in_process` (the CLI, which has the research core loaded anyway, answers at once)."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import diskcache
@@ -186,7 +188,7 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
             await store.fail_abandoned(
                 worker_alive, timedelta(minutes=settings.store.stale_job_minutes)
             )
-        queue = await stack.enter_async_context(open_queue(settings))
+        queue = None if in_process else await stack.enter_async_context(open_queue(settings))
         embedder = build_embedder(settings.embedding)
         chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url,
                              crash_test_kill_switch())

@@ -78,6 +78,32 @@ class Cluster:
                 await process.handle.wait()
 
 
+@contextlib.asynccontextmanager
+async def chroma_server(folder: Path) -> AsyncIterator[str]:
+    """`chroma run` on a free port: the vector store several machines would share."""
+    import aiohttp
+
+    port = free_port()
+    log = folder / "chroma.log"
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "chroma"), "run", "--path", str(folder / "chroma"),
+        "--host", "127.0.0.1", "--port", str(port), stdout=log.open("wb"),
+        stderr=subprocess.STDOUT, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with asyncio.timeout(60), aiohttp.ClientSession() as session:
+            while True:
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with session.get(f"{url}/api/v2/heartbeat") as response:
+                        if response.status == 200:
+                            break
+                await asyncio.sleep(0.2)  # a server starting up
+        yield url
+    finally:
+        process.terminate()
+        await process.wait()
+
+
 async def reset_servers() -> None:
     """An empty job database and queue: the tests count every job and queue item."""
     from redis.asyncio import Redis

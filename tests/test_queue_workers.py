@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from core.db import job_deliveries, job_events, jobs
-from tests.cluster import Cluster, cluster, free_port, wait_until
+from tests.cluster import Cluster, chroma_server, cluster, free_port, wait_until
 from tests.conftest import POSTGRES_URL
 from tests.fake_discord import GUILD_ID, FakeDiscord
 from tests.fake_slack import FakeSlack
@@ -217,3 +217,39 @@ async def test_a_late_worker_answers_queued_questions_and_a_stopped_one_hands_jo
 
 async def _count_jobs(status: str, count: int) -> bool:
     return sum(row["status"] == status for row in await _rows(jobs)) == count
+
+
+async def test_workers_on_a_chroma_server_see_documents_indexed_while_they_answer(
+    tmp_path: Path,
+) -> None:
+    """Past one machine: the catalogue in PostgreSQL, the vectors in a Chroma server; an
+    index run beside two busy workers adds a document that the next question finds."""
+    slack = FakeSlack()
+    await slack.start()
+    try:
+        async with chroma_server(tmp_path) as chroma_url, \
+                cluster(tmp_path, "T1", **_slack_settings(slack),
+                        RESEARCHBOT_KNOWLEDGE_BASE__CHROMA_URL=chroma_url) as made:
+            harness = await _slack_front(made, slack)
+            await made.worker("worker-1")
+            await made.worker("worker-2")
+            threads = await _ask_slack(harness, 10)
+            new = tmp_path / "new"
+            new.mkdir()
+            (new / "axolotl.md").write_text(
+                "# Axolotls\n\nAxolotls regrow lost limbs within about forty days, bones "
+                "and nerves included.\n", encoding="utf-8")
+            indexer = await made.start("index-new", "index", str(new), "--tenant", "T1")
+            assert await indexer.handle.wait() == 0, indexer.text()
+            await slack.wait_for(lambda: len(_slack_answered(slack, threads)) == 10, 120)
+            asked = harness.post(mention("How long do axolotls take to regrow a limb?",
+                                         event_id="EvNew", ts="1800000001.000001"))
+            assert await asked == 200
+            await slack.wait_for(lambda: bool(_slack_answered(slack, ["1800000001.000001"])),
+                                 120)
+            answer = [a for a in slack.named("chat.update") if a.get("blocks")][-1]
+            assert "forty days" in json.dumps(answer["blocks"])
+            await wait_until(lambda: _all_delivered(11), 30)
+            await _assert_jobs_done(11)
+    finally:
+        await slack.stop()
