@@ -136,7 +136,7 @@ async def cluster(folder: Path, tenant: str, **settings: str) -> AsyncIterator[C
         "RESEARCHBOT_DATA_DIR": str(folder / "data"),
         "RESEARCHBOT_STORE__URL": POSTGRES_URL,
         "RESEARCHBOT_QUEUE__URL": REDIS_URL,
-        "RESEARCHBOT_QUEUE__HEARTBEAT_SECONDS": "2",
+        "RESEARCHBOT_QUEUE__HEARTBEAT_SECONDS": "10",  # 2 s gave false take-ups on a busy machine
         "RESEARCHBOT_QUEUE__SWEEP_SECONDS": "1",
         "RESEARCHBOT_QUEUE__SHUTDOWN_GRACE_SECONDS": "20",
         "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true",

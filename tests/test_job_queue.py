@@ -66,7 +66,7 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
         return web_client("xoxb-test", slack.base_url)
 
     registry.register("slack", SlackDeliveries(client_for, ConversationStore(sqlite_engine)))
-    queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, heartbeat_seconds=2,
+    queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, heartbeat_seconds=10,
                                               sweep_seconds=1, max_attempts=2,
                                               shutdown_grace_seconds=0))
     await queue.connect()
