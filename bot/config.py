@@ -31,6 +31,7 @@ from core.config import (
     LLMSettings,
     PipelineSettings,
     QueueSettings,
+    RedisUrl,
     SourcesSettings,
     StoreSettings,
     StrList,
@@ -61,7 +62,7 @@ class ChatSettings(BaseModel):
     max_queue_seconds: float = Field(
         default=20.0, ge=0, description="A question over a limit waits in a queue up to this "
         "long; beyond it, it is refused with a friendly message saying when to ask again.")
-    redis_url: SecretStr | None = Field(
+    redis_url: RedisUrl = Field(
         default=None, description="Redis URL (redis://host:6379/0): event dedupe and question "
         "limits shared by every bot process. Default: kept in each process.")
     event_ttl_seconds: float = Field(
@@ -75,15 +76,6 @@ class ChatSettings(BaseModel):
         default=2.0, gt=0, description="The first wait before a delivery is retried; each "
         "next wait doubles, up to a minute.")
 
-    @field_validator("redis_url", mode="before")
-    @classmethod
-    def _redis_url(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
-            return None
-        if isinstance(value, str) and urlsplit(value).scheme not in ("redis", "rediss", "unix"):
-            raise ValueError(f"{safe_url(value)!r} is not a Redis URL: write "
-                             "redis://host:6379/0 (rediss:// for TLS)")
-        return value
 
 
 class SlackSettings(BaseModel):

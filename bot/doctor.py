@@ -15,11 +15,14 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.config import Settings
 from core.errors import ConfigurationError
 from core.redact import redact, safe_url
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,8 @@ async def run_checks(settings: Settings, *, call_models: bool = False,
     """Every check, run side by side, in a stable order."""
     services = asyncio.gather(
         check_data_dir(settings), check_database(settings), check_vectors(settings),
-        check_redis(settings), check_queue(settings), check_embedding(settings, call_models))
+        check_redis(settings), check_queue(settings), check_source_limits(settings),
+        check_embedding(settings, call_models))
     rows, models, sources = await asyncio.gather(
         services, check_models(settings, call_models), check_sources(settings, source_timeout_s))
     return [*rows, *models, *sources]
@@ -106,10 +110,20 @@ async def check_vectors(settings: Settings) -> Check:
 
 
 async def check_redis(settings: Settings) -> Check:
-    if settings.chat.redis_url is None:
-        return Check("redis", "chat.redis_url", "off",
-                     "not configured: chat limits and dedupe kept in each process")
-    url = settings.chat.redis_url.get_secret_value()
+    return await _redis_row("redis", "chat.redis_url", settings.chat.redis_url,
+                            "chat limits and dedupe kept in each process")
+
+
+async def check_source_limits(settings: Settings) -> Check:
+    return await _redis_row("source limits", "sources.redis_url", settings.sources.redis_url,
+                            "source rate limits and breakers kept in each process")
+
+
+async def _redis_row(component: str, setting: str, secret: SecretStr | None,
+                     otherwise: str) -> Check:
+    if secret is None:
+        return Check(component, setting, "off", f"not configured: {otherwise}")
+    url = secret.get_secret_value()
 
     async def probe() -> str:
         from redis.asyncio import Redis
@@ -122,7 +136,7 @@ async def check_redis(settings: Settings) -> Check:
             await redis.aclose()
         return f"{safe_url(url)}: PING answered"
 
-    return await _row("redis", "chat.redis_url", probe, SERVICE_TIMEOUT_S)
+    return await _row(component, setting, probe, SERVICE_TIMEOUT_S)
 
 
 async def check_queue(settings: Settings) -> Check:

@@ -251,6 +251,24 @@ async def open_web(settings: Settings, embedder: Embedder,
     from core.web.fetch import PageFetcher, PageReader
     from core.web.net import AddressGuard, api_session, capped_http_client, guarded_session
 
+    shared = redis = None
+    if config.redis_url is not None:
+        from redis.asyncio import Redis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        from core.errors import ConfigurationError
+        from core.redact import safe_url
+        from core.sources.shared import SharedLimits
+
+        url = config.redis_url.get_secret_value()
+        try:  # short timeouts, one quick retry: a slow Redis sends a process to its own limits
+            redis = Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0,
+                                   retry=Retry(NoBackoff(), 1))
+        except ValueError as error:
+            raise ConfigurationError(f"sources.redis_url: cannot use {safe_url(url)!r}: "
+                                     f"{error}") from None
+        shared = SharedLimits(redis)
     cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
         if config.cache_ttl_hours > 0 else None
 
@@ -262,7 +280,7 @@ async def open_web(settings: Settings, embedder: Embedder,
             timeout_s=config.timeout_s, attempts=config.attempts,
             breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset_s),
             cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600,
-            max_response_bytes=max_response)
+            max_response_bytes=max_response, shared=shared)
 
     # The configured API endpoints may be on the user's LAN; names a redirect leads to may not.
     api = api_session(config.user_agent, connect_timeout_s=max(1.0, config.timeout_s / 2),
@@ -312,6 +330,8 @@ async def open_web(settings: Settings, embedder: Embedder,
         await pages.close()
         if cache is not None:
             cache.close()
+        if redis is not None:
+            await redis.aclose()
 
 
 @asynccontextmanager

@@ -76,6 +76,19 @@ StoreUrl = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset),
                      AfterValidator(_secret_store_url)]
 
 
+def _redis_url(value: SecretStr | None) -> SecretStr | None:
+    if value is not None and urlsplit(value.get_secret_value()).scheme not in (
+            "redis", "rediss", "unix"):
+        raise ValueError(f"{safe_url(value.get_secret_value())!r} is not a Redis URL: write "
+                         "redis://host:6379/0 (rediss:// for TLS)")
+    return value
+
+
+# A Redis URL may carry a password: a secret, like the store's URL.
+RedisUrl = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset),
+                     AfterValidator(_redis_url)]
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -94,17 +107,8 @@ class StoreSettings(_Section):
     )
 
 
-def _redis_queue_url(value: SecretStr | None) -> SecretStr | None:
-    if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis",
-                                                                                 "rediss"):
-        raise ValueError(f"{safe_url(value.get_secret_value())!r} is not a Redis URL: write "
-                         "redis://host:6379/0 (rediss:// for TLS)")
-    return value
-
-
 class QueueSettings(_Section):
-    url: Annotated[SecretStr | None, BeforeValidator(_blank_is_unset),
-                   AfterValidator(_redis_queue_url)] = Field(
+    url: RedisUrl = Field(
         default=None,
         description="Redis URL of the job queue (redis://host:6379/0): chat front ends submit "
         "jobs to it and `researchbot worker` processes answer them. Default: no queue, jobs "
@@ -157,6 +161,14 @@ class KnowledgeBaseSettings(_Section):
         default=0.75, ge=0, le=1, description="MMR trade-off: 1 pure relevance, 0 pure diversity."
     )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
+    max_loaded_tenants: int = Field(
+        default=64, ge=1, description="Tenants whose search index a process keeps in memory; "
+        "the least recently searched is dropped (and rebuilt when it is searched again)."
+    )
+    tenant_idle_seconds: float = Field(
+        default=1800.0, gt=0, description="A tenant's search index not searched for this long "
+        "is dropped from memory."
+    )
 
     @model_validator(mode="after")
     def _overlap_below_chunk(self) -> KnowledgeBaseSettings:
@@ -353,3 +365,6 @@ class SourcesSettings(_Section):
     user_agent: str = Field(default="researchbot/0.1 (research assistant; reads robots.txt)",
                             description="User-Agent of every request (robots.txt is read for "
                             "the token 'researchbot').")
+    redis_url: RedisUrl = Field(
+        default=None, description="Redis URL (redis://host:6379/0): rate limits and circuit "
+        "breakers of the shared APIs, shared by every process. Default: kept in each process.")

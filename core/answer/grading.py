@@ -45,6 +45,7 @@ MEDIUM_COVERAGE = 0.6
 _OUTAGE = {
     "unreachable": "{label} could not be reached",
     "timeout": "{label} did not answer in time",
+    "busy": "{label} was busy with other questions",
     "too_large": "{label} sent an answer too large to read",
     "rate_limited": "{label} refused more requests for now (rate limit)",
     "refused": "{label} refused the request (check its API key)",

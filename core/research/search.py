@@ -20,7 +20,7 @@ from core.errors import (
 from core.models import QueryIntent, Source
 from core.research.planning import ResearchPlan
 from core.sources.base import Capabilities, SearchQuery, SearchSource, SourceKind
-from core.sources.policy import CALL_DEADLINE
+from core.sources.policy import CALL_DEADLINE, SourceBusyError
 from core.sources.quality import blocked, source_prior
 from core.web.fetch import PageReader
 
@@ -68,7 +68,7 @@ class SourceFailure(BaseModel):
     query: str
     reason: str
     label: str = ""  # how people know the source, e.g. "Wikipedia"
-    kind: str = "error"  # unreachable, timeout, too_large, rate_limited, refused or error
+    kind: str = "error"  # unreachable, timeout, busy, too_large, rate_limited, refused, error
 
 
 class SearchOutcome(BaseModel):
@@ -157,6 +157,8 @@ def failure_kind(error: SourceError) -> str:
         return "unreachable"
     if isinstance(error, SourceTimeoutError):
         return "timeout"
+    if isinstance(error, SourceBusyError):
+        return "busy"  # never sent: our own limits, not the source, ran out of time
     if isinstance(error, SourceResponseTooLargeError):
         return "too_large"
     if error.status == 429:

@@ -7,6 +7,13 @@ transaction that removes a file's rows also records the file in kb_pending, and 
 writes them back (or the end of a removal) clears it: the next index run first deletes the
 vectors of recorded files that are not catalogued, so even a file removed from disk while its
 removal was cut short (kill -9, power loss) leaves no vectors behind.
+
+Search keeps each tenant's BM25 corpus in memory, built from the catalogue at one generation
+(the tenant's count of catalogue changes). Tenants are independent: one tenant's rebuild never
+holds up another's search. When the generation moves, searches go on answering from the loaded
+corpus while one background task builds the new one (see `KnowledgeBase.search` for what that
+staleness allows). At most `max_loaded_tenants` corpora stay loaded, and none longer than
+`tenant_idle_seconds` without a search.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import hashlib
 import logging
 import os
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -87,6 +95,51 @@ class _Corpus:
     bm25: Any
 
 
+@dataclass
+class _Loaded:
+    """A tenant's corpus in memory, the rebuild that will replace it, and its last search."""
+
+    corpus: _Corpus | None = None
+    rebuild: asyncio.Task[_Corpus] | None = None
+    used: float = 0.0
+
+
+class _LoadedTenants:
+    """At most `limit` tenants, least recently searched first; a tenant not searched for
+    `idle` seconds is dropped at the next search of any tenant (no timer to own and stop).
+    An OrderedDict rather than cachetools: an entry's idle time runs from its last use (a
+    TTLCache counts from insertion), and the entries hold rebuild tasks, not cached values."""
+
+    def __init__(self, limit: int, idle: float, clock: Callable[[], float]) -> None:
+        self._limit = limit
+        self._idle = idle
+        self._clock = clock
+        self._entries: OrderedDict[str, _Loaded] = OrderedDict()
+
+    def use(self, tenant: str) -> _Loaded:
+        now = self._clock()
+        entry = self._entries.pop(tenant, None) or _Loaded()
+        entry.used = now
+        self._drop(now, room_for=1)
+        self._entries[tenant] = entry
+        return entry
+
+    def get(self, tenant: str) -> _Loaded | None:
+        return self._entries.get(tenant)
+
+    def tenants(self) -> list[str]:
+        """Least recently searched first."""
+        return list(self._entries)
+
+    def _drop(self, now: float, room_for: int) -> None:
+        while self._entries:
+            oldest = next(iter(self._entries.values()))
+            full = len(self._entries) + room_for > self._limit
+            if not full and now - oldest.used <= self._idle:
+                return
+            self._entries.popitem(last=False)
+
+
 class KnowledgeBase:
     def __init__(
         self,
@@ -97,11 +150,13 @@ class KnowledgeBase:
         index_cache: Any = None,
         worker: str = "",
         worker_alive: WorkerAlive | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`index_cache`, a diskcache.Cache, keeps each tenant's BM25 index between
         processes (building it tokenizes every chunk: ~2 s for 7k chunks). `worker` names
         this process in kb_pending; `worker_alive` tells whether a recorded worker may still
-        be storing its file (by default none is: one index run at a time)."""
+        be storing its file (by default none is: one index run at a time). `clock`: seconds,
+        for the idle time of loaded tenants (tests move it instead of waiting)."""
         self._engine = engine
         self._worker = worker
         self._worker_alive = worker_alive or (lambda _worker: False)
@@ -109,9 +164,11 @@ class KnowledgeBase:
         self._chroma = chroma
         self._embedder = embedder
         self._settings = settings
-        self._corpora: dict[str, _Corpus] = {}
+        self._loaded = _LoadedTenants(settings.max_loaded_tenants,
+                                      settings.tenant_idle_seconds, clock)
+        # The event loop holds tasks weakly; an evicted tenant's rebuild must still finish.
+        self._rebuilds: set[asyncio.Task[_Corpus]] = set()
         self._collections: dict[str, VectorCollection] = {}
-        self._corpus_lock = asyncio.Lock()
 
     # ---- indexing -------------------------------------------------------------------------
 
@@ -350,8 +407,17 @@ class KnowledgeBase:
         per_document: int = 3,
     ) -> list[Source]:
         """Passages for the query. "hybrid" fuses BM25 and dense rankings, orders documents
-        by their best passages, then picks up to `per_document` passages in each by MMR."""
-        corpus = await self._corpus(tenant)
+        by their best passages, then picks up to `per_document` passages in each by MMR.
+
+        Staleness: after an index run changes the tenant's files, searches answer from the
+        corpus loaded before it until a background rebuild swaps the new one in: well under
+        a second for a few hundred chunks, ~7 s for 5,000 on 2 cores (bench/kb_tenants.py).
+        Until then new files are not found, nor a changed file (its passages get new ids: the
+        old text's vectors are gone and the new text is not in the loaded corpus). A passage
+        whose catalogue row is gone is never returned: a stale corpus's hits are checked
+        against the catalogue. A tenant with nothing loaded waits for its first build."""
+        generation = await self._stored_generation(tenant)
+        corpus = await self._corpus(tenant, generation)
         if not corpus.ids:
             return []
         vector = (await asyncio.to_thread(self._embedder.embed, [query]))[0]
@@ -364,6 +430,8 @@ class KnowledgeBase:
             rankings.append([h.id for h in hits if h.id in corpus.rows])
         fused = reciprocal_rank_fusion(rankings, self._settings.rrf_k)
         ordered = sorted(fused, key=lambda i: -fused[i])
+        if corpus.generation < generation:
+            ordered = await self._still_catalogued(tenant, ordered)
         if not ordered:
             return []
         stored = await self._collection(tenant).get(ordered, with_vectors=True)
@@ -407,17 +475,74 @@ class KnowledgeBase:
                 break
         return picked
 
-    async def _corpus(self, tenant: str) -> _Corpus:
-        async with self._corpus_lock:
-            generation = await self.generation(tenant)
-            cached = self._corpora.get(tenant)
-            if cached is not None and cached.generation == generation:
-                return cached
+    async def _corpus(self, tenant: str, generation: int | None = None) -> _Corpus:
+        """The tenant's corpus for a search of the catalogue at `generation` (default: now).
+        An older one with passages is returned at once and rebuilt in the background; with
+        nothing (or nothing searchable) loaded the search waits, sharing one build."""
+        if generation is None:
+            generation = await self._stored_generation(tenant)
+        entry = self._loaded.use(tenant)
+        while True:
+            loaded = entry.corpus
+            if loaded is not None and loaded.generation >= generation:
+                return loaded
+            rebuild = self._start_rebuild(tenant, entry, generation)
+            if loaded is not None and loaded.ids:
+                return loaded
+            # The build may be one for an older generation that was already running: then
+            # the loop starts the next. Shielded: a search given up on (a source timeout)
+            # must not cancel a build that other searches are waiting for.
+            await asyncio.shield(rebuild)
+
+    def _start_rebuild(self, tenant: str, entry: _Loaded, generation: int
+                       ) -> asyncio.Task[_Corpus]:
+        """The tenant's running rebuild, or a new one: one at a time for each tenant."""
+        if entry.rebuild is None:
+            entry.rebuild = asyncio.create_task(self._rebuild(tenant, entry, generation))
+            self._rebuilds.add(entry.rebuild)
+            entry.rebuild.add_done_callback(self._rebuild_done)
+        return entry.rebuild
+
+    async def _rebuild(self, tenant: str, entry: _Loaded, generation: int) -> _Corpus:
+        try:
             corpus = await self._load_corpus(tenant, generation)
-            self._corpora[tenant] = corpus
+            entry.corpus = corpus
             return corpus
+        finally:
+            entry.rebuild = None
+
+    def _rebuild_done(self, task: asyncio.Task[_Corpus]) -> None:
+        self._rebuilds.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # A waiting search raises it; a background rebuild's failure would go unseen.
+            log.warning("rebuilding a tenant's search index failed (the next search tries "
+                        "again): %s", task.exception())
+
+    async def _still_catalogued(self, tenant: str, ids: list[str]) -> list[str]:
+        """`ids` without the passages whose catalogue rows were deleted: between an index run
+        deleting a file's rows and deleting its vectors, only the catalogue knows."""
+        if not ids:
+            return ids
+        async with self._engine.connect() as connection:
+            kept = set((await connection.execute(select(kb_chunks.c.id).where(
+                kb_chunks.c.tenant == tenant, kb_chunks.c.id.in_(ids)))).scalars())
+        return [i for i in ids if i in kept]
 
     async def generation(self, tenant: str) -> int:
+        """The catalogue generation that searches of the tenant answer from now. The answer
+        cache keys on it, so an answer is stored under the generation of the documents it was
+        found in, never under a newer one. It trails the catalogue while a rebuild runs in the
+        background, and reading it starts that rebuild (a tenant whose questions all hit the
+        cache would otherwise never search, and never see its new documents)."""
+        stored = await self._stored_generation(tenant)
+        entry = self._loaded.get(tenant)
+        if entry is None or entry.corpus is None or not entry.corpus.ids:
+            return stored  # a search now waits for a corpus at least this new
+        if entry.corpus.generation < stored:
+            self._start_rebuild(tenant, entry, stored)
+        return min(entry.corpus.generation, stored)
+
+    async def _stored_generation(self, tenant: str) -> int:
         async with self._engine.connect() as connection:
             value = await connection.scalar(
                 select(kb_generations.c.generation).where(kb_generations.c.tenant == tenant)
@@ -452,7 +577,8 @@ class KnowledgeBase:
         if saved is not None and saved[0] == generation and saved[1] == ids:
             return _Corpus(generation, ids, {r["id"]: r for r in rows}, saved[2])
         bm25 = await asyncio.to_thread(_build_bm25, rows) if rows else None
-        if self._index_cache is not None and generation == await self.generation(tenant):
+        if (self._index_cache is not None
+                and generation == await self._stored_generation(tenant)):
             self._index_cache.set(key, (generation, ids, bm25))
         return _Corpus(generation, ids, {r["id"]: r for r in rows}, bm25)
 
