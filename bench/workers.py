@@ -173,7 +173,7 @@ async def kills(workdir: Path, fakes: tuple[Any, ...], questions: int
         async def on_answers(answered: int) -> None:
             nonlocal killed
             async with lock:
-                if answered in (100, 500, 1000):
+                if answered in (100, 500, 1000) and answered not in [m[0] for m in memory]:
                     memory.append([answered, round(rss.memory_info().rss / 2**20)])
                 if answered // 100 > killed and answered < questions:
                     killed += 1
