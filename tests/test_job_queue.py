@@ -22,7 +22,7 @@ from core.jobs.queue import JobQueue
 from core.jobs.service import CANCELLED, JobService
 from core.jobs.store import JobStore
 from core.jobs.worker import run_worker
-from core.models import JobStatus, ResearchRequest
+from core.models import Depth, JobStatus, ResearchRequest
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from tests.chat_harness import SlowSource
@@ -68,7 +68,8 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
     registry.register("slack", SlackDeliveries(client_for, ConversationStore(sqlite_engine)))
     queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, heartbeat_seconds=10,
                                               sweep_seconds=1, max_attempts=2,
-                                              shutdown_grace_seconds=0))
+                                              shutdown_grace_seconds=0, concurrency=1,
+                                              deep_concurrency=1))
     await queue.connect()
     front = build_jobs(None, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
                        deliveries_for=registry)
@@ -167,3 +168,27 @@ async def test_a_post_made_just_before_its_worker_died_is_found_not_repeated(
     assert len(sources) == 1
     assert slack.named("conversations.replies")  # looked before posting
     assert (await deployment.front.delivery(job_id) or {})["status"] == "delivered"
+
+
+async def test_deep_questions_wait_in_their_own_queue_and_never_hold_up_quick_ones(
+    deployment: Deployment,
+) -> None:
+    """One slot for deep jobs and one for the rest: two deep questions queue behind each
+    other while a quick one asked after them is answered at once."""
+    queue = deployment.queue
+    deep = [await deployment.front.submit(ResearchRequest(
+        question=QUESTION, tenant="t1", depth=Depth.DEEP, bypass_cache=True))
+        for _ in range(2)]
+    quick = await deployment.front.submit(ResearchRequest(
+        question=QUESTION, tenant="t1", depth=Depth.QUICK, bypass_cache=True))
+    assert (await queue.stats())["research-deep"].queued == 2
+    assert (await queue.stats())["research"].queued == 1
+    stop, running = await deployment.run_worker()
+    done = [await deployment.front.wait(job_id) for job_id in (*deep, quick)]
+    stop.set()
+    await running
+    assert [job.status for job in done] == [JobStatus.COMPLETED] * 3
+    first, second, asked_last = done
+    assert first.completed_at and second.started_at and asked_last.started_at
+    assert second.started_at >= first.completed_at  # deep jobs take turns in their slot
+    assert asked_last.started_at < second.started_at  # the quick one did not wait for them
