@@ -184,7 +184,7 @@ def _settings(case: str, base: str, data_dir: Path, uncapped: bool) -> Any:
 async def _ask(settings: Any, base: str) -> tuple[Any, list[str], float, float]:
     """The result, the pages not read, the seconds and the peak RSS rise (MB) of the question
     (the pipeline is opened before the measure starts)."""
-    from bot.wiring import open_research, open_store
+    from bot.wiring import open_jobs, open_research
     from core.models import ResearchRequest
 
     async with open_research(settings, trusted_pages=[base]) as research:
@@ -194,9 +194,11 @@ async def _ask(settings: Any, base: str) -> tuple[Any, list[str], float, float]:
                                                              tenant="bench"))
         seconds = time.perf_counter() - started
         rise = sampler.stop()
-    async with open_store(settings) as store:
-        job = await store.get(result.job_id)
-    return result, list((job.state or {}).get("pages_unread", [])), seconds, rise
+    async with open_jobs(settings) as jobs:
+        job = await jobs.store.get(result.job_id)
+    rounds = (job.state or {}).get("iterations", [])  # the trace keeps them per round
+    unread = [page for round_ in rounds for page in round_.get("pages_unread", [])]
+    return result, unread, seconds, rise
 
 
 async def child(case: str, base: str, uncapped: bool) -> dict[str, Any]:

@@ -167,12 +167,12 @@ async def bench_ask(engine: Any, chroma: Any, embedder: OnnxMiniLMEmbedder,
         miss.append(time.perf_counter() - started)
         started = time.perf_counter()
         cached = await pipeline.run(ResearchRequest(question=question, tenant="bench"))
-        hit.append(time.perf_counter() - started)
-        assert cached.cached
+        if cached.cached:  # an Insufficient answer (a small --pages corpus) is never cached
+            hit.append(time.perf_counter() - started)
     table("4. ask: cache miss vs hit (8 questions)",
-          ["miss p50 ms", "hit p50 ms", "miss/hit"],
+          ["miss p50 ms", "hit p50 ms", "miss/hit", "hits on the second ask"],
           [[statistics.median(miss) * 1000, statistics.median(hit) * 1000,
-            statistics.median(miss) / statistics.median(hit)]])
+            statistics.median(miss) / statistics.median(hit), f"{len(hit)} of {len(miss)}"]])
 
 
 if __name__ == "__main__":
