@@ -113,7 +113,7 @@ class JobService:
         row = await self._deliveries.get(job_id)
         delivery = await self._rebuild(row)
         if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
-            await self._finish_delivery(job, row, delivery)
+            await self._finish(job, delivery)
             return
         if await self._cancel_requested(job_id):
             await self._cancelled(job_id, delivery)
@@ -251,40 +251,37 @@ class JobService:
                               lambda d: lambda steps: d.failure(FAILURE, steps))
 
     async def _rebuild(self, row: dict[str, Any] | None) -> Delivery | None:
-        """The job's delivery, rebuilt from its row; None (recorded as a failed delivery)
-        when this process cannot post to its platform."""
-        if row is None:
+        """The job's delivery, rebuilt from its row while it is still to be done; None (and
+        the delivery recorded as failed) when this process cannot post to its platform."""
+        if row is None or row["status"] != "pending":
             return None
         try:
-            if self._deliveries_for is None:
-                raise ConfigurationError(f"this process cannot post to {row['platform']}")
-            return await self._deliveries_for(str(row["platform"]), dict(row["target"]))
+            if self._deliveries_for is not None:
+                return await self._deliveries_for(str(row["platform"]), dict(row["target"]))
+            reason = f"this process cannot post to {row['platform']}"
         except ConfigurationError as error:
-            log.error("job %s: %s", row["job_id"], error)
-            await self._deliveries.update(str(row["job_id"]), status="failed",
-                                          error=str(error))
-            return None
+            reason = str(error)
+        log.error("job %s: %s", row["job_id"], reason)
+        await self._deliveries.update(str(row["job_id"]), status="failed", error=reason)
+        return None
 
     async def _cancel_requested(self, job_id: str) -> bool:
         return any(event.kind == "cancel_requested"
                    for event in await self._events.after(job_id))
 
-    async def _finish_delivery(self, job: Job, row: dict[str, Any] | None,
-                               delivery: Delivery | None) -> None:
-        """The research ended in an earlier attempt whose worker died while delivering."""
-        if delivery is None or row is None or row["status"] != "pending":
-            return
+    async def _finish(self, job: Job, delivery: Delivery | None) -> None:
+        """The job ended in an earlier attempt whose worker died before it could say so or
+        deliver: say it (once) and deliver what is left."""
+        told = any(event.terminal for event in await self._events.after(job.id))
         if job.status == JobStatus.COMPLETED and job.result is not None:
             shown = ResearchResult.model_validate(job.result)
-            post = delivery.answer
-            delivered = await deliver(job.id, delivery, self._deliveries, self._retry,
-                                      lambda steps: post(shown, steps))
-        else:
-            message = CANCELLED if job.status == JobStatus.CANCELLED else FAILURE
-            delivered = await deliver(job.id, delivery, self._deliveries, self._retry,
-                                      lambda steps: delivery.failure(message, steps))
-        await self._events.append(job.id, "delivered" if delivered else "delivery_failed")
-        self._events.forget(job.id)
+            await self._ended(job.id, "completed", f"Confidence: {shown.answer.confidence.value}",
+                              delivery, lambda d: lambda steps: d.answer(shown, steps), told)
+            return
+        kind, message = ("cancelled", CANCELLED) if job.status == JobStatus.CANCELLED \
+            else ("failed", FAILURE)
+        await self._ended(job.id, kind, message, delivery,
+                          lambda d: lambda steps: d.failure(message, steps), told)
 
     async def _start(self, job_id: str, work: Work, delivery: Delivery | None,
                      start_after_s: float, progress_shown: bool) -> None:
@@ -338,8 +335,11 @@ class JobService:
                           delivery, lambda d: lambda steps: d.answer(shown, steps))
 
     async def _ended(self, job_id: str, kind: str, message: str, delivery: Delivery | None,
-                     post: Callable[[Delivery], Callable[..., Awaitable[None]]]) -> None:
-        await self._events.append(job_id, kind, message=message)
+                     post: Callable[[Delivery], Callable[..., Awaitable[None]]],
+                     told: bool = False) -> None:
+        """Record how the job ended (unless `told` already) and deliver it."""
+        if not told:
+            await self._events.append(job_id, kind, message=message)
         if delivery is not None:
             delivered = await deliver(job_id, delivery, self._deliveries, self._retry,
                                       post(delivery))

@@ -5,7 +5,6 @@ jobs still running after `queue.shutdown_grace_seconds` go back to the queue."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -62,5 +61,7 @@ async def _heartbeat(item: Any, every_s: float) -> None:
     again by another worker's sweep."""
     while True:
         await asyncio.sleep(max(0.5, every_s))
-        with contextlib.suppress(Exception):  # a missed beat is retried at the next one
+        try:
             await item.update()
+        except Exception as error:  # Redis hiccuped: the next beat tries again
+            log.warning("job %s: a heartbeat was not sent: %s", item.key, error)
