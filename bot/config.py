@@ -29,6 +29,7 @@ from core.config import (
     HttpUrl,
     KnowledgeBaseSettings,
     LLMSettings,
+    OptionalHttpUrl,
     PipelineSettings,
     QueueSettings,
     RedisUrl,
@@ -76,6 +77,46 @@ class ChatSettings(BaseModel):
         default=2.0, gt=0, description="The first wait before a delivery is retried; each "
         "next wait doubles, up to a minute.")
 
+
+
+class WebSettings(BaseModel):
+    """`researchbot serve`: the HTTP API, the answer pages and /metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="Address the API server listens on. "
+                      "On any address but this machine's own, API keys are required (researchbot "
+                      "keys create) unless web.allow_anonymous is set.")
+    port: int = Field(default=8080, ge=0, le=65535, description="Port of the API server.")
+    public_url: OptionalHttpUrl = Field(
+        default=None, description="Address people reach the API server at "
+        "(https://research.example.com): chat answers then link to their answer page (View "
+        "full analysis). Default: no link.")
+    allow_anonymous: bool = Field(
+        default=False, description="Serve requests without an API key (as the tenant setting's "
+        "tenant) on any address. Without it, requests without a key are served only while no "
+        "key exists and the server listens on this machine's own address.")
+    questions_per_minute: int = Field(
+        default=30, ge=1, description="Questions one API key may ask per minute (429 with "
+        "Retry-After beyond it).")
+    tenant_questions_per_minute: int = Field(
+        default=120, ge=1, description="Questions one tenant may ask per minute through the API.")
+    metrics: bool = Field(default=True, description="Serve Prometheus metrics on /metrics.")
+
+
+class LogSettings(BaseModel):
+    """How every process logs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["text", "json"] = Field(
+        default="text", description="text (one readable line) or json (one JSON object per "
+        "line, with job id, tenant and stage fields, for a log collector).")
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="The lowest level logged.")
+    include_questions: bool = Field(
+        default=False, description="Put question text in log lines. Off: logs name jobs, "
+        "tenants and stages, never what was asked.")
 
 
 class SlackSettings(BaseModel):
@@ -168,6 +209,8 @@ class Settings(BaseSettings):
     chat: ChatSettings = Field(default_factory=ChatSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod
     def settings_customise_sources(

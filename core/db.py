@@ -148,6 +148,42 @@ kb_pending = Table(
     Column("since", DateTime(timezone=True), nullable=False),
 )
 
+# API keys (researchbot keys create): one row a key, the key itself never stored, only its
+# SHA-256 (keys are 256 random bits: a slow hash adds nothing against guessing).
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("tenant", String(255), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+)
+
+# What readers thought of an answer: 👍/👎 from the API, the answer page or a chat reaction.
+# One row per rater and job: rating again replaces the earlier rating.
+job_feedback = Table(
+    "job_feedback",
+    metadata,
+    Column("job_id", String(32), primary_key=True),
+    Column("rater", String(300), primary_key=True),
+    Column("tenant", String(255), nullable=False),
+    Column("channel", String(32), nullable=False),
+    Column("rating", String(8), nullable=False),
+    Column("comment", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
+# Secrets this installation makes for itself once and every process shares: the key that
+# signs answer-page links.
+instance_keys = Table(
+    "instance_keys",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(128), nullable=False),
+)
+
 
 def sqlite_url(path: str) -> str:
     return f"sqlite+aiosqlite:///{path}"

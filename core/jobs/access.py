@@ -1,0 +1,148 @@
+"""Who may see a job: API keys, one tenant each, and signed links to one job's answer page.
+
+A key reads `rb_<id>_<secret>`: the id finds its row, and the SHA-256 of the whole key is
+compared in constant time. Only the hash is stored, so a copy of the database gives no key.
+A page link carries `share_token(job_id)`, an HMAC of the job id under a key the installation
+makes once and keeps in its database, so every process (API server, chat bots, workers)
+signs and checks the same links without another setting."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from core.db import api_keys, instance_keys
+from core.models import utcnow
+
+KEY_PREFIX = "rb_"
+_SHARE_KEY = "share-links"
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A stored key, without the key itself."""
+
+    id: str
+    tenant: str
+    name: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ApiKeys:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def create(self, tenant: str, name: str = "") -> tuple[ApiKey, str]:
+        """A new key for `tenant`: its row, and the key, which is shown once and never again."""
+        key_id = secrets.token_hex(6)
+        key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+        row = {"id": key_id, "tenant": tenant, "name": name, "sha256": _digest(key),
+               "created_at": utcnow(), "revoked_at": None}
+        async with self._engine.begin() as connection:
+            await connection.execute(api_keys.insert().values(**row))
+        return _key(row), key
+
+    async def list(self, tenant: str | None = None) -> list[ApiKey]:
+        query = select(api_keys).order_by(api_keys.c.created_at)
+        if tenant is not None:
+            query = query.where(api_keys.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [_key(row._mapping) for row in rows]
+
+    async def revoke(self, key_id: str) -> bool:
+        """False when no active key has that id (accepts the whole key too)."""
+        key_id = _id_of(key_id) or key_id
+        async with self._engine.begin() as connection:
+            result = await connection.execute(
+                update(api_keys).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+                .values(revoked_at=utcnow()))
+        return bool(result.rowcount)
+
+    async def verify(self, key: str) -> ApiKey | None:
+        """The active key `key` is, or None (unknown, mistyped or revoked)."""
+        key_id = _id_of(key)
+        if key_id is None:
+            return None
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(
+                select(api_keys).where(api_keys.c.id == key_id))).first()
+        if row is None or not hmac.compare_digest(row.sha256, _digest(key)):
+            return None
+        found = _key(row._mapping)
+        return found if found.active else None
+
+    async def any_active(self) -> bool:
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(
+                select(api_keys.c.id).where(api_keys.c.revoked_at.is_(None)).limit(1))).first()
+        return row is not None
+
+
+class ShareLinks:
+    """Signs and checks answer-page tokens; `load` reads (or makes) the signing key once."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    @classmethod
+    async def load(cls, engine: AsyncEngine) -> ShareLinks:
+        async with engine.connect() as connection:
+            row = (await connection.execute(
+                select(instance_keys.c.value).where(instance_keys.c.name == _SHARE_KEY))).first()
+        if row is None:
+            try:
+                async with engine.begin() as connection:
+                    await connection.execute(instance_keys.insert().values(
+                        name=_SHARE_KEY, value=secrets.token_hex(32)))
+            except IntegrityError:  # another process made it first: use theirs
+                pass
+            return await cls.load(engine)
+        return cls(bytes.fromhex(row.value))
+
+    def token(self, job_id: str) -> str:
+        """128 bits: unguessable, short enough for a link."""
+        return hmac.new(self._key, job_id.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def check(self, job_id: str, token: str) -> bool:
+        return hmac.compare_digest(self.token(job_id), token)
+
+    def page(self, base_url: str, job_id: str) -> str:
+        """The answer page's address under `base_url` (web.public_url)."""
+        return f"{base_url.rstrip('/')}/jobs/{job_id}?token={self.token(job_id)}"
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes; everything written is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _id_of(key: str) -> str | None:
+    if not key.startswith(KEY_PREFIX):
+        return None
+    key_id, sep, _ = key[len(KEY_PREFIX):].partition("_")
+    return key_id if sep and key_id else None
+
+
+def _key(row: object) -> ApiKey:
+    get = row.__getitem__  # type: ignore[attr-defined]
+    return ApiKey(id=get("id"), tenant=get("tenant"), name=get("name"),
+                  created_at=_utc(get("created_at")), revoked_at=_utc(get("revoked_at")))
