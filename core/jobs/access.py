@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -124,11 +126,13 @@ class ShareLinks:
         return f"{base_url.rstrip('/')}/jobs/{job_id}?token={self.token(job_id)}"
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def _utc(value: datetime) -> datetime:
     """SQLite returns naive datetimes; everything written is UTC."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _utc_or_none(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)
 
 
 def _digest(key: str) -> str:
@@ -142,7 +146,6 @@ def _id_of(key: str) -> str | None:
     return key_id if sep and key_id else None
 
 
-def _key(row: object) -> ApiKey:
-    get = row.__getitem__  # type: ignore[attr-defined]
-    return ApiKey(id=get("id"), tenant=get("tenant"), name=get("name"),
-                  created_at=_utc(get("created_at")), revoked_at=_utc(get("revoked_at")))
+def _key(row: Mapping[str, Any]) -> ApiKey:
+    return ApiKey(id=row["id"], tenant=row["tenant"], name=row["name"],
+                  created_at=_utc(row["created_at"]), revoked_at=_utc_or_none(row["revoked_at"]))
