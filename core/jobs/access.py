@@ -146,6 +146,6 @@ def _id_of(key: str) -> str | None:
     return key_id if sep and key_id else None
 
 
-def _key(row: Mapping[str, Any]) -> ApiKey:
+def _key(row: Mapping[Any, Any]) -> ApiKey:
     return ApiKey(id=row["id"], tenant=row["tenant"], name=row["name"],
                   created_at=_utc(row["created_at"]), revoked_at=_utc_or_none(row["revoked_at"]))
