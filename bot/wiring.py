@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from adapters.chat.desk import ResearchDesk
+    from core.jobs.access import ShareLinks
     from core.jobs.conversations import ConversationStore
     from core.jobs.delivery import RetryPolicy
+    from core.jobs.feedback import FeedbackStore
     from core.jobs.queue import JobQueue
     from core.jobs.service import DeliveryFactory, JobService
     from core.research.pipeline import ResearchPipeline
@@ -32,11 +34,14 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
 
 @dataclass
 class Front:
-    """What a front end needs: the job service, thread memory and the database."""
+    """What a front end needs: the job service, thread memory, the database, readers'
+    feedback, and the signer of answer-page links."""
 
     jobs: JobService
     conversations: ConversationStore
     engine: AsyncEngine
+    feedback: FeedbackStore
+    links: ShareLinks
 
 
 @dataclass
@@ -144,7 +149,9 @@ async def open_front(settings: Settings) -> AsyncIterator[Front]:
             yield research
         return
     from core.db import open_database
+    from core.jobs.access import ShareLinks
     from core.jobs.conversations import ConversationStore
+    from core.jobs.feedback import FeedbackStore
     from core.research.build import build_jobs
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -153,7 +160,8 @@ async def open_front(settings: Settings) -> AsyncIterator[Front]:
         async with open_queue(settings) as queue:
             jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
                               worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
-            yield Front(jobs, ConversationStore(engine), engine)
+            yield Front(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
+                        await ShareLinks.load(engine))
     finally:
         await engine.dispose()
 
@@ -173,7 +181,9 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
 
     from core.answer.cache import SemanticAnswerCache
     from core.db import open_database
+    from core.jobs.access import ShareLinks
     from core.jobs.conversations import ConversationStore
+    from core.jobs.feedback import FeedbackStore
     from core.research.build import build_jobs, build_pipeline, local_sources
     from core.retrieval.embedding import build_embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
@@ -216,7 +226,8 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
                           deliveries_for=deliveries, worker=worker_id(),
                           attempt_timeout_s=attempt_timeout_s(settings))
         try:
-            yield Research(jobs, ConversationStore(engine), engine, pipeline, knowledge_base)
+            yield Research(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
+                           await ShareLinks.load(engine), pipeline, knowledge_base)
         finally:
             await jobs.close()
             index_cache.close()
