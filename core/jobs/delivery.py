@@ -29,6 +29,7 @@ from tenacity import (
 
 from core.db import job_deliveries
 from core.errors import ConfigurationError
+from core.metrics import DELIVERY_FAILURES
 from core.models import ProgressEvent, ResearchResult, utcnow
 from core.redact import REDACTOR, redact
 
@@ -206,6 +207,7 @@ async def deliver(job_id: str, delivery: Delivery, store: DeliveryStore, policy:
                     raise
     except Exception as error:
         await store.update(job_id, status="failed", error=_describe(error))
+        DELIVERY_FAILURES.labels(delivery.platform).inc()
         log.error("job %s: gave up delivering to %s after %d attempts", job_id,
                   delivery.platform, attempts)
         return False

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ from core.errors import (
 from core.jobs.delivery import Delivery, DeliveryStore, ProgressPump, RetryPolicy, deliver
 from core.jobs.events import JobEvents
 from core.jobs.store import JobStore
+from core.logfields import job_log_fields
+from core.metrics import DELIVERY_FAILURES, JOBS
 from core.models import (
     Depth,
     Job,
@@ -39,6 +42,7 @@ from core.models import (
     ProgressEvent,
     ResearchRequest,
     ResearchResult,
+    Stage,
 )
 from core.redact import REDACTOR, redact
 from core.research.intake import choose_depth, detect_intent, validate_question
@@ -93,15 +97,14 @@ class JobService:
         if self._queue is not None:
             await self._enqueue(job.id, request, delivery, start_after_s)
             return job.id
-        await self._start(job.id, self._work(job.id, request), delivery, start_after_s,
-                          progress_shown)
+        await self._start(job.id, request, delivery, start_after_s, progress_shown)
         return job.id
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
         """Start a job rewriting an earlier answer (see ResearchPipeline.improvement)."""
         request = await self.pipeline.improvement(feedback, tenant, job_id)
         job = await self.pipeline.create_job(request)
-        await self._start(job.id, self._work(job.id, request), None, 0.0, True)
+        await self._start(job.id, request, None, 0.0, True)
         return job.id
 
     async def run_queued(self, job_id: str, attempt: int, max_attempts: int) -> None:
@@ -121,15 +124,14 @@ class JobService:
         if attempt > max_attempts:
             message = GAVE_UP.format(attempts=max_attempts)
             await self.store.fail(job_id, f"stopped after {max_attempts} attempts")
-            await self._ended(job_id, "failed", message, delivery,
+            await self._ended(job_id, job.platform, "failed", message, delivery,
                               lambda d: lambda steps: d.failure(message, steps))
             return
         if attempt > 1:
             await self._events.append(job_id, "resumed",
                                       message=f"Taken up again (attempt {attempt})")
         request = ResearchRequest.model_validate(job.request)
-        await self._run(job_id, self._work(job_id, request), delivery, 0.0, True,
-                        handoff=True)
+        await self._run(job_id, request, delivery, 0.0, True, handoff=True)
 
     def events(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
         """The job's events numbered above `after`, then new ones as they happen, up to the
@@ -202,6 +204,7 @@ class JobService:
         await self.store.fail(job_id, "cancelled before it finished",
                               status=JobStatus.CANCELLED)
         await self._events.append(job_id, "cancelled", message=CANCELLED)
+        JOBS.labels("cancelled", job.platform).inc()
         return True
 
     async def delivery(self, job_id: str) -> dict[str, object] | None:
@@ -245,9 +248,10 @@ class JobService:
                                               timeout_s=self._attempt_timeout_s)
         except Exception as error:
             log.error("job %s could not be queued: %s: %s", job_id, type(error).__name__,
-                      redact(str(error))[:300])
+                      redact(str(error))[:300], extra={"job_id": job_id,
+                                                       "tenant": request.tenant})
             await self.store.fail(job_id, "the job queue could not be reached")
-            await self._ended(job_id, "failed", FAILURE, delivery,
+            await self._ended(job_id, request.platform, "failed", FAILURE, delivery,
                               lambda d: lambda steps: d.failure(FAILURE, steps))
 
     async def _rebuild(self, row: dict[str, Any] | None) -> Delivery | None:
@@ -263,6 +267,7 @@ class JobService:
             reason = str(error)
         log.error("job %s: %s", row["job_id"], reason)
         await self._deliveries.update(str(row["job_id"]), status="failed", error=reason)
+        DELIVERY_FAILURES.labels(str(row["platform"])).inc()
         return None
 
     async def _cancel_requested(self, job_id: str) -> bool:
@@ -275,31 +280,46 @@ class JobService:
         told = any(event.terminal for event in await self._events.after(job.id))
         if job.status == JobStatus.COMPLETED and job.result is not None:
             shown = ResearchResult.model_validate(job.result)
-            await self._ended(job.id, "completed", f"Confidence: {shown.answer.confidence.value}",
-                              delivery, lambda d: lambda steps: d.answer(shown, steps), told)
+            await self._ended(job.id, job.platform, "completed",
+                              f"Confidence: {shown.answer.confidence.value}", delivery,
+                              lambda d: lambda steps: d.answer(shown, steps), told)
             return
         kind, message = ("cancelled", CANCELLED) if job.status == JobStatus.CANCELLED \
             else ("failed", FAILURE)
-        await self._ended(job.id, kind, message, delivery,
+        await self._ended(job.id, job.platform, kind, message, delivery,
                           lambda d: lambda steps: d.failure(message, steps), told)
 
-    async def _start(self, job_id: str, work: Work, delivery: Delivery | None,
+    async def _start(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                      start_after_s: float, progress_shown: bool) -> None:
         await self._events.append(job_id, "queued", message="Queued")
         if delivery is not None:
             await self._deliveries.open(job_id, delivery)
         task = asyncio.create_task(
-            self._run(job_id, work, delivery, start_after_s, progress_shown),
+            self._run(job_id, request, delivery, start_after_s, progress_shown),
             name=f"job-{job_id}")
         self._tasks[job_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
 
-    async def _run(self, job_id: str, work: Work, delivery: Delivery | None,
+    async def _run(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                    start_after_s: float, progress_shown: bool, handoff: bool = False) -> None:
+        """Research the job and deliver how it ended, its log records tagged with the job
+        (core.logfields)."""
+        with job_log_fields(job_id=job_id, tenant=request.tenant) as fields:
+            log.info("job %s started", job_id, extra={**fields, "question": request.question,
+                                                      "platform": request.platform})
+            await self._run_logged(job_id, request, delivery, start_after_s, progress_shown,
+                                   handoff, fields)
+
+    async def _run_logged(self, job_id: str, request: ResearchRequest,
+                          delivery: Delivery | None, start_after_s: float, progress_shown: bool,
+                          handoff: bool, fields: dict[str, str]) -> None:
+        work = self._work(job_id, request)
         pump = ProgressPump(delivery, job_id, self._progress_interval_s, progress_shown) \
             if delivery is not None else None
+        stage_log = _StageLog(fields)
 
         async def progress(event: ProgressEvent) -> None:
+            stage_log.record(event)
             await self._events.progress(event)
             if pump is not None:
                 pump.offer(event)
@@ -324,22 +344,27 @@ class JobService:
                 self._errors[job_id] = error
             if not isinstance(error, (InvalidQuestionError, ConfigurationError)):
                 log.error("job %s failed: %s: %s", job_id, type(error).__name__,
-                          redact(str(error))[:500])
-            await self._ended(job_id, "failed", message, delivery,
+                          redact(str(error))[:500], extra=dict(fields))
+            else:
+                log.warning("job %s refused: %s", job_id, message, extra=dict(fields))
+            await self._ended(job_id, request.platform, "failed", message, delivery,
                               lambda d: lambda steps: d.failure(message, steps))
             return
         if pump is not None:
             await pump.close()
         shown = ResearchResult.model_validate(REDACTOR.data(result.model_dump(mode="json")))
-        await self._ended(job_id, "completed", f"Confidence: {shown.answer.confidence.value}",
-                          delivery, lambda d: lambda steps: d.answer(shown, steps))
+        await self._ended(job_id, request.platform, "completed",
+                          f"Confidence: {shown.answer.confidence.value}", delivery,
+                          lambda d: lambda steps: d.answer(shown, steps))
 
-    async def _ended(self, job_id: str, kind: str, message: str, delivery: Delivery | None,
+    async def _ended(self, job_id: str, platform: str, kind: str, message: str,
+                     delivery: Delivery | None,
                      post: Callable[[Delivery], Callable[..., Awaitable[None]]],
                      told: bool = False) -> None:
         """Record how the job ended (unless `told` already) and deliver it."""
         if not told:
             await self._events.append(job_id, kind, message=message)
+            JOBS.labels(kind, platform).inc()
         if delivery is not None:
             delivered = await deliver(job_id, delivery, self._deliveries, self._retry,
                                       post(delivery))
@@ -363,11 +388,33 @@ class JobService:
         elif job.status != JobStatus.CANCELLED:
             return  # it ended first
         await self._events.append(job_id, "cancelled", message=CANCELLED)
+        JOBS.labels("cancelled", job.platform).inc()
+        log.info("job %s cancelled", job_id, extra={"job_id": job_id, "tenant": job.tenant})
         if delivery is not None:
             once = RetryPolicy(give_up_after_s=0.0)
             await deliver(job_id, delivery, self._deliveries, once,
                           lambda steps: delivery.failure(CANCELLED, steps))
         self._events.forget(job_id)
+
+
+class _StageLog:
+    """One log line per finished stage, with its duration; the job's log fields follow the
+    stage it is in."""
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self._fields = fields
+        self._started: dict[Stage, float] = {}
+
+    def record(self, event: ProgressEvent) -> None:
+        now = time.perf_counter()
+        self._fields["stage"] = event.stage.value
+        if event.kind == "started":
+            self._started[event.stage] = now
+            return
+        seconds = now - self._started.pop(event.stage, now)
+        log.info("job %s: %s finished in %.3f s: %s", event.job_id, event.stage.value, seconds,
+                 event.message, extra={**self._fields, "duration_ms": round(seconds * 1000),
+                                       "counts": event.counts})
 
 
 def user_message(error: BaseException) -> str:

@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, ValidationError
 from core.config import LLMSettings
 from core.errors import ConfigurationError, ResearchBotError, ResponseTooLargeError
 from core.llm.prompts import PromptLibrary
+from core.metrics import count_model_call
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +118,19 @@ class Usage(BaseModel):
             return float("inf")
         return self.token_limit - self.tokens - self.reserved
 
-    def book(self, model: str, response: Any) -> None:
+    def book(self, model: str, response: Any) -> tuple[int, float]:
+        """Count a call that answered; its tokens and cost."""
         self.calls += 1
         self.consecutive_failures = 0
         self.calls_by_model[model] = self.calls_by_model.get(model, 0) + 1
         usage = getattr(response, "usage", None)
-        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        self.cost_usd += _cost(response)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = _cost(response)
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.cost_usd += cost
+        return prompt + completion, cost
 
     def fail(self) -> None:
         self.calls += 1
@@ -188,7 +194,8 @@ class ModelGateway:
         for model in self._chains[role]:
             try:
                 async with self._limit:
-                    return await self._within_budget(model, messages, usage, reply_tokens)
+                    return await self._within_budget(model, role, messages, usage,
+                                                     reply_tokens)
             except LLMBudgetError:
                 if failure is None:
                     raise
@@ -205,8 +212,8 @@ class ModelGateway:
             raise ConfigurationError(_setting_message(self._chains[role][0], failure.status))
         raise failure
 
-    async def _within_budget(self, model: str, messages: list[dict[str, str]], usage: Usage,
-                             reply_tokens: int) -> str:
+    async def _within_budget(self, model: str, role: Role, messages: list[dict[str, str]],
+                             usage: Usage, reply_tokens: int) -> str:
         """One model's attempts, with the tokens they may use reserved for their duration."""
         if usage.seconds_left() < MIN_CALL_SECONDS:
             raise LLMBudgetError(model, "time")
@@ -217,12 +224,12 @@ class ModelGateway:
         max_tokens = int(min(reply_tokens, room))
         usage.reserved += prompt + max_tokens
         try:
-            return await self._attempts(model, messages, usage, max_tokens)
+            return await self._attempts(model, role, messages, usage, max_tokens)
         finally:
             usage.reserved -= prompt + max_tokens
 
-    async def _attempts(self, model: str, messages: list[dict[str, str]], usage: Usage,
-                        max_tokens: int) -> str:
+    async def _attempts(self, model: str, role: Role, messages: list[dict[str, str]],
+                        usage: Usage, max_tokens: int) -> str:
         settings = self._settings
         for attempt in range(1, settings.attempts + 1):
             limit_s = min(settings.timeout_s, usage.seconds_left())
@@ -244,7 +251,7 @@ class ModelGateway:
                 usage.retries += 1
                 await asyncio.sleep(delay)
                 continue
-            usage.book(model, response)
+            count_model_call(model, role.value, *usage.book(model, response))
             text = _content(response)
             if text is None:
                 raise LLMError(model, "the reply had no text")

@@ -14,6 +14,7 @@ from core.answer.synthesis.base import Synthesizer
 from core.config import PipelineSettings
 from core.errors import InvalidQuestionError
 from core.jobs.store import JobStore
+from core.metrics import CACHE_LOOKUPS
 from core.models import (
     Depth,
     Job,
@@ -202,6 +203,7 @@ class ResearchPipeline:
         if self._cache is not None and cacheable and not request.bypass_cache:
             await run.begin(Stage.CACHE, "Checking earlier answers")
             hit = await self._cache.lookup(question, request.tenant, generation)
+            CACHE_LOOKUPS.labels("miss" if hit is None else "hit").inc()
             if hit is not None:
                 await run.end(Stage.CACHE, "Found an earlier answer", {"hits": 1})
                 result = hit.result.model_copy(update={

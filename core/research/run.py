@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from core.jobs.store import JobStore
+from core.metrics import STAGE_DURATION
 from core.models import ProgressEvent, Stage
 from core.redact import redact
 from core.research.trace import Trace
@@ -46,6 +47,7 @@ class JobRun:
 
     async def end(self, stage: Stage, message: str, counts: dict[str, int] | None = None) -> None:
         self.metrics["stage_ms"][stage.value] = ms(self._stage_started)
+        STAGE_DURATION.labels(stage.value).observe(time.perf_counter() - self._stage_started)
         self._previous = _PROGRESS[stage]
         await self._emit(ProgressEvent(job_id=self.job_id, stage=stage, kind="finished",
                                        progress=self._previous, message=message,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -23,6 +24,8 @@ from core.sources.base import Capabilities, SearchQuery, SearchSource, SourceKin
 from core.sources.policy import CALL_DEADLINE, SourceBusyError
 from core.sources.quality import blocked, source_prior
 from core.web.fetch import PageReader
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ async def run_search(
     for (name, text), outcome in zip(calls, outcomes, strict=True):
         if isinstance(outcome, SourceFailure):
             result.failures.append(outcome.model_copy(update={"query": text}))
+            # Not the query: it quotes the question, which logs leave out.
+            log.warning("source %s failed: %s", name, outcome.kind)
         elif not isinstance(outcome, ConfigurationError):
             result.results.append(outcome)
             counts[name] += len(outcome)

@@ -42,6 +42,7 @@ from core.errors import (
     SourceTimeoutError,
     SourceUnreachableError,
 )
+from core.metrics import PROVIDER_ERRORS, PROVIDER_LATENCY
 from core.web.net import AddressGuard, guarded_get, read_capped
 
 if TYPE_CHECKING:
@@ -326,16 +327,21 @@ class SourcePolicy:
 
     async def _guarded(self, cache_key: str, fetch: Callable[[], Awaitable[T]]) -> T:
         if not await self._guard.allow():
+            PROVIDER_ERRORS.labels(self.name, "paused").inc()
             raise await self._guard.paused_error()
         call = _Call()
         try:
             result = await self._attempt(fetch, call)
+        except SourceError as error:
+            PROVIDER_ERRORS.labels(self.name, error_kind(error)).inc()
+            raise
         except asyncio.CancelledError:
             # Cut off from outside (the search stage's own timeout, a cancelled job): to the
             # user the source did not answer in time. Counting it keeps a half-open trial
             # from holding the circuit paused for the life of the process. A call cut off
             # before it was sent tells nothing about the source: its trial is given back.
             if call.sent:
+                PROVIDER_ERRORS.labels(self.name, "timeout").inc()
                 await self._guard.failed(SourceTimeoutError(self.name,
                                                             "cut off before it answered"))
             else:
@@ -381,11 +387,14 @@ class SourcePolicy:
         """One attempt once it has its turn, its failure as a SourceError."""
         async with self._turn(deadline):
             call.sent = True
+            started = time.monotonic()
             try:
                 return await self._send(fetch, self._attempt_limit(deadline, attempt))
             except SourceError as error:
                 call.failure = error
                 raise
+            finally:
+                PROVIDER_LATENCY.labels(self.name).observe(time.monotonic() - started)
 
     @asynccontextmanager
     async def _turn(self, deadline: float | None) -> AsyncIterator[None]:
@@ -444,6 +453,22 @@ class SourcePolicy:
 
 class _DroppedError(SourceError):
     """The connection broke mid-call: worth another attempt."""
+
+
+def error_kind(error: SourceError) -> str:
+    """What a failed call is counted as in search_provider_errors_total."""
+    kinds: tuple[tuple[type[SourceError], str], ...] = (
+        (SourceUnreachableError, "unreachable"), (SourceTimeoutError, "timeout"),
+        (SourceBusyError, "busy"), (SourceResponseTooLargeError, "too_large"),
+        (_DroppedError, "dropped"))
+    kind = next((name for cls, name in kinds if isinstance(error, cls)), None)
+    if kind is not None:
+        return kind
+    if error.status == 429:
+        return "rate_limited"
+    if error.status in (401, 403):
+        return "refused"
+    return f"http_{error.status // 100}xx" if error.status else "error"
 
 
 def _retryable(error: BaseException) -> bool:

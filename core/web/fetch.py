@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from yarl import URL
 
 from core.errors import RedirectError, ResearchBotError, ResponseTooLargeError
+from core.metrics import SOURCE_FETCHES
 from core.models import Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.documents import UnreadableDocumentError, looks_binary, read_document
@@ -35,7 +36,13 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([\w.:-]+)""", re.I
 
 
 class FetchError(ResearchBotError):
-    """A page was not fetched; the message says why (refused, too big, not text, ...)."""
+    """A page was not fetched; the message says why (refused, too big, not text, ...) and
+    `outcome` names the kind (source_fetch_total): blocked, robots, too_large, timeout,
+    http_error, not_a_page or error."""
+
+    def __init__(self, message: str, outcome: str = "error") -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 class FetchedPage(BaseModel):
@@ -77,16 +84,26 @@ class PageFetcher:
 
     async def fetch(self, url: str) -> FetchedPage:
         try:
+            page = await self._fetch_within_time(url)
+        except FetchError as error:
+            SOURCE_FETCHES.labels(error.outcome).inc()
+            raise
+        SOURCE_FETCHES.labels("ok").inc()
+        return page
+
+    async def _fetch_within_time(self, url: str) -> FetchedPage:
+        try:
             async with asyncio.timeout(self._timeout_s):
                 return await self._fetch(url)
         except TimeoutError:
-            raise FetchError(f"{url}: timed out after {self._timeout_s:g} s") from None
+            raise FetchError(f"{url}: timed out after {self._timeout_s:g} s", "timeout") from None
         except BlockedAddressError as error:
-            raise FetchError(f"{url}: refused: {error}") from None
+            raise FetchError(f"{url}: refused: {error}", "blocked") from None
         except RedirectError as error:
             raise FetchError(str(error)) from None
         except ResponseTooLargeError:
-            raise FetchError(f"{url}: larger than {self._max_bytes / 2**20:g} MB") from None
+            raise FetchError(f"{url}: larger than {self._max_bytes / 2**20:g} MB",
+                             "too_large") from None
         except (aiohttp.ClientError, OSError) as error:
             raise FetchError(f"{url}: {type(error).__name__}: {error}"[:300]) from None
 
@@ -94,10 +111,11 @@ class PageFetcher:
         async with guarded_get(self._session, url, self._guard, admit=self._admit) as response:
             final = str(response.url)
             if response.status >= 400:
-                raise FetchError(f"{final}: HTTP {response.status}")
+                raise FetchError(f"{final}: HTTP {response.status}", "http_error")
             kind = response.content_type.lower()
             if kind not in _KINDS:
-                raise FetchError(f"{final}: not a page ({kind or 'no content type'})")
+                raise FetchError(f"{final}: not a page ({kind or 'no content type'})",
+                                 "not_a_page")
             body = await read_capped(response, self._max_bytes)
             charset = response.charset
         return await asyncio.to_thread(self._extract, url, final, kind, body, charset)
@@ -106,7 +124,7 @@ class PageFetcher:
         """Each hop: robots.txt must allow it; then a place in the global and the per-host
         limits, held while it is read."""
         if not await self._robots_allow(str(url)):
-            raise FetchError(f"{url}: disallowed by robots.txt")
+            raise FetchError(f"{url}: disallowed by robots.txt", "robots")
         return self._slot(url.raw_host or "")
 
     @asynccontextmanager
@@ -119,12 +137,12 @@ class PageFetcher:
         suffix = _KINDS[kind]
         if suffix != ".pdf":
             if looks_binary(body):
-                raise FetchError(f"{final}: binary content labelled {kind}")
+                raise FetchError(f"{final}: binary content labelled {kind}", "not_a_page")
             body = decode(body, charset, html=suffix == ".html").encode("utf-8")
         try:
             document = read_document(Path(f"page{suffix}"), body)
         except UnreadableDocumentError as error:
-            raise FetchError(f"{final}: {error}") from None
+            raise FetchError(f"{final}: {error}", "not_a_page") from None
         text = "\n\n".join(s.text for s in document.sections).strip()
         # A page without a <title> gets its file name ("page") from the reader: use the host.
         title = document.title if document.title.lower() != "page" else urlsplit(final).netloc
