@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 from bot.config import DiscordSettings, Settings
+from bot.logs import configure_logging
 from bot.wiring import open_desk, open_front
 from core.errors import ConfigurationError
 
@@ -30,8 +30,7 @@ async def run_discord(settings: Settings) -> None:
     config = settings.discord
     if config.token is None:
         raise ConfigurationError("discord.token is required (RESEARCHBOT_DISCORD__TOKEN)")
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log)
     point_at(config)
     from bot.doctor import require_models
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from typing import TYPE_CHECKING
 
 from bot.config import Settings, SlackSettings
+from bot.logs import configure_logging
 from bot.wiring import open_desk, open_front
 from core.errors import ConfigurationError
 
@@ -58,8 +58,7 @@ async def run_slack(settings: Settings) -> None:
 
     slack = settings.slack
     check_slack_settings(slack)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log)
     token = slack.bot_token.get_secret_value() if slack.client_id is None \
         and slack.bot_token else None
     client = web_client(token, slack.api_base_url)

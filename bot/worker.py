@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING
@@ -22,21 +21,25 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from core.jobs.conversations import ConversationStore
+    from core.jobs.queue import JobQueue
 
 log = logging.getLogger(__name__)
+
+# Prometheus scrapes workers from elsewhere: every address, like its exporters.
+METRICS_HOST = "0.0.0.0"
 
 
 async def run_worker_process(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT (or `stop`): then finish the jobs running here for up to
     `queue.shutdown_grace_seconds` and hand the rest back to the queue."""
     from bot.doctor import require_models
+    from bot.logs import configure_logging
     from core.jobs.worker import run_worker
 
     if settings.queue.url is None:
         raise ConfigurationError("researchbot worker needs queue.url (redis://host:6379/0), "
                                  "the queue the chat front ends submit to")
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log)
     logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # a line per model call
     await require_models(settings)
     stop = stop or asyncio.Event()
@@ -48,7 +51,42 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
             platforms(settings, registry, research.conversations, research.engine):
         queue = research.jobs.queue
         assert queue is not None
-        await run_worker(research.jobs, queue, stop, name=worker_id())
+        async with metrics_server(settings.queue.metrics_port, queue):
+            await run_worker(research.jobs, queue, stop, name=worker_id())
+
+
+@asynccontextmanager
+async def metrics_server(port: int, queue: JobQueue | None,
+                         host: str = METRICS_HOST) -> AsyncIterator[None]:
+    """GET /metrics on `port` while the block runs (port 0: no server). An aiohttp app in
+    this event loop rather than prometheus_client's own server, which runs in a thread: the
+    queue depth is read from Redis at each scrape, by the async client of this loop."""
+    if port == 0:
+        yield
+        return
+    from aiohttp import web
+
+    from core.metrics import render_metrics
+
+    async def metrics(_request: web.Request) -> web.Response:
+        body, content_type = await render_metrics(queue)
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as error:
+            raise ConfigurationError(
+                f"queue.metrics_port: cannot serve metrics on port {port} "
+                f"({error.strerror or error}): choose a free port, or 0 for none") from None
+        log.info("serving metrics on port %d (GET /metrics)", port)
+        yield
+    finally:
+        await runner.cleanup()
 
 
 @asynccontextmanager

@@ -127,6 +127,9 @@ class QueueSettings(_Section):
     shutdown_grace_seconds: int = Field(default=30, ge=0, description="A worker told to stop "
                                         "(SIGTERM) finishes its jobs for this long, then hands "
                                         "the rest back to the queue.")
+    metrics_port: int = Field(default=0, ge=0, le=65535, description="`researchbot worker` "
+                              "serves Prometheus metrics (GET /metrics, queue depth included) "
+                              "on this port, on every address. 0: no metrics server.")
 
 
 class EmbeddingSettings(_Section):
