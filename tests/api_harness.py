@@ -79,3 +79,37 @@ async def read_events(response: httpx.Response) -> AsyncIterator[dict[str, str]]
         name, _, value = line.partition(":")
         value = value.removeprefix(" ")
         event[name] = event[name] + "\n" + value if name == "data" and name in event else value
+
+
+class OpenApiSpec:
+    """The server's OpenAPI document, checked valid once; each response a test receives is
+    then checked against the schema the document gives for its route and status."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        from openapi_spec_validator import validate
+
+        validate(document)
+        self.document = document
+
+    def check(self, method: str, template: str, response: httpx.Response) -> None:
+        from urllib.parse import quote
+
+        from jsonschema import Draft202012Validator
+
+        operation = self.document["paths"][template][method.lower()]
+        status = str(response.status_code)
+        assert status in operation["responses"], \
+            f"{method} {template} answered {status}; the document lists " \
+            f"{sorted(operation['responses'])}"
+        content = operation["responses"][status].get("content", {})
+        media = response.headers.get("content-type", "").split(";")[0]
+        assert media in content, f"{method} {template} {status}: {media} not documented"
+        if media != "application/json":
+            return
+        pointer = "/".join(quote(part.replace("~", "~0").replace("/", "~1"), safe="")
+                           for part in ("paths", template, method.lower(), "responses", status,
+                                        "content", media, "schema"))
+        # The document itself is the schema's root, so its #/components/... refs resolve; an
+        # OpenAPI document's own keys are unknown keywords to JSON Schema and ignored.
+        Draft202012Validator({**self.document, "$ref": f"#/{pointer}"}).validate(
+            response.json())

@@ -119,6 +119,7 @@ def create_app(services: ApiServices) -> FastAPI:
 
     app = FastAPI(title="researchbot", version="1", summary="Cited research answers.",
                   docs_url=None, redoc_url=None, responses=ERRORS, lifespan=lifespan)
+    app.state.services = services
     _handlers(app)
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
@@ -197,13 +198,14 @@ def create_app(services: ApiServices) -> FastAPI:
         return JobList(jobs=[_summary(job, links(job.id)) for job in jobs])
 
     @app.get("/v1/jobs/{job_id}", response_model=JobResponse, tags=["jobs"],
+             response_model_exclude_unset=True,
              summary="A job, with its answer once completed")
     async def get_job(access: JobAccess) -> JobResponse:
         job, _ = access
         return job_response(job, links(job.id))
 
     @app.delete("/v1/jobs/{job_id}", status_code=202, response_model=JobResponse,
-                tags=["jobs"], summary="Cancel a job")
+                response_model_exclude_unset=True, tags=["jobs"], summary="Cancel a job")
     async def cancel(access: JobAccess) -> JobResponse:
         job, _ = access
         if not await services.jobs.cancel(job.id):
@@ -297,7 +299,10 @@ def create_app(services: ApiServices) -> FastAPI:
 
 
 def job_response(job: Job, links: Links) -> JobResponse:
-    fields: dict[str, Any] = {}
+    # Set explicitly, so that they are shown (null, empty) while the job runs; sources leave
+    # out the fields they do not have, exactly as `ask --json` does.
+    fields: dict[str, Any] = {"answer": None, "citations": [], "references": [], "sources": [],
+                              "metadata": {}}
     result = _result_of(job)
     if result is not None:
         fields = result.to_public_json()
@@ -349,7 +354,7 @@ async def _stream(jobs: JobService, feeds: JobFeeds, job: Job, after: int,
             if event.terminal:
                 break
     final = job_response(await jobs.result(job.id), links)
-    yield {"event": "result", "data": final.model_dump_json()}
+    yield {"event": "result", "data": final.model_dump_json(exclude_unset=True)}
 
 
 def _progress(event: JobEvent) -> dict[str, str]:
