@@ -133,7 +133,8 @@ def test_the_app_manifest_asks_for_what_the_bot_uses() -> None:
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["oauth_config"]["scopes"]["bot"] == SlackSettings().scopes
     events = manifest["settings"]["event_subscriptions"]["bot_events"]
-    assert {"app_mention", "message.im", "message.channels", "reaction_added"} <= set(events)
+    assert {"app_mention", "message.im", "message.channels", "reaction_added",
+            "reaction_removed"} <= set(events)
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/research"]
     paths = {manifest["settings"]["event_subscriptions"]["request_url"].split(".com")[1],
              manifest["features"]["slash_commands"][0]["url"].split(".com")[1]}
