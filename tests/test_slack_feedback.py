@@ -121,3 +121,23 @@ async def test_a_workers_rebuilt_delivery_links_to_the_page(clean_env: Any,
         await slack.stop()
     answer = slack.named("chat.update")[-1]
     await assert_signed_page_link(sqlite_engine, json.dumps(answer["blocks"]), "job1")
+
+
+async def test_the_chat_desk_links_answers_only_under_a_public_url(clean_env: Any,
+                                                                  sqlite_engine: Any) -> None:
+    """What `researchbot slack` and `discord` run with (bot/wiring.py's open_desk)."""
+    from bot.config import Settings
+    from bot.wiring import Front, open_desk
+    from core.jobs.access import ShareLinks
+    from core.jobs.conversations import ConversationStore
+    from core.jobs.feedback import FeedbackStore
+    from core.research.build import build_jobs
+
+    links = await ShareLinks.load(sqlite_engine)
+    front = Front(build_jobs(None, sqlite_engine), ConversationStore(sqlite_engine),
+                  sqlite_engine, FeedbackStore(sqlite_engine), links)
+    async with open_desk(Settings(web={"public_url": PUBLIC_URL}), front) as desk:
+        assert desk.answer_page is not None and desk.feedback is front.feedback
+        await assert_signed_page_link(sqlite_engine, desk.answer_page("job1"), "job1")
+    async with open_desk(Settings(), front) as desk:
+        assert desk.answer_page is None
