@@ -58,7 +58,7 @@ async def test_reactions_elsewhere_or_by_the_bot_rate_nothing_and_retry_still_wo
     fake = bot.discord
     _, answer, job_id, engine = await _answered(bot)
     await fake.reaction(CHANNEL_ID, "800000000000000999", "👍")  # not an answer
-    await fake.reaction(CHANNEL_ID, answer, "👍", user_id=BOT_USER["id"])
+    await fake.reaction(CHANNEL_ID, answer, "👍", user_id=str(BOT_USER["id"]))
     await fake.reaction(CHANNEL_ID, answer, "❤️")
     await fake.reaction(CHANNEL_ID, answer, "🔁", user_id=OTHER)
     await bot.wait_answers(2)
