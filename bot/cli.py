@@ -238,12 +238,14 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 async def _show(args: argparse.Namespace, settings: Any) -> int:
     from adapters.cli import render_answer_markdown, terminal_safe
     from bot.wiring import open_jobs
+    from core.jobs.feedback import FeedbackStore, Rating
     from core.models import ResearchResult
 
     async with open_jobs(settings) as service:
         job = await service.result(args.job_id)
         delivery = await service.delivery(job.id)
         events = await service.stored_events(job.id)
+        feedback = await FeedbackStore(service.store.engine).for_job(job.id)
     if args.json:
         from adapters.cli import json_safe
 
@@ -251,6 +253,8 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
         shown["events"] = [event.model_dump(mode="json") for event in events]
         if delivery is not None:
             shown["delivery"] = _delivery_json(delivery)
+        shown["feedback"] = [rating.model_dump(mode="json", exclude={"job_id"})
+                             for rating in feedback]
         print(json_safe(json.dumps(shown, indent=2, ensure_ascii=False)))
         return EXIT_OK
     print(f"job {job.id}: {job.status.value} (stage {job.stage or '-'}, "
@@ -268,6 +272,14 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     if job.result:
         print()
         print(render_answer_markdown(ResearchResult.model_validate(job.result)))
+    if feedback:
+        print()
+        print(f"feedback ({len(feedback)}):")
+    for rating in feedback:
+        comment = " ".join(terminal_safe(rating.comment).split())
+        print(f"  {'👍' if rating.rating is Rating.UP else '👎'} {rating.rating.value} · "
+              f"{terminal_safe(rating.channel)} · {terminal_safe(rating.rater)} · "
+              f"{rating.at:%Y-%m-%d %H:%M:%S}" + (f" · {comment}" if comment else ""))
     metrics = job.metrics
     if metrics.get("llm_calls"):
         print()
