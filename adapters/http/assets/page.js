@@ -46,9 +46,13 @@
     var bar = document.getElementById("progress-bar");
     stream.addEventListener("progress", function (message) {
       var event = JSON.parse(message.data);
-      if (event.kind === "started" || event.kind === "finished") { showStage(event); }
+      if (event.kind === "started" || event.kind === "finished") {
+        showStage(event);
+        if (status) { status.textContent = "Researching"; }
+      } else if (status && event.message) {
+        status.textContent = event.message;  // queued, taken up again, cancelling...
+      }
       if (bar && event.progress) { bar.value = Math.round(event.progress * 100); }
-      if (status && event.message && !event.stage) { status.textContent = event.message; }
     });
     stream.addEventListener("result", function () {
       stream.close();
