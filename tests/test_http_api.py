@@ -561,3 +561,39 @@ def test_share_links_are_unguessable_and_stable() -> None:
     assert len(links.token("a")) == 32
     assert links.check("a", links.token("a")) and not links.check("a", links.token("b"))
     assert links.page("https://x.example/", "a") == f"https://x.example/jobs/a?token={links.token('a')}"
+
+
+# ---- with workers -------------------------------------------------------------------------------
+
+async def test_with_a_queue_the_server_queues_and_a_worker_answers(store: Path,
+                                                                   redis: Any) -> None:
+    """The server holds no research core: it stores and queues; a worker (here in this
+    process, as `researchbot worker` runs it) researches; the API follows the job across."""
+    from bot.wiring import open_research
+    from core.jobs.worker import run_worker
+    from tests.conftest import REDIS_URL
+
+    settings = api_settings(store, queue={"url": REDIS_URL, "heartbeat_seconds": 10,
+                                          "sweep_seconds": 1})
+    async with running_api(settings) as api, api.client() as client:
+        assert (await client.get("/readyz")).json()["checks"]["vector_store"] == "not used"
+        waiting = (await client.post("/v1/research", json={"question": QUESTION})).json()
+        cancelled = await client.delete(waiting["links"]["self"])  # no worker has it yet
+        assert cancelled.status_code == 202
+        assert (await client.get(waiting["links"]["self"])).json()["status"] == "cancelled"
+
+        job = (await client.post("/v1/research", json={"question": QUESTION})).json()
+        async with open_research(settings) as research:
+            stop = asyncio.Event()
+            assert research.jobs.queue is not None
+            worker = asyncio.create_task(run_worker(research.jobs, research.jobs.queue, stop,
+                                                    "w1"))
+            try:
+                events = await asyncio.wait_for(_events(client, job["links"]["events"]), 60)
+            finally:
+                stop.set()
+                await worker
+        result = json.loads(events[-1]["data"])
+        assert result["status"] == "completed"
+        assert "12 and 16 hours" in result["answer"]["summary"]
+        assert _seqs(events) == list(range(1, len(_seqs(events)) + 1))
