@@ -333,7 +333,7 @@ def _question(job: Job) -> str:
 
 
 def _last_event_id(request: Request) -> int:
-    value = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+    value = request.headers.get("last-event-id") or "0"
     try:
         return max(0, int(value))
     except ValueError:
