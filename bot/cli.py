@@ -53,6 +53,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("worker", help="answer the questions the chat bots queue (needs "
                         "queue.url)")
 
+    serve = commands.add_parser("serve", help="run the HTTP API and answer pages (web.*)")
+    serve.add_argument("--host", help="address to listen on (default: web.host)")
+    serve.add_argument("--port", type=int, help="port (default: web.port)")
+
+    keys = commands.add_parser("keys", help="API keys: create, list, revoke")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    create = key_commands.add_parser("create", help="make a key for a tenant; the key is "
+                                     "printed once, alone on the last line")
+    create.add_argument("--tenant", required=True, help="tenant the key acts for")
+    create.add_argument("--name", default="", help="a note on who or what uses it")
+    listed = key_commands.add_parser("list", help="list keys (never the keys themselves)")
+    listed.add_argument("--tenant", help="only this tenant's keys")
+    revoke = key_commands.add_parser("revoke", help="revoke a key at once")
+    revoke.add_argument("key_id", help="the key's id (from keys list) or the key itself")
+
     check = commands.add_parser("check", help="check that the database, vector store, Redis, "
                                 "models and web sources configured are usable")
     check.add_argument("--json", action="store_true", help="print the checks as JSON")
@@ -223,12 +238,14 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 async def _show(args: argparse.Namespace, settings: Any) -> int:
     from adapters.cli import render_answer_markdown, terminal_safe
     from bot.wiring import open_jobs
+    from core.jobs.feedback import FeedbackStore, Rating
     from core.models import ResearchResult
 
     async with open_jobs(settings) as service:
         job = await service.result(args.job_id)
         delivery = await service.delivery(job.id)
         events = await service.stored_events(job.id)
+        feedback = await FeedbackStore(service.store.engine).for_job(job.id)
     if args.json:
         from adapters.cli import json_safe
 
@@ -236,6 +253,8 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
         shown["events"] = [event.model_dump(mode="json") for event in events]
         if delivery is not None:
             shown["delivery"] = _delivery_json(delivery)
+        shown["feedback"] = [rating.model_dump(mode="json", exclude={"job_id"})
+                             for rating in feedback]
         print(json_safe(json.dumps(shown, indent=2, ensure_ascii=False)))
         return EXIT_OK
     print(f"job {job.id}: {job.status.value} (stage {job.stage or '-'}, "
@@ -253,6 +272,14 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     if job.result:
         print()
         print(render_answer_markdown(ResearchResult.model_validate(job.result)))
+    if feedback:
+        print()
+        print(f"feedback ({len(feedback)}):")
+    for rating in feedback:
+        comment = " ".join(terminal_safe(rating.comment).split())
+        print(f"  {'👍' if rating.rating is Rating.UP else '👎'} {rating.rating.value} · "
+              f"{terminal_safe(rating.channel)} · {terminal_safe(rating.rater)} · "
+              f"{rating.at:%Y-%m-%d %H:%M:%S}" + (f" · {comment}" if comment else ""))
     metrics = job.metrics
     if metrics.get("llm_calls"):
         print()
@@ -300,6 +327,46 @@ async def _discord(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
+async def _serve(args: argparse.Namespace, settings: Any) -> int:
+    from bot.serve import run_server
+
+    await run_server(settings, args.host, args.port)
+    return EXIT_OK
+
+
+async def _keys(args: argparse.Namespace, settings: Any) -> int:
+    from bot.wiring import open_jobs
+    from core.jobs.access import ApiKeys, key_id_of
+
+    async with open_jobs(settings) as service:
+        keys = ApiKeys(service.store.engine)
+        if args.keys_command == "create":
+            tenant = args.tenant.strip()
+            if not tenant or len(tenant) > 255:
+                return _fail("--tenant must be 1 to 255 characters", EXIT_BAD_INPUT)
+            row, key = await keys.create(tenant, args.name)
+            print(f"Created key {row.id} for tenant '{row.tenant}'. It is shown only now: "
+                  "store it somewhere safe. Send it as: Authorization: Bearer <key>",
+                  file=sys.stderr)
+            print(key)
+            return EXIT_OK
+        if args.keys_command == "list":
+            found = await keys.list(args.tenant)
+            if not found:
+                print("No API keys. Make one: researchbot keys create --tenant NAME")
+            for row in found:
+                state = f"revoked {row.revoked_at:%Y-%m-%d %H:%M}" if row.revoked_at \
+                    else "active"
+                print(f"{row.id}  {row.tenant:<20} {row.created_at:%Y-%m-%d %H:%M}  "
+                      f"{state:<22} {row.name}")
+            return EXIT_OK
+        key_id = key_id_of(args.key_id)  # never echo a whole key back
+        if not await keys.revoke(key_id):
+            return _fail(f"no active key {key_id!r} (see researchbot keys list)", EXIT_ERROR)
+        print(f"Revoked key {key_id}: it is refused from now on.")
+    return EXIT_OK
+
+
 async def _worker(args: argparse.Namespace, settings: Any) -> int:
     from bot.worker import run_worker_process
 
@@ -308,4 +375,5 @@ async def _worker(args: argparse.Namespace, settings: Any) -> int:
 
 
 _COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "jobs": _jobs, "show": _show,
-             "slack": _slack, "discord": _discord, "worker": _worker, "check": _check}
+             "slack": _slack, "discord": _discord, "worker": _worker, "check": _check,
+             "serve": _serve, "keys": _keys}

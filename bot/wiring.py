@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import signal
@@ -18,7 +19,7 @@ from core.jobs.store import JobStore
 if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from adapters.chat.desk import ResearchDesk
+    from adapters.chat.desk import AnswerPage, ResearchDesk
     from core.jobs.access import ShareLinks
     from core.jobs.conversations import ConversationStore
     from core.jobs.delivery import RetryPolicy
@@ -345,6 +346,14 @@ async def open_web(settings: Settings, embedder: Embedder,
             await redis.aclose()
 
 
+def answer_pages(settings: Settings, links: ShareLinks) -> AnswerPage | None:
+    """Signed links to answers' pages under `web.public_url`; None when it is not set."""
+    public_url = settings.web.public_url
+    if public_url is None:
+        return None
+    return functools.partial(links.page, public_url)
+
+
 @asynccontextmanager
 async def open_desk(settings: Settings, research: Front) -> AsyncIterator[ResearchDesk]:
     """What the chat front ends share: limits and event dedupe in this process, or in Redis
@@ -359,7 +368,7 @@ async def open_desk(settings: Settings, research: Front) -> AsyncIterator[Resear
     if chat.redis_url is None:
         yield ResearchDesk(research.jobs, research.conversations,
                            LocalQuestionLimiter(*limits), LocalEventLog(chat.event_ttl_seconds),
-                           chat.depth)
+                           research.feedback, chat.depth, answer_pages(settings, research.links))
         return
     from redis.asyncio import Redis
 
@@ -379,6 +388,7 @@ async def open_desk(settings: Settings, research: Front) -> AsyncIterator[Resear
     try:
         yield ResearchDesk(research.jobs, research.conversations,
                            RedisQuestionLimiter(redis, *limits),
-                           RedisEventLog(redis, chat.event_ttl_seconds), chat.depth)
+                           RedisEventLog(redis, chat.event_ttl_seconds), research.feedback,
+                           chat.depth, answer_pages(settings, research.links))
     finally:
         await redis.aclose()

@@ -11,7 +11,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
-from bot.wiring import open_research, worker_id
+from bot.wiring import answer_pages, open_research, worker_id
 from core.errors import ConfigurationError
 from core.jobs.delivery import DeliveryRegistry
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from adapters.chat.desk import AnswerPage
     from core.jobs.conversations import ConversationStore
     from core.jobs.queue import JobQueue
 
@@ -48,7 +49,8 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
         loop.add_signal_handler(signum, stop.set)
     registry = DeliveryRegistry()
     async with open_research(settings, deliveries=registry) as research, \
-            platforms(settings, registry, research.conversations, research.engine):
+            platforms(settings, registry, research.conversations, research.engine,
+                      answer_pages(settings, research.links)):
         queue = research.jobs.queue
         assert queue is not None
         async with metrics_server(settings.queue.metrics_port, queue):
@@ -91,20 +93,22 @@ async def metrics_server(port: int, queue: JobQueue | None,
 
 @asynccontextmanager
 async def platforms(settings: Settings, registry: DeliveryRegistry,
-                    conversations: ConversationStore, engine: AsyncEngine
-                    ) -> AsyncIterator[None]:
-    """Register a delivery maker for each platform the settings hold credentials for."""
+                    conversations: ConversationStore, engine: AsyncEngine,
+                    answer_page: AnswerPage | None = None) -> AsyncIterator[None]:
+    """Register a delivery maker for each platform the settings hold credentials for; their
+    answers link to `answer_page` (web.public_url)."""
     async with AsyncExitStack() as stack:
         if settings.slack.bot_token is not None or settings.slack.client_id is not None:
             from adapters.slack.delivery import SlackDeliveries
 
             registry.register("slack", SlackDeliveries(
-                await slack_clients(settings, engine), conversations))
+                await slack_clients(settings, engine), conversations, answer_page=answer_page))
         if settings.discord.token is not None:
             from adapters.discord.delivery import DiscordDeliveries
 
             client = await stack.enter_async_context(discord_rest_client(settings))
-            registry.register("discord", DiscordDeliveries(client, conversations))
+            registry.register("discord", DiscordDeliveries(client, conversations,
+                                                           answer_page=answer_page))
         yield
 
 

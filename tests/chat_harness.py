@@ -16,8 +16,10 @@ from adapters.chat.limits import LocalQuestionLimiter
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Draft
 from core.config import CacheSettings, PipelineSettings
+from core.jobs.access import ShareLinks
 from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import RetryPolicy
+from core.jobs.feedback import FeedbackStore
 from core.jobs.store import JobStore
 from core.models import Job, QueryIntent, ResearchRequest, Source
 from core.research.build import build_jobs, build_pipeline
@@ -38,6 +40,7 @@ class Options:
     teams: tuple[str, ...] = ("T1",)
     progress_interval_s: float = 1.0
     give_up_delivery_s: float = 30.0
+    public_url: str | None = None  # web.public_url: answers link to their page
 
 
 class SlowSource:
@@ -82,11 +85,12 @@ class _RecordingPipeline(ResearchPipeline):
         return await super().create_job(request)
 
 
-def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
-                  knowledge_base: Any, requests: list[ResearchRequest]) -> ResearchDesk:
+async def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
+                        knowledge_base: Any, requests: list[ResearchRequest]) -> ResearchDesk:
     """The real pipeline over the tenant's knowledge base (plus a slow source when asked),
     behind the job service and a ResearchDesk; each request submitted is noted in
-    `requests`."""
+    `requests`. With `options.public_url`, answers link to their page as bot/wiring.py's
+    `answer_pages` does."""
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
     if options.delay_s:
         sources["slow"] = SlowSource(options.delay_s)
@@ -97,7 +101,10 @@ def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
         kind=functools.partial(_RecordingPipeline, requests))
     retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)
     jobs = build_jobs(pipeline, engine, retry, progress_interval_s=options.progress_interval_s)
+    links = await ShareLinks.load(engine)
     return ResearchDesk(jobs, ConversationStore(engine),
                         LocalQuestionLimiter(options.per_user, options.per_tenant,
                                              options.window_s, options.max_wait_s),
-                        LocalEventLog())
+                        LocalEventLog(), FeedbackStore(engine),
+                        answer_page=functools.partial(links.page, options.public_url)
+                        if options.public_url else None)

@@ -49,7 +49,7 @@ async def serve_discord(options: Options, world: Indexed, embedder: Any,
     fake = FakeDiscord(shards=shards or 1)
     await fake.start()
     requests: list[ResearchRequest] = []
-    desk = research_desk(options, engine, chroma, embedder, knowledge_base, requests)
+    desk = await research_desk(options, engine, chroma, embedder, knowledge_base, requests)
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     point_at(DiscordSettings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
     # READY lists no guilds: discord.py would wait guild_ready_timeout (2 s) for them.

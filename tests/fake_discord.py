@@ -154,13 +154,14 @@ class FakeDiscord(LocalServer):
         return message_id
 
     async def reaction(self, channel: str, message: str, emoji: str, *, user_id: str = USER_ID,
-                       guild: str | None = GUILD_ID) -> None:
+                       guild: str | None = GUILD_ID, removed: bool = False) -> None:
         data: dict[str, Any] = {"user_id": user_id, "channel_id": channel, "message_id": message,
                                 "emoji": {"id": None, "name": emoji}, "type": 0,
                                 "burst": False}
         if guild:
             data["guild_id"] = guild
-        await self.dispatch("MESSAGE_REACTION_ADD", data)
+        await self.dispatch("MESSAGE_REACTION_REMOVE" if removed else "MESSAGE_REACTION_ADD",
+                            data)
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()

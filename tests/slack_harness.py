@@ -89,7 +89,7 @@ async def serve_slack(options: Options, world: Indexed, embedder: Any
     slack = FakeSlack()
     await slack.start()
     harness = SlackHarness("", slack)
-    desk = research_desk(options, engine, chroma, embedder, knowledge_base, harness.requests)
+    desk = await research_desk(options, engine, chroma, embedder, knowledge_base, harness.requests)
     harness.desk = desk
     if options.oauth:
         app = build_app(desk, SECRET, web_client(None, slack.base_url),

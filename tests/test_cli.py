@@ -116,3 +116,41 @@ def test_terminal_control_sequences_from_documents_are_removed() -> None:
     text = render_answer_markdown(result)
     assert "\x1b" not in text and "\x07" not in text
     assert "Red text and a bell [1]." in text
+
+
+async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
+    from datetime import UTC, datetime
+
+    from bot.config import Settings
+    from core.db import open_database
+    from core.jobs.feedback import Feedback, FeedbackStore, Rating
+    from core.jobs.store import JobStore
+    from core.models import Job
+
+    settings = Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = await open_database(settings.store_url)
+    try:
+        job = await JobStore(engine).create(Job(tenant="T1", platform="slack"))
+        feedback = FeedbackStore(engine)
+        await feedback.add(Feedback(job_id=job.id, rater="slack:T1:U2", tenant="T1",
+                                    channel="slack", rating=Rating.UP,
+                                    at=datetime(2025, 3, 1, 9, 30, tzinfo=UTC)))
+        await feedback.add(Feedback(job_id=job.id, rater="discord:7", tenant="T1",
+                                    channel="discord", rating=Rating.DOWN,
+                                    comment="missed\x1b[2J the \u202epoint",
+                                    at=datetime(2025, 3, 1, 10, 0, tzinfo=UTC)))
+    finally:
+        await engine.dispose()
+    shown = _run("show", job.id)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    start = lines.index("feedback (2):")
+    assert lines[start + 1] == "  👍 up · slack · slack:T1:U2 · 2025-03-01 09:30:00"
+    assert lines[start + 2] == ("  👎 down · discord · discord:7 · 2025-03-01 10:00:00 · "
+                                "missed the <U+202E>point")
+    assert "\x1b" not in shown.stdout
+    as_json = json.loads(_run("show", job.id, "--json").stdout)
+    assert [(f["rater"], f["rating"], f["channel"]) for f in as_json["feedback"]] == [
+        ("slack:T1:U2", "up", "slack"), ("discord:7", "down", "discord")]
+    assert as_json["feedback"][1]["comment"] == "missed\x1b[2J the \u202epoint"

@@ -84,3 +84,40 @@ def test_the_readme_invite_asks_for_the_permissions_the_bot_uses() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert f"permissions={query['permissions'][0]}" in readme
     assert query["scope"] == ["bot applications.commands"]
+
+
+PAGE = "https://research.example.com/jobs/job1?token=0123456789abcdef0123456789abcdef"
+
+
+def test_the_answer_embed_links_to_the_answer_page_when_there_is_one() -> None:
+    result = _result("Cats sleep 12 to 16 hours a day [1].", limitations=["Only one source."])
+    ((embed,),) = render_answer(result, PAGE)
+    assert embed["url"] == PAGE
+    assert embed["fields"][-1] == {"name": "Full analysis",
+                                   "value": f"[View full analysis]({PAGE})", "inline": False}
+    ((plain,),) = render_answer(result)
+    assert "url" not in plain and "View full analysis" not in json.dumps(plain)
+
+
+def test_the_page_link_survives_the_field_limit_and_bad_links_are_left_out() -> None:
+    many = _result("Summary [1].", limitations=[f"Gap {n}: " + "y" * 1000 for n in range(40)])
+    answer = render_answer(many, PAGE)
+    for message in answer:
+        assert_within_limits({"embeds": message})
+    last = answer[-1][-1]
+    assert last["fields"][0]["name"] == "Confidence"
+    assert last["fields"][-1]["name"] == "Full analysis" and "footer" in last
+    assert answer[0][0]["url"] == PAGE
+    # A long answer's last description leaves no room: the closing fields move to an embed
+    # of their own, still within the message total.
+    long = _result("word " * 4000, limitations=[f"Gap {n}: " + "y" * 300 for n in range(5)])
+    answer = render_answer(long, PAGE)
+    for message in answer:
+        assert_within_limits({"embeds": message})
+    assert answer[-1][-1]["fields"][-1]["name"] == "Full analysis"
+    assert sum(f["name"].startswith("Limitations") for f in answer[-1][-1]["fields"]) == 2
+    for page in ("https://x.example/" + "a" * 600, "https://x.example/a)[b](c",
+                 "javascript:alert(1)"):
+        rendered = render_answer(many, page)
+        assert "View full analysis" not in json.dumps(rendered)
+        assert all("url" not in embed for message in rendered for embed in message)

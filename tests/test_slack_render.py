@@ -1,3 +1,4 @@
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -132,9 +133,40 @@ def test_the_app_manifest_asks_for_what_the_bot_uses() -> None:
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["oauth_config"]["scopes"]["bot"] == SlackSettings().scopes
     events = manifest["settings"]["event_subscriptions"]["bot_events"]
-    assert {"app_mention", "message.im", "message.channels", "reaction_added"} <= set(events)
+    assert {"app_mention", "message.im", "message.channels", "reaction_added",
+            "reaction_removed"} <= set(events)
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/research"]
     paths = {manifest["settings"]["event_subscriptions"]["request_url"].split(".com")[1],
              manifest["features"]["slash_commands"][0]["url"].split(".com")[1]}
     assert paths == {SlackSettings().path}
     assert manifest["oauth_config"]["redirect_urls"][0].endswith(SlackSettings().redirect_path)
+
+
+PAGE = "https://research.example.com/jobs/job1?token=0123456789abcdef0123456789abcdef"
+
+
+def _footer(messages: list[dict[str, Any]]) -> list[str]:
+    last = messages[-1]["blocks"][-1]
+    assert last["type"] == "context"
+    return [element["text"] for element in last["elements"]]
+
+
+def test_the_footer_links_to_the_answer_page_when_there_is_one() -> None:
+    result = _result("Cats sleep a lot [1].")
+    assert _footer(render_answer(result, PAGE))[-1] == f"<{PAGE}|View full analysis>"
+    assert "View full analysis" not in json.dumps(render_answer(result))
+
+
+def test_a_page_link_is_whole_or_absent_within_the_limits() -> None:
+    """A link that would be cut, or that would break out of its <url|label>, is left out."""
+    long = _result("Summary.", "x " * 5000, sources=60, limitations=["gap"] * 30)
+    messages = render_answer(long, PAGE)
+    _assert_within_limits(messages)
+    assert _footer(messages)[-1] == f"<{PAGE}|View full analysis>"
+    too_long = "https://research.example.com/jobs/job1?token=" + "a" * MAX_SECTION
+    for page in (too_long, "https://x.example/a|<!channel>", "javascript:alert(1)"):
+        messages = render_answer(long, page)
+        _assert_within_limits(messages)
+        assert "View full analysis" not in json.dumps(messages)
+    amp = render_answer(_result("Summary."), "https://x.example/jobs/j?token=t&a=b")
+    assert _footer(amp)[-1] == "<https://x.example/jobs/j?token=t&amp;a=b|View full analysis>"

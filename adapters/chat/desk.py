@@ -1,16 +1,22 @@
 """What every chat front end needs around the job service, whatever the platform: thread
-memory, question limits, redelivery dedupe, and the wording of refusals and queue waits."""
+memory, question limits, redelivery dedupe, readers' ratings, links to answer pages, and the
+wording of refusals and queue waits."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from adapters.chat.dedupe import EventLog
 from adapters.chat.limits import QuestionLimiter, RateLimitedError
 from core.jobs.conversations import ConversationStore
+from core.jobs.feedback import Feedback, FeedbackStore, Rating
 from core.jobs.service import JobService
 from core.models import Depth
+
+# A job id -> the address of its answer page (a signed link), when web.public_url is set.
+AnswerPage = Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -19,7 +25,23 @@ class ResearchDesk:
     conversations: ConversationStore
     limiter: QuestionLimiter
     events: EventLog
+    feedback: FeedbackStore
     depth: Depth = Depth.AUTO
+    answer_page: AnswerPage | None = None  # None: answers carry no "View full analysis"
+
+    async def rate(self, platform: str, tenant: str, message: str, rater: str,
+                   rating: Rating, *, added: bool) -> bool:
+        """A 👍/👎 put on (`added`) or taken off `message`: stored as, or removed from, the
+        rater's feedback on the job it answers. False when `message` is not an answer."""
+        job_id = await self.conversations.job_answered_by(platform, tenant, message)
+        if job_id is None:
+            return False
+        if added:
+            await self.feedback.add(Feedback(job_id=job_id, rater=rater, tenant=tenant,
+                                             channel=platform, rating=rating))
+        else:
+            await self.feedback.remove(job_id, rater, rating)
+        return True
 
 
 def refusal(error: RateLimitedError, group: str) -> str:

@@ -1,9 +1,11 @@
 """The Discord front end: `/research`, follow-ups in the answer's thread and 🔁 retries, turned
-into research requests and answered with embeds. Thin: parse, submit, render."""
+into research requests and answered with embeds; 👍/👎 on an answer are its readers' ratings.
+Thin: parse, submit, render."""
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable
 from typing import Any, Literal
 
@@ -22,11 +24,15 @@ from adapters.discord.delivery import (
 )
 from adapters.discord.render import render_error, render_status
 from core.errors import InvalidQuestionError
+from core.jobs.feedback import Rating
 from core.jobs.service import FAILURE
 from core.models import Depth, ResearchRequest
 
 log = logging.getLogger(__name__)
 
+RATINGS = {"\N{THUMBS UP SIGN}": Rating.UP, "\N{THUMBS DOWN SIGN}": Rating.DOWN}
+_SKIN_TONES = re.compile("[\U0001F3FB-\U0001F3FF]")
+_VARIATION = "\ufe0f"
 _THREADS = {discord.ChannelType.public_thread, discord.ChannelType.private_thread,
             discord.ChannelType.news_thread}
 
@@ -134,13 +140,19 @@ class ResearchBot(discord.Client):
         await self._queue_and_answer(request, message.channel)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
-        """🔁 from a person on an answer: research again without the cache, as a new message
-        (the original interaction's token may have expired)."""
-        if str(payload.emoji) != RETRY_EMOJI or self.user is None \
-                or payload.user_id == self.user.id:
+        """👍/👎 from a person on an answer: their rating of it. 🔁: research again without
+        the cache, as a new message (the original interaction's token may have expired)."""
+        if self.user is None or payload.user_id == self.user.id:
             return
         tenant = _tenant(payload.guild_id, payload.user_id)
         answer = str(payload.message_id)
+        rating = rating_of(payload.emoji)
+        if rating is not None:
+            await self.desk.rate(PLATFORM, tenant, answer, rater(payload.user_id), rating,
+                                 added=True)
+            return
+        if str(payload.emoji) != RETRY_EMOJI:
+            return
         found = await self.desk.conversations.answered(PLATFORM, tenant, answer)
         if found is None:
             return  # not one of the bot's answers
@@ -150,6 +162,15 @@ class ResearchBot(discord.Client):
         # a server channel: the retry goes to that channel.
         channel = int(thread.partition(":")[0])
         await self._queue_and_answer(retry, self._channel(channel, payload.guild_id))
+
+    async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        """👍/👎 taken off an answer: the rating is withdrawn."""
+        rating = rating_of(payload.emoji)
+        if rating is None or self.user is None or payload.user_id == self.user.id:
+            return
+        await self.desk.rate(PLATFORM, _tenant(payload.guild_id, payload.user_id),
+                             str(payload.message_id), rater(payload.user_id), rating,
+                             added=False)
 
     async def _queue_and_answer(self, request: ResearchRequest,
                                 channel: discord.abc.Messageable) -> None:
@@ -172,7 +193,7 @@ class ResearchBot(discord.Client):
         if fresh:
             await _attempt(status.show([render_status("🔎 Researching…")]), "show a status")
         delivery = DiscordDelivery(self, self.desk.conversations, request.tenant, status,
-                                   threads)
+                                   threads, answer_page=self.desk.answer_page)
         try:
             await self.desk.jobs.submit(request, delivery, start_after_s=wait_s,
                                         progress_shown=fresh)
@@ -208,6 +229,17 @@ async def _attempt(call: Awaitable[object], what: str) -> None:
         await call
     except discord.HTTPException as error:
         log.warning("Discord: could not %s: %s", what, error)
+
+
+def rating_of(emoji: discord.PartialEmoji) -> Rating | None:
+    """👍 or 👎 in any skin tone (a custom emoji is never a rating)."""
+    if emoji.is_custom_emoji():
+        return None
+    return RATINGS.get(_SKIN_TONES.sub("", emoji.name or "").replace(_VARIATION, ""))
+
+
+def rater(user_id: int) -> str:
+    return f"{PLATFORM}:{user_id}"
 
 
 def _tenant(guild_id: int | None, user_id: int) -> str:

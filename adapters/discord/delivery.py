@@ -15,6 +15,7 @@ from typing import Any
 
 import discord
 
+from adapters.chat.desk import AnswerPage
 from adapters.chat.text import trim
 from adapters.discord.render import (
     Embed,
@@ -99,8 +100,10 @@ class DiscordDelivery:
     platform = PLATFORM
 
     def __init__(self, client: discord.Client, conversations: ConversationStore, tenant: str,
-                 status: Status, threads: bool) -> None:
+                 status: Status, threads: bool, *,
+                 answer_page: AnswerPage | None = None) -> None:
         self._client = client
+        self._answer_page = answer_page
         self._conversations = conversations
         self._tenant = tenant
         self.status = status
@@ -118,7 +121,8 @@ class DiscordDelivery:
         await self.status.show([render_progress(event)])
 
     async def answer(self, result: ResearchResult, steps: Steps) -> None:
-        first, *rest = render_answer(result)
+        link = self._answer_page(result.job_id) if self._answer_page is not None else None
+        first, *rest = render_answer(result, link)
         shown = await steps.once("answer", lambda: self._show(first, nonce(steps, "answer")))
         answer = self._client.get_partial_messageable(int(shown["channel"])) \
             .get_partial_message(int(shown["message"]))
@@ -192,11 +196,14 @@ def embeds_of(payloads: list[Embed]) -> list[discord.Embed]:
 
 class DiscordDeliveries:
     """Rebuilds Discord deliveries from their stored targets, in any process whose client is
-    logged in (REST only: a worker needs no gateway connection)."""
+    logged in (REST only: a worker needs no gateway connection); `answer_page` links answers
+    to their page."""
 
-    def __init__(self, client: discord.Client, conversations: ConversationStore) -> None:
+    def __init__(self, client: discord.Client, conversations: ConversationStore, *,
+                 answer_page: AnswerPage | None = None) -> None:
         self._client = client
         self._conversations = conversations
+        self._answer_page = answer_page
 
     async def __call__(self, target: dict[str, Any]) -> DiscordDelivery:
         channel = self._client.get_partial_messageable(int(target["channel"]))
@@ -209,4 +216,5 @@ class DiscordDeliveries:
         if target.get("status_message") and original is None:
             status.message = channel.get_partial_message(int(target["status_message"]))
         return DiscordDelivery(self._client, self._conversations, str(target["tenant"]),
-                               status, bool(target.get("threads")))
+                               status, bool(target.get("threads")),
+                               answer_page=self._answer_page)

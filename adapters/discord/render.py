@@ -46,9 +46,11 @@ def escape(text: str) -> str:
     return escape_mentions(escape_markdown(text))
 
 
-def render_answer(result: ResearchResult) -> list[list[Embed]]:
+def render_answer(result: ResearchResult, page: str | None = None) -> list[list[Embed]]:
     """The answer as messages of embeds: the first carries the question as its title, the
-    last the confidence, limitations and footer; long answers continue in more embeds."""
+    last the confidence, limitations and footer; long answers continue in more embeds.
+    `page`, the answer's web page, is the title's link and a last field's (View full
+    analysis)."""
     answer = result.answer
     colour = COLOURS[answer.confidence]
     body = answer.summary if not answer.detail else f"{answer.summary}\n\n{answer.detail}"
@@ -61,14 +63,25 @@ def render_answer(result: ResearchResult) -> list[list[Embed]]:
     for n, piece in enumerate(split_text(limitations, MAX_FIELD_VALUE, _ESCAPE)):
         fields.append({"name": "Limitations" if n == 0 else "Limitations (continued)",
                        "value": piece, "inline": False})
-    last = embeds[-1]
-    last["fields"] = fields[:MAX_FIELDS]
+    link: list[Embed] = []
+    if page and _linkable(page):
+        embeds[0]["url"] = page
+        link = [{"name": "Full analysis", "value": f"[View full analysis]({page})",
+                 "inline": False}]
     count = len(result.references)
     origin = (f"cached answer from {result.cached_at:%Y-%m-%d %H:%M} UTC"
               if result.cached and result.cached_at else "fresh answer")
-    last["footer"] = {"text": trim(
+    footer = {"text": trim(
         f"{count} source{'s' if count != 1 else ''} (in the thread) · {origin} · "
         f"job {result.job_id} · 🔁 to research again", MAX_FOOTER)}
+    last = embeds[-1]
+    closing = len(footer["text"]) + _fields_size(fields + link)
+    if embed_size(last) + closing > MAX_MESSAGE_TOTAL:
+        last = {"type": "rich", "color": colour}  # the closing fields get an embed of their own
+        embeds.append(last)
+    room = MAX_MESSAGE_TOTAL - embed_size(last) - len(footer["text"]) - _fields_size(link)
+    last["fields"] = _fitting(fields, room, MAX_FIELDS - len(link)) + link
+    last["footer"] = footer
     return pack(embeds)
 
 
@@ -111,6 +124,22 @@ def embed_size(embed: Embed) -> int:
     size += sum(len(f["name"]) + len(f["value"]) for f in embed.get("fields", []))
     size += len(embed.get("footer", {}).get("text", ""))
     return size + len(embed.get("author", {}).get("name", ""))
+
+
+def _fields_size(fields: list[dict[str, Any]]) -> int:
+    return sum(len(f["name"]) + len(f["value"]) for f in fields)
+
+
+def _fitting(fields: list[dict[str, Any]], room: int, count: int) -> list[dict[str, Any]]:
+    """The first fields, in order, that fit in `room` characters and `count` fields (the
+    confidence first; limitations past that are left out rather than break the message)."""
+    kept: list[dict[str, Any]] = []
+    for field in fields[:count]:
+        room -= _fields_size([field])
+        if room < 0:
+            break
+        kept.append(field)
+    return kept
 
 
 def pack(embeds: list[Embed]) -> list[list[Embed]]:

@@ -1,6 +1,6 @@
 """The Slack front end: a bolt AsyncApp that turns mentions, direct messages, thread replies,
-`/research` and 🔁 reactions into research requests, and answers in the question's thread.
-Thin: parse, submit, render."""
+`/research` and 🔁 reactions into research requests, and answers in the question's thread;
+👍/👎 on an answer are its readers' ratings. Thin: parse, submit, render."""
 
 from __future__ import annotations
 
@@ -29,12 +29,14 @@ from adapters.slack.delivery import (
 from adapters.slack.render import escape_mrkdwn
 from core.errors import InvalidQuestionError
 from core.jobs.delivery import Steps
+from core.jobs.feedback import Rating
 from core.models import ConversationTurn, ResearchRequest
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+>")
+RATINGS = {"+1": Rating.UP, "thumbsup": Rating.UP, "-1": Rating.DOWN, "thumbsdown": Rating.DOWN}
 
 
 def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> AsyncWebClient:
@@ -99,20 +101,39 @@ def build_app(
     @app.event("reaction_added")
     async def on_reaction(event: dict[str, Any], context: AsyncBoltContext,
                           client: AsyncWebClient) -> None:
-        """🔁 on an answer: research it again, bypassing the cache, in the same thread."""
+        """👍/👎 on an answer: the person's rating of it. 🔁: research it again, bypassing
+        the cache, in the same thread."""
         item = event.get("item") or {}
         user = event.get("user")
-        if event.get("reaction") != RETRY_REACTION or item.get("type") != "message" \
-                or not user or user == context.bot_user_id:
+        if item.get("type") != "message" or not user or user == context.bot_user_id:
             return
         team = _team(context, event)
         answer = key(item["channel"], item["ts"])
+        rating = rating_of(str(event.get("reaction", "")))
+        if rating is not None:
+            await desk.rate(PLATFORM, team, answer, rater(team, user), rating, added=True)
+            return
+        if event.get("reaction") != RETRY_REACTION:
+            return
         found = await desk.conversations.answered(PLATFORM, team, answer)
         if found is None:
             return  # not one of our answers
         request, thread = found
         await _ask(desk, client, item["channel"], item["ts"], thread.partition(":")[2],
                    request.model_copy(update={"bypass_cache": True, "user": user}))
+
+    @app.event("reaction_removed")
+    async def on_reaction_removed(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        """👍/👎 taken off an answer: the rating is withdrawn."""
+        item = event.get("item") or {}
+        user = event.get("user")
+        rating = rating_of(str(event.get("reaction", "")))
+        if rating is None or item.get("type") != "message" or not user \
+                or user == context.bot_user_id:
+            return
+        team = _team(context, event)
+        await desk.rate(PLATFORM, team, key(item["channel"], item["ts"]), rater(team, user),
+                        rating, added=False)
 
     @app.command("/research")
     async def on_command(ack: Callable[..., Awaitable[None]], command: dict[str, Any],
@@ -156,7 +177,8 @@ async def _ask(desk: ResearchDesk, client: AsyncWebClient, channel: str,
         text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else ":mag: Researching…"),
         "post a status message")
     delivery = SlackDelivery(client, desk.conversations, request.tenant, channel, thread,
-                             str(status["ts"]) if status is not None else None, marked)
+                             str(status["ts"]) if status is not None else None, marked,
+                             answer_page=desk.answer_page)
     try:
         await desk.jobs.submit(request, delivery, start_after_s=wait_s)
     except InvalidQuestionError as error:
@@ -183,6 +205,15 @@ async def _thread_context(desk: ResearchDesk, team: str, event: dict[str, Any]
         return []
     return await desk.conversations.context(PLATFORM, team,
                                             key(event["channel"], event["thread_ts"]))
+
+
+def rating_of(reaction: str) -> Rating | None:
+    """The rating a reaction stands for, whatever its skin tone (`+1::skin-tone-2`)."""
+    return RATINGS.get(reaction.partition("::")[0])
+
+
+def rater(team: str, user: str) -> str:
+    return f"{PLATFORM}:{team}:{user}"
 
 
 def _team(context: AsyncBoltContext, event: dict[str, Any]) -> str:

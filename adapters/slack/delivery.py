@@ -15,6 +15,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.chat.desk import AnswerPage
 from adapters.slack.render import render_answer, render_error, render_progress, render_sources
 from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import Steps, transient
@@ -35,8 +36,9 @@ class SlackDelivery:
 
     def __init__(self, client: AsyncWebClient, conversations: ConversationStore, tenant: str,
                  channel: str, thread: str | None, status_ts: str | None,
-                 marked: str | None) -> None:
+                 marked: str | None, *, answer_page: AnswerPage | None = None) -> None:
         self._client = client
+        self._answer_page = answer_page
         self._conversations = conversations
         self._tenant = tenant
         self.channel = channel
@@ -54,7 +56,8 @@ class SlackDelivery:
                                            text=render_progress(event))
 
     async def answer(self, result: ResearchResult, steps: Steps) -> None:
-        first, *rest = render_answer(result)
+        link = self._answer_page(result.job_id) if self._answer_page is not None else None
+        first, *rest = render_answer(result, link)
         answer_ts: str = await self._once_shown(steps, "answer", first)
         thread = self.thread or answer_ts
         await steps.once("remembered", lambda: self._remember(thread, answer_ts, result.job_id))
@@ -148,18 +151,21 @@ async def best_effort(call: Awaitable[Any], what: str) -> bool:
 
 class SlackDeliveries:
     """Rebuilds Slack deliveries from their stored targets; `client_for(tenant)` is a Web API
-    client carrying the workspace's bot token."""
+    client carrying the workspace's bot token; `answer_page` links answers to their page."""
 
     def __init__(self, client_for: Callable[[str], Awaitable[AsyncWebClient]],
-                 conversations: ConversationStore) -> None:
+                 conversations: ConversationStore, *,
+                 answer_page: AnswerPage | None = None) -> None:
         self._client_for = client_for
         self._conversations = conversations
+        self._answer_page = answer_page
 
     async def __call__(self, target: dict[str, Any]) -> SlackDelivery:
         tenant = str(target["tenant"])
         return SlackDelivery(await self._client_for(tenant), self._conversations, tenant,
                              str(target["channel"]), target.get("thread"),
-                             target.get("status_ts"), target.get("marked"))
+                             target.get("status_ts"), target.get("marked"),
+                             answer_page=self._answer_page)
 
 
 def key(channel: str, ts: str) -> str:

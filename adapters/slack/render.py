@@ -39,8 +39,9 @@ def escape_plain(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def render_answer(result: ResearchResult) -> list[Message]:
-    """The answer as one or more messages, each within Block Kit's limits."""
+def render_answer(result: ResearchResult, page: str | None = None) -> list[Message]:
+    """The answer as one or more messages, each within Block Kit's limits; `page`, the
+    answer's web page, is linked from the footer (View full analysis)."""
     answer = result.answer
     blocks: list[Block] = [_header(result.question)]
     body = answer.summary if not answer.detail else f"{answer.summary}\n\n{answer.detail}"
@@ -55,10 +56,10 @@ def render_answer(result: ResearchResult) -> list[Message]:
         else "fresh answer"
     )
     count = len(result.references)
-    blocks += _context_blocks(
-        [f"{count} source{'s' if count != 1 else ''} (in the thread) · {origin} · "
-         f"job `{escape_mrkdwn(result.job_id)}`"]
-    )
+    footer = [f"{count} source{'s' if count != 1 else ''} (in the thread) · {origin} · "
+              f"job `{escape_mrkdwn(result.job_id)}`"]
+    link = _link(page, "View full analysis") if page else None
+    blocks += _context_blocks(footer + ([link] if link else []))
     fallback = escape_mrkdwn(f"{result.question}: {answer.summary}")
     return _paginate(blocks, fallback)
 
@@ -103,6 +104,15 @@ def _source_line(number: int, title: str, where: str, source: Source | None) -> 
             details.append(f"_{escape_mrkdwn(_trim(source.snippet, 300))}_")
     text = line + ("\n" + " · ".join(details) if details else "")
     return _trim(text, MAX_SECTION)
+
+
+def _link(url: str, label: str) -> str | None:
+    """`<url|label>`, or None for an address a link cannot carry whole (a cut link leads
+    nowhere)."""
+    if not url.startswith(("http://", "https://")) or re.search(r"[<>|\s]", url):
+        return None
+    link = f"<{url.replace('&', '&amp;')}|{escape_mrkdwn(label)}>"
+    return link if len(link) <= MAX_SECTION else None
 
 
 def _header(text: str) -> Block:

@@ -66,7 +66,7 @@ class ApiKeys:
 
     async def revoke(self, key_id: str) -> bool:
         """False when no active key has that id (accepts the whole key too)."""
-        key_id = _id_of(key_id) or key_id
+        key_id = key_id_of(key_id)
         async with self._engine.begin() as connection:
             result = await connection.execute(
                 update(api_keys).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
@@ -137,6 +137,11 @@ def _utc_or_none(value: datetime | None) -> datetime | None:
 
 def _digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def key_id_of(key_or_id: str) -> str:
+    """The id of a key, given the key or the id."""
+    return _id_of(key_or_id) or key_or_id
 
 
 def _id_of(key: str) -> str | None:

@@ -44,6 +44,14 @@ class ConversationStore:
             row = (await connection.execute(query)).first()
         return None if row is None else (ResearchRequest.model_validate(row.request), row.thread)
 
+    async def job_answered_by(self, platform: str, tenant: str, message: str) -> str | None:
+        """The id of the job whose answer is `message`; None when it is not one of ours."""
+        query = select(answer_messages.c.job_id).where(
+            answer_messages.c.platform == platform, answer_messages.c.tenant == tenant,
+            answer_messages.c.message == message)
+        async with self._engine.connect() as connection:
+            return (await connection.execute(query)).scalar_one_or_none()
+
     async def context(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
         """The thread's answered questions, oldest first: an empty list when the bot has not
         answered in this thread (so a message there is not a follow-up)."""

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import RedisError
 from saq.job import Status
 from saq.queue.redis import RedisQueue
 
@@ -104,8 +105,14 @@ class JobQueue:
             await queue.connect()
 
     async def close(self) -> None:
+        """Let go of the queues; a Redis that is already gone leaves nothing to clean up (a
+        process stopping during an outage must still stop cleanly)."""
         for queue in self.queues.values():
-            await queue.disconnect()
+            try:
+                await queue.disconnect()
+            except (RedisError, OSError) as error:
+                log.warning("queue %s: Redis unreachable while disconnecting (%s)",
+                            queue.name, type(error).__name__)
 
     async def enqueue(self, job_id: str, *, deep: bool, timeout_s: float,
                       start_after_s: float = 0.0) -> None:

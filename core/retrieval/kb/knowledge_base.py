@@ -170,6 +170,11 @@ class KnowledgeBase:
         self._rebuilds: set[asyncio.Task[_Corpus]] = set()
         self._collections: dict[str, VectorCollection] = {}
 
+    @property
+    def vectors(self) -> VectorStore:
+        """The vector store (a readiness probe's heartbeat)."""
+        return self._chroma
+
     # ---- indexing -------------------------------------------------------------------------
 
     async def index(

@@ -1,0 +1,135 @@
+"""A job's answer page, rendered on the server: the question, its stages while it runs, then
+the answer with its confidence, limitations and numbered sources. Every piece of text from a
+question, a model or a source goes through Jinja's autoescaping; the only markup made from it
+is a citation marker `[n]` turned into a link to source n, after escaping."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Source, Stage
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+
+CONFIDENCE_WORDS = {
+    Confidence.HIGH: "High confidence",
+    Confidence.MEDIUM: "Medium confidence",
+    Confidence.LOW: "Low confidence",
+    Confidence.INSUFFICIENT: "Insufficient evidence",
+}
+STAGE_NAMES = {
+    Stage.INTAKE: "Reading the question", Stage.CACHE: "Checking earlier answers",
+    Stage.PLAN: "Planning searches", Stage.SEARCH: "Searching", Stage.RANK: "Ranking passages",
+    Stage.SYNTHESIZE: "Writing the answer", Stage.VERIFY: "Checking citations",
+    Stage.GRADE: "Grading confidence", Stage.DELIVER: "Saving",
+}
+_MARKER = re.compile(r"\[(\d{1,3})\]")
+_ENV = Environment(loader=PackageLoader("adapters.http", "templates"),
+                   autoescape=select_autoescape(default=True, default_for_string=True),
+                   trim_blocks=True, lstrip_blocks=True)
+
+
+@dataclass(frozen=True)
+class StageRow:
+    stage: str
+    name: str
+    state: str  # running or done
+    message: str
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    number: int
+    title: str
+    url: str | None
+    where: str
+    location: str | None
+    quotes: list[str]
+
+
+def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult | None) -> str:
+    running = job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS)
+    ended = next((e for e in reversed(events) if e.terminal), None)
+    return _ENV.get_template("answer.html").render(
+        job=job, token=token, running=running, question=str(job.request.get("question", "")),
+        stages=_stages(events), result=result, body=_body(result) if result else None,
+        confidence=result.answer.confidence.value if result else None,
+        confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,
+        sources=_sources(result) if result else [],
+        ended_message=ended.message if ended is not None and result is None else "",
+        stage_names={stage.value: name for stage, name in STAGE_NAMES.items()})
+
+
+def not_found() -> str:
+    return _ENV.get_template("not_found.html").render()
+
+
+ASSETS = {"page.css": "text/css; charset=utf-8", "page.js": "text/javascript; charset=utf-8"}
+
+
+@functools.cache
+def asset(name: str) -> bytes:
+    """A file of the page's (one of ASSETS) from the package."""
+    return resources.files("adapters.http").joinpath("assets", name).read_bytes()
+
+
+def _stages(events: list[JobEvent]) -> list[StageRow]:
+    rows: dict[str, StageRow] = {}
+    for event in events:
+        if event.stage is None or event.kind not in ("started", "finished"):
+            continue
+        state = "done" if event.kind == "finished" else "running"
+        rows[event.stage.value] = StageRow(event.stage.value, STAGE_NAMES[event.stage], state,
+                                           event.message)
+    return list(rows.values())
+
+
+def _body(result: ResearchResult) -> list[Markup]:
+    """The answer's paragraphs, escaped, with each `[n]` of a listed source made a link."""
+    numbers = {reference.number for reference in result.references}
+    text = result.answer.summary
+    if result.answer.detail:
+        text += "\n\n" + result.answer.detail
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return [_linked(str(escape(paragraph)), numbers) for paragraph in paragraphs]
+
+
+def _linked(escaped: str, numbers: set[int]) -> Markup:
+    def link(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        if number not in numbers:
+            return match.group(0)
+        return (f'<a class="cite" href="#source-{number}" '
+                f'aria-label="source {number}">[{number}]</a>')
+
+    # `escaped` is escaped text; only the links made here are markup
+    return Markup(_MARKER.sub(link, escaped).replace("\n", "<br>"))
+
+
+def _sources(result: ResearchResult) -> list[SourceRow]:
+    by_id: dict[str, Source] = {source.id: source for source in result.sources}
+    quotes: dict[str, list[str]] = {}
+    for citation in result.answer.citations:
+        if citation.quote and citation.quote not in quotes.setdefault(citation.source_id, []):
+            quotes[citation.source_id].append(citation.quote)
+    rows = []
+    for reference in result.references:
+        source = by_id.get(reference.source_id)
+        url = source.url if source is not None else None
+        if url is not None and not url.startswith(("http://", "https://")):
+            url = None  # javascript: and data: links are shown as text, never followed
+        passages = quotes.get(reference.source_id) or \
+            ([source.snippet] if source is not None and source.snippet else [])
+        rows.append(SourceRow(reference.number, reference.title or "Untitled", url,
+                              (source.path or "") if source is not None else reference.where,
+                              source.location if source is not None else None,
+                              passages[:3]))
+    return rows

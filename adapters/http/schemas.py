@@ -1,0 +1,158 @@
+"""The HTTP API's request and response bodies. They are the OpenAPI document's schemas too,
+so what the document promises is what the handlers are checked against."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.jobs.feedback import MAX_COMMENT_CHARS, Rating
+from core.models import Depth, JobStatus, Stage
+
+MAX_CONTEXT_TURNS = 10
+
+
+class ErrorBody(BaseModel):
+    type: str = Field(description="invalid_request, invalid_question, unauthorized, not_found, "
+                      "conflict, payload_too_large, rate_limited, unavailable or internal")
+    message: str = Field(description="What went wrong and what to do, for a person to read.")
+    retryable: bool = Field(description="Whether the same request may succeed later.")
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class ContextTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(max_length=2000)
+    answer: str = Field(default="", max_length=8000)
+
+
+class ResearchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The question, 1 to 2,000 characters of text.")
+    depth: Depth = Field(default=Depth.AUTO, description="auto (chosen from the question), "
+                         "quick, standard or deep.")
+    bypass_cache: bool = Field(default=False, description="Research again even when a cached "
+                               "answer to the same question exists.")
+    context: list[ContextTurn] = Field(
+        default_factory=list, max_length=MAX_CONTEXT_TURNS,
+        description="Earlier questions and answers this one follows up on, oldest first.")
+
+
+class FeedbackBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rating: Rating
+    comment: str = Field(default="", max_length=MAX_COMMENT_CHARS)
+
+
+class Links(BaseModel):
+    self: str = Field(description="GET: the job (this shape).")
+    events: str = Field(description="GET: its progress as Server-Sent Events.")
+    page: str = Field(description="Its answer page, shareable without a key.")
+
+
+class Accepted(BaseModel):
+    job_id: str
+    status: JobStatus
+    links: Links
+
+
+class AnswerBody(BaseModel):
+    summary: str
+    detail: str
+    confidence: Literal["high", "medium", "low", "insufficient"]
+    limitations: list[str]
+
+
+class CitationBody(BaseModel):
+    claim: str
+    source_id: str
+    quote: str
+
+
+class ReferenceBody(BaseModel):
+    number: int
+    source_id: str
+    title: str
+    where: str
+
+
+class SourceBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str
+    url: str | None = None
+    path: str | None = None
+    location: str | None = None
+    snippet: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class JobResponse(BaseModel):
+    """A job. Once completed, its fields are the object `researchbot ask --json` prints
+    (answer, citations, references, sources, metadata), plus where it is."""
+
+    job_id: str
+    status: JobStatus
+    question: str
+    stage: Stage | None = None
+    progress: float
+    created_at: datetime
+    completed_at: datetime | None = None
+    error: str | None = Field(default=None, description="Why it failed or was cancelled.")
+    answer: AnswerBody | None = None
+    citations: list[CitationBody] = Field(default_factory=list)
+    references: list[ReferenceBody] = Field(default_factory=list)
+    sources: list[SourceBody] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    links: Links
+
+
+class JobSummary(BaseModel):
+    job_id: str
+    status: JobStatus
+    question: str
+    platform: str
+    created_at: datetime
+    completed_at: datetime | None = None
+    confidence: Literal["high", "medium", "low", "insufficient"] | None = None
+    links: Links
+
+
+class JobList(BaseModel):
+    jobs: list[JobSummary]
+
+
+class FeedbackStored(BaseModel):
+    job_id: str
+    rating: Rating
+    comment: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "not_ready"]
+    checks: dict[str, str] = Field(description="Each dependency: ok, not used, or why not.")
+
+
+class ProgressEventBody(BaseModel):
+    """The data of each `progress` Server-Sent Event (its `id` is `seq`)."""
+
+    seq: int
+    kind: str = Field(description="queued, started, finished, resumed, requeued, "
+                      "cancel_requested, then completed, failed or cancelled")
+    stage: Stage | None = None
+    progress: float
+    message: str
+    at: datetime

@@ -1,0 +1,160 @@
+"""`researchbot serve`: the HTTP API and answer pages, on the job service.
+
+Without `queue.url` the server runs jobs in its own process (it loads the research core);
+with it, it only stores and queues them for `researchbot worker` processes."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.wiring import Front, Research, open_front
+from core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from adapters.chat.limits import QuestionLimiter
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 3.0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is only reachable from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@asynccontextmanager
+async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
+    """The app with everything it serves from opened; closed on the way out. Refuses (a
+    ConfigurationError) to serve a non-loopback address without keys unless
+    web.allow_anonymous is set."""
+    from adapters.http.app import ApiServices, create_app
+    from core.jobs.access import ApiKeys
+
+    web = settings.web
+    async with AsyncExitStack() as stack:
+        front = await stack.enter_async_context(open_front(settings))
+        keys = ApiKeys(front.engine)
+        local = is_loopback(host)
+        if not local and not web.allow_anonymous and not await keys.any_active():
+            raise ConfigurationError(
+                f"web.host: {host} is reachable from other machines and no API key exists: "
+                "create one (researchbot keys create --tenant NAME), listen on 127.0.0.1, or "
+                "set web.allow_anonymous = true to serve without keys")
+
+        async def anonymous_allowed() -> bool:
+            return web.allow_anonymous or (local and not await keys.any_active())
+
+        limiter = await stack.enter_async_context(_limiter(settings))
+        services = ApiServices(
+            jobs=front.jobs, keys=keys, links=front.links, feedback=front.feedback,
+            limiter=limiter, default_tenant=settings.tenant,
+            anonymous_allowed=anonymous_allowed, readiness=_readiness(front),
+            metrics=_metrics(front) if web.metrics else None)
+        yield create_app(services)
+
+
+async def run_server(settings: Settings, host: str | None = None,
+                     port: int | None = None) -> None:
+    import uvicorn
+
+    from bot.logs import configure_logging
+
+    configure_logging(settings.log)
+    host = host or settings.web.host
+    port = settings.web.port if port is None else port
+    from bot.doctor import require_models
+
+    await require_models(settings)
+    async with open_api(settings, host) as app:
+        config = uvicorn.Config(app, host=host, port=port, log_config=None,
+                                access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=10)
+        server = uvicorn.Server(config)
+        await server.serve()
+        if not server.started:
+            raise ConfigurationError(f"web.port: cannot listen on {host}:{port} (is another "
+                                     "process using it?); choose another with --port")
+
+
+@asynccontextmanager
+async def _limiter(settings: Settings) -> AsyncIterator[QuestionLimiter]:
+    """Questions per key and per tenant: in this process, or in Redis (chat.redis_url) when
+    several API servers share the load."""
+    from adapters.chat.limits import LocalQuestionLimiter, RedisQuestionLimiter
+
+    web = settings.web
+    limits = (web.questions_per_minute, web.tenant_questions_per_minute, 60.0,
+              settings.chat.max_queue_seconds)
+    if settings.chat.redis_url is None:
+        yield LocalQuestionLimiter(*limits)
+        return
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(settings.chat.redis_url.get_secret_value(),
+                           socket_connect_timeout=10)
+    try:
+        yield RedisQuestionLimiter(redis, *limits, prefix="researchbot:api-limit")
+    finally:
+        await redis.aclose()
+
+
+def _readiness(front: Front) -> Callable[[], Awaitable[dict[str, str]]]:
+    """Probes of what answering needs: the database, the queue, the vector store."""
+
+    async def database() -> str:
+        from sqlalchemy import text
+
+        async with front.engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+        return "ok"
+
+    async def queue() -> str:
+        if front.jobs.queue is None:
+            return "not used"
+        await front.jobs.queue.stats()
+        return "ok"
+
+    async def vectors() -> str:
+        if not isinstance(front, Research):
+            return "not used"  # the workers search it; they are checked by `researchbot check`
+        await asyncio.to_thread(front.knowledge_base.vectors.heartbeat)
+        return "ok"
+
+    async def probe(check: Callable[[], Awaitable[str]]) -> str:
+        try:
+            return await asyncio.wait_for(check(), PROBE_TIMEOUT_S)
+        except TimeoutError:
+            return f"no answer within {PROBE_TIMEOUT_S:g} s"
+        except Exception as error:  # any failure is "not ready", with its kind, no details
+            log.warning("readiness probe failed: %s", type(error).__name__)
+            return f"failed ({type(error).__name__})"
+
+    async def readiness() -> dict[str, str]:
+        names = ("database", "queue", "vector_store")
+        found = await asyncio.gather(*(probe(c) for c in (database, queue, vectors)))
+        return dict(zip(names, found, strict=True))
+
+    return readiness
+
+
+def _metrics(front: Front) -> Callable[[], Awaitable[tuple[bytes, str]]]:
+    async def render() -> tuple[bytes, str]:
+        from core.metrics import render_metrics
+
+        return await render_metrics(front.jobs.queue)
+
+    return render

@@ -1,0 +1,226 @@
+"""The answer page in a real browser: Debian's chromium, driven by Playwright (no browser is
+downloaded). A running job's page shows its stages as they arrive, then the answer with its
+sources; a citation lands on its source; retry and feedback work; a hostile source title is
+text. Screenshots at desktop and phone widths are saved under test-artifacts/screenshots."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.db import open_database
+from core.jobs.feedback import FeedbackStore, Rating
+from tests.api_harness import TENANT, RunningApi, api_settings, running_api
+from tests.conftest import _copy_store, skip_or_fail
+from tests.fake_web import Article, FakeWeb
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+SCREENSHOTS = Path(os.environ.get("RESEARCHBOT_TEST_ARTIFACTS",
+                                  Path(__file__).resolve().parent.parent / "test-artifacts")
+                   ) / "screenshots"
+HOSTILE_TITLE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2"> Otters'
+OTTERS = f"""# {HOSTILE_TITLE}
+
+Sea otters hold hands while they sleep so that they do not drift apart on the water. A group
+of resting otters is called a raft.
+
+## Food
+
+Sea otters eat sea urchins, crabs and clams, and use stones as tools to crack the shells.
+"""
+QUESTION = "Why do sea otters hold hands while they sleep?"
+
+
+@pytest.fixture
+async def store(tmp_path: Path, indexed_template: Path, embedder: Any, kb_settings: Any,
+                clean_env: Path) -> Path:
+    """The indexed test corpus plus a document whose title is an HTML attack."""
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import open_chroma
+
+    data = tmp_path / "store"
+    data.mkdir()
+    _copy_store(indexed_template, data)
+    docs = tmp_path / "otters"
+    docs.mkdir()
+    (docs / "otters.md").write_text(OTTERS, encoding="utf-8")
+    engine = await open_database(api_settings(data).store_url)
+    chroma = open_chroma(data / "chroma", None)
+    await KnowledgeBase(engine, chroma, embedder, kb_settings).index([docs], TENANT)
+    chroma.close()
+    await engine.dispose()
+    return data
+
+
+@pytest.fixture
+async def slow_web() -> AsyncIterator[FakeWeb]:
+    """A Wikipedia that answers in 2 s: the page is open while the job runs."""
+    web = FakeWeb()
+    web.articles.append(Article("Otter", "Sea otters sleep floating on their backs.",
+                                "https://en.wikipedia.org/wiki/Sea_otter"))
+    web.latency["/w/api.php"] = 2.0
+    await web.start()
+    yield web
+    await web.stop()
+
+
+@pytest.fixture
+async def api(store: Path, slow_web: FakeWeb) -> AsyncIterator[RunningApi]:
+    settings = api_settings(store, pipeline={"local_only": False}, sources={
+        "wikipedia_api": f"{slow_web.base}/w/api.php", "arxiv": False, "pubmed": False,
+        "cache_ttl_hours": 0, "fetch_pages": 0})
+    async with running_api(settings) as running:
+        yield running
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    if not _have_chromium():
+        skip_or_fail(f"no {CHROMIUM} (apt-get install chromium)")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        await launched.close()
+
+
+def _have_chromium() -> bool:
+    return os.access(CHROMIUM, os.X_OK)
+
+
+async def _finished(api: RunningApi, job: dict[str, Any]) -> None:
+    """Wait for the job's end by reading its event stream to the result."""
+    async with api.client() as client, client.stream("GET", job["links"]["events"]) as stream:
+        async for _ in stream.aiter_lines():
+            pass
+
+
+async def _ask(api: RunningApi, question: str = QUESTION) -> dict[str, Any]:
+    async with api.client() as client:
+        response = await client.post("/v1/research", json={"question": question})
+    assert response.status_code == 202
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def _shot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+async def test_a_running_job_page_shows_progress_then_the_answer(
+        api: RunningApi, browser: Any) -> None:
+    job = await _ask(api)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    await page.goto(api.url + job["links"]["page"])
+    assert await page.locator("body").get_attribute("data-running") == "yes"
+    # stages arrive over the event stream while the (slow) search runs
+    await page.locator("#stages li[data-stage='search']").wait_for(timeout=15_000)
+    assert await page.locator("#answer").count() == 0
+    assert await page.locator("#actions").is_hidden()  # no retry while it runs
+    assert await page.locator("#status").inner_text() == "Researching"
+    await _shot(page, "answer-page-running-desktop.png")
+
+    await page.locator("#answer").wait_for(timeout=30_000)  # the page reloads with it
+    assert await page.locator("#question").inner_text() == QUESTION
+    confidence = page.locator("#confidence")
+    assert (await confidence.inner_text()).strip() in (
+        "High confidence", "Medium confidence", "Low confidence")
+    assert "confidence-" in (await confidence.get_attribute("class") or "")
+    answer = await page.locator("#answer").inner_text()
+    assert "hold hands" in answer
+    assert await page.locator("#progress").is_hidden()
+    assert await page.locator("#actions").is_visible()
+
+    # the hostile title is shown as text and ran nothing
+    sources = await page.locator("#sources").inner_text()
+    assert "<script>window.pwned = 1</script>" in sources
+    assert await page.evaluate("window.pwned") is None
+    assert await page.locator("#sources script, #sources img").count() == 0
+    await _shot(page, "answer-page-desktop.png")
+
+    # a citation lands on its numbered source
+    cite = page.locator("a.cite").first
+    target = (await cite.get_attribute("href")) or ""
+    assert target.startswith("#source-")
+    await page.locator(target).evaluate("e => window.scrollTo(0, 0)")
+    await cite.click()
+    assert await page.evaluate("location.hash") == target
+    box = await page.locator(target).bounding_box()
+    viewport = await page.evaluate("[window.innerHeight, window.scrollY]")
+    assert box is not None and 0 <= box["y"] < viewport[0]
+    assert await page.locator(f"{target}:target").count() == 1
+
+    # feedback, stored with the job
+    await page.locator("#comment").fill("clear and cited")
+    await page.locator("button.rate[data-rating='up']").click()
+    await page.locator("#notice", has_text="Thanks").wait_for(timeout=10_000)
+    engine = await open_database(api.settings.store_url)
+    stored = await FeedbackStore(engine).for_job(job["job_id"])
+    await engine.dispose()
+    assert [(f.channel, f.rating, f.comment) for f in stored] == \
+        [("web", Rating.UP, "clear and cited")]
+    assert errors == []
+    await context.close()
+
+
+async def test_retry_from_the_page_researches_again_without_the_cache(
+        api: RunningApi, browser: Any) -> None:
+    job = await _ask(api)
+    await _finished(api, job)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    await page.goto(api.url + job["links"]["page"])
+    await page.locator("#answer").wait_for()
+    await page.locator("#retry").click()
+    await page.wait_for_url(lambda url: job["job_id"] not in url, timeout=15_000)
+    retried = page.url.split("/jobs/")[1].split("?")[0]
+    assert retried != job["job_id"]
+    await page.locator("#answer").wait_for(timeout=30_000)
+    async with api.client() as client:
+        shown = (await client.get(f"/v1/jobs/{retried}")).json()
+    assert shown["question"] == QUESTION
+    assert shown["metadata"]["cached"] is False
+    await context.close()
+
+
+async def test_the_page_reads_on_a_phone(api: RunningApi, browser: Any) -> None:
+    job = await _ask(api)
+    await _finished(api, job)
+    context = await browser.new_context(viewport={"width": 390, "height": 844},
+                                        device_scale_factor=2, is_mobile=True, has_touch=True)
+    page = await context.new_page()
+    await page.goto(api.url + job["links"]["page"])
+    await page.locator("#answer").wait_for()
+    overflow = await page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0  # no sideways scrolling
+    size = await page.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('#answer p')).fontSize)")
+    assert size >= 16
+    await _shot(page, "answer-page-phone.png")
+    await context.close()
+
+
+async def test_a_wrong_token_shows_a_plain_not_found_page(api: RunningApi, browser: Any) -> None:
+    job = await _ask(api)
+    context = await browser.new_context()
+    page = await context.new_page()
+    response = await page.goto(api.url + f"/jobs/{job['job_id']}?token=0123")
+    assert response is not None and response.status == 404
+    assert "No such answer" in await page.locator("h1").inner_text()
+    await asyncio.sleep(0)
+    await context.close()
