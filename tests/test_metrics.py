@@ -1,6 +1,6 @@
 """Prometheus metrics moved by real questions: the job service over the real pipeline, web
 sources and pages on a local fake, a scripted model server; then /metrics as a scrape sees it,
-from a worker process on the queue."""
+from the API server and from a worker process on the queue."""
 
 import json
 from collections.abc import AsyncIterator
@@ -253,3 +253,42 @@ async def test_a_worker_serves_metrics_that_move_with_its_jobs(tmp_path: Path) -
     assert {line["stage"] for line in stages} >= {"intake", "search", "deliver"}
     assert all(line["job_id"] == job_id and line["tenant"] == "T1" for line in stages)
     assert QUESTION not in worker.text()
+
+
+@pytest.fixture
+def store(tmp_path: Path, indexed_template: Path, clean_env: Path) -> Path:
+    from tests.conftest import _copy_store
+
+    data = tmp_path / "store"
+    data.mkdir()
+    _copy_store(indexed_template, data)
+    return data
+
+
+async def test_the_api_servers_metrics_move_after_a_few_questions(store: Path) -> None:
+    from tests.api_harness import api_settings, running_api
+
+    async with running_api(api_settings(store)) as api, api.client() as client:
+        async def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+            response = await client.get("/metrics")
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/plain")
+            return _parsed(response.content)
+
+        before = await scrape()
+        for _ in range(2):
+            accepted = await client.post("/v1/research", json={"question": QUESTION})
+            assert accepted.status_code == 202
+            async with client.stream("GET", accepted.json()["links"]["events"]) as events:
+                async for _line in events.aiter_lines():
+                    pass  # the stream closes once the job has ended
+        after = await scrape()
+
+    def moved_by(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    assert moved_by("jobs_total", status="completed", platform="api") == 2
+    assert moved_by("pipeline_stage_duration_seconds_count", stage="intake") == 2
+    assert moved_by("cache_lookups_total", result="miss") == 1
+    assert moved_by("cache_lookups_total", result="hit") == 1
