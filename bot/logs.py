@@ -50,7 +50,9 @@ class RedactedJsonFormatter(JsonFormatter):
     serialised line: a credential pattern run over JSON text could swallow its quotes."""
 
     def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
-        return {key: _redacted(value) for key, value in log_data.items()}
+        # uvicorn adds a copy of each message with terminal colour codes: not for a collector
+        return {key: _redacted(value) for key, value in log_data.items()
+                if key != "color_message"}
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")

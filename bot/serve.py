@@ -84,10 +84,12 @@ async def run_server(settings: Settings, host: str | None = None,
                                 access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=10)
         server = uvicorn.Server(config)
-        await server.serve()
-        if not server.started:
-            raise ConfigurationError(f"web.port: cannot listen on {host}:{port} (is another "
-                                     "process using it?); choose another with --port")
+        try:
+            await server.serve()
+        except SystemExit:  # uvicorn exits when it cannot bind; say which setting to change
+            raise ConfigurationError(f"web.port: cannot listen on {host}:{port} (another "
+                                     "process may be using it); choose another with --port "
+                                     "or web.port") from None
 
 
 @asynccontextmanager

@@ -597,3 +597,28 @@ async def test_with_a_queue_the_server_queues_and_a_worker_answers(store: Path,
         assert result["status"] == "completed"
         assert "12 and 16 hours" in result["answer"]["summary"]
         assert _seqs(events) == list(range(1, len(_seqs(events)) + 1))
+
+
+async def test_serve_refuses_a_taken_port_and_an_open_address_in_one_line(
+        store: Path, clean_env: Path) -> None:
+    import os
+
+    env = {**os.environ, "RESEARCHBOT_DATA_DIR": str(store),
+           "RESEARCHBOT_STORE__URL": api_settings(store).store_url}
+    taken = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = taken.sockets[0].getsockname()[1]
+    try:
+        for args, expected in ((["--port", str(port)], "web.port: cannot listen on"),
+                               (["--host", "0.0.0.0", "--port", "0"],
+                                "no API key exists")):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot", "serve", *args, env=env,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            _, err = await asyncio.wait_for(process.communicate(), 60)
+            assert process.returncode == 1, err
+            last = err.decode().strip().splitlines()[-1]
+            assert last.startswith("researchbot: error: configuration:") and expected in last
+            assert "Traceback" not in err.decode()
+    finally:
+        taken.close()
+        await taken.wait_closed()
