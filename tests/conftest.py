@@ -338,6 +338,16 @@ async def indexed(tmp_path: Path, indexed_template: Path, embedder: Any,
 
 
 @pytest.fixture
+def served_store(tmp_path: Path, indexed_template: Path, clean_env: Path) -> Path:
+    """A data folder holding a copy of `indexed_template`'s store, for a server process
+    (tests/api_harness.py api_settings points the settings at it)."""
+    data = tmp_path / "store"
+    data.mkdir()
+    _copy_store(indexed_template, data)
+    return data
+
+
+@pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """No RESEARCHBOT_* settings from the caller's shell; a fresh data dir; no config file.
     The bot processes these tests start are local-only (the network guard cannot reach into

@@ -16,7 +16,7 @@ import pytest
 from core.db import open_database
 from core.jobs.feedback import FeedbackStore, Rating
 from tests.api_harness import TENANT, RunningApi, api_settings, running_api
-from tests.conftest import _copy_store, skip_or_fail
+from tests.conftest import skip_or_fail
 from tests.fake_web import Article, FakeWeb
 
 CHROMIUM = "/usr/bin/chromium"
@@ -39,15 +39,12 @@ QUESTION = "Why do sea otters hold hands while they sleep?"
 
 
 @pytest.fixture
-async def store(tmp_path: Path, indexed_template: Path, embedder: Any, kb_settings: Any,
-                clean_env: Path) -> Path:
+async def store(tmp_path: Path, served_store: Path, embedder: Any, kb_settings: Any) -> Path:
     """The indexed test corpus plus a document whose title is an HTML attack."""
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
 
-    data = tmp_path / "store"
-    data.mkdir()
-    _copy_store(indexed_template, data)
+    data = served_store
     docs = tmp_path / "otters"
     docs.mkdir()
     (docs / "otters.md").write_text(OTTERS, encoding="utf-8")

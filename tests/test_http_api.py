@@ -28,18 +28,14 @@ from tests.api_harness import (
     read_events,
     running_api,
 )
-from tests.conftest import _copy_store
 from tests.fake_web import Article, FakeWeb
 
 QUESTION = "How long do cats sleep?"
 
 
 @pytest.fixture
-def store(tmp_path: Path, indexed_template: Path, clean_env: Path) -> Path:
-    data = tmp_path / "store"
-    data.mkdir()
-    _copy_store(indexed_template, data)
-    return data
+def store(served_store: Path) -> Path:
+    return served_store
 
 
 @pytest.fixture

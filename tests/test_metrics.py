@@ -256,13 +256,8 @@ async def test_a_worker_serves_metrics_that_move_with_its_jobs(tmp_path: Path) -
 
 
 @pytest.fixture
-def store(tmp_path: Path, indexed_template: Path, clean_env: Path) -> Path:
-    from tests.conftest import _copy_store
-
-    data = tmp_path / "store"
-    data.mkdir()
-    _copy_store(indexed_template, data)
-    return data
+def store(served_store: Path) -> Path:
+    return served_store
 
 
 async def test_the_api_servers_metrics_move_after_a_few_questions(store: Path) -> None:

@@ -172,13 +172,20 @@ async def test_discord_and_two_workers_answer_each_question_once_when_one_is_kil
             edited = {c.path.split("/")[3] for c in fake.named("PATCH", "/messages/@original")
                       if c.body["embeds"][0].get("title") in QUESTIONS}
             assert edited == set(tokens)
-            threads = fake.named("POST", "/threads")
+            # A worker killed between Discord accepting a thread and the step being stored
+            # asks again on the next attempt; Discord answers 160004 and the thread is
+            # reused, so a message may be asked twice but never gets a second thread.
+            threads = Counter(c.path.split("/")[4] for c in fake.named("POST", "/threads"))
             assert len(threads) == 50
-            assert len({c.path.split("/")[4] for c in threads}) == 50
+            assert max(threads.values()) <= 2
             sources = [c for c in fake.named("POST", "/messages")
                        if "Sources (" in json.dumps(c.body)]
-            assert Counter(c.path.split("/")[2] for c in sources) == {
-                c.path.split("/")[4]: 1 for c in threads}
+            # likewise a sources post asked again carries its nonce: one message a thread
+            by_thread: dict[str, list[Any]] = {}
+            for call in sources:
+                by_thread.setdefault(call.path.split("/")[2], []).append(call)
+            assert {thread: len(fake.posted_ids(calls)) for thread, calls in by_thread.items()} \
+                == dict.fromkeys(threads, 1)
     finally:
         await fake.stop()
 
