@@ -1,0 +1,394 @@
+"""The HTTP API (`researchbot serve`) against the job service it wraps.
+
+    .venv/bin/python bench/api.py [--quick] [--jobs 20] [--fan-out-jobs 3] [--seconds 10]
+
+The server is a `researchbot serve` process on 127.0.0.1, over a copy of the store the
+in-process job service uses; both have the same settings: a small
+knowledge base (tests/conftest.py CORPUS) and Wikipedia, a fake on 127.0.0.1 whose every call
+takes a fixed time, the answer cache bypassed so every job really researches. The client is
+httpx in this process.
+
+1. Overhead: a job through POST /v1/research and its Server-Sent Events up to the `result`
+   event, against the same job through JobService in this process (submit, follow its events
+   to the end, read the job), Wikipedia at 300 ms; --jobs of each, alternating. Target: p50
+   ratio API / in process at most 1.05.
+2. SSE fan-out: 50 and 200 listeners on one running job's events (Wikipedia at 2 s keeps it
+   running while they connect); for each event stored after every listener was connected,
+   the time from its `at` (when the server stored it; same machine, same clock) to the first
+   and to the last listener receiving it, and from the terminal event to the last listener
+   receiving the `result` event.
+3. GET /v1/jobs/{id} of a finished job: 20 clients back to back for --seconds; requests per
+   second and latency. With `wrk` installed, wrk's figures as a second opinion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+
+from bench.tables import table
+from tests.api_harness import read_events
+from tests.cluster import free_port
+from tests.conftest import CORPUS
+from tests.fake_web import Article, FakeWeb
+
+REPO = Path(__file__).resolve().parent.parent
+QUESTION = "How many hours a day do cats sleep?"
+TENANT = "bench"
+WIKIPEDIA = "/w/api.php"
+UNLIMITED = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}"
+
+
+def settings_env(data_dir: Path, web: FakeWeb) -> dict[str, str]:
+    """The settings both paths run with, as `researchbot serve` reads them."""
+    return {
+        "RESEARCHBOT_DATA_DIR": str(data_dir), "RESEARCHBOT_TENANT": TENANT,
+        "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
+        "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}{WIKIPEDIA}",
+        "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
+        "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0", "RESEARCHBOT_SOURCES__FETCH_PAGES": "0",
+        "RESEARCHBOT_SOURCES__RATE_PER_SECOND": "1000",
+        "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
+        "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000",
+        "RESEARCHBOT_LOG__LEVEL": "WARNING",
+    }
+
+
+def index(root: Path, env: dict[str, str]) -> None:
+    docs = root / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "bot", "index", str(docs)], cwd=root,
+                          env={**os.environ, **env}, capture_output=True, text=True,
+                          timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"indexing failed: {done.stderr[-2000:]}")
+
+
+@contextlib.asynccontextmanager
+async def serve(root: Path, env: dict[str, str]) -> Any:
+    """`researchbot serve` on a free loopback port; its base URL once /healthz answers."""
+    port = free_port()
+    log = root / "serve.log"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", str(port),
+        cwd=root,
+        env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = asyncio.create_task(process.stderr.read()) if process.stderr else None
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=2) as client:
+            deadline = time.monotonic() + 120
+            while True:
+                if process.returncode is not None:
+                    told = (await stderr).decode(errors="replace") if stderr else ""
+                    raise RuntimeError(f"the API server stopped: {told[-2000:]}")
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/healthz")).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the API server did not start within 120 s")
+                await asyncio.sleep(0.1)
+        yield url
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        if stderr is not None:
+            log.write_bytes(await stderr)
+
+
+# ---- 1. overhead -----------------------------------------------------------------------------
+
+async def through_api(client: httpx.AsyncClient) -> tuple[float, float, str]:
+    """Seconds to the `result` event, seconds to the 202, and the job's id."""
+    started = time.perf_counter()
+    accepted = await client.post("/v1/research", json={"question": QUESTION,
+                                                       "bypass_cache": True})
+    posted = time.perf_counter() - started
+    assert accepted.status_code == 202, accepted.text
+    body = accepted.json()
+    async with client.stream("GET", body["links"]["events"]) as response:
+        assert response.status_code == 200
+        async for event in read_events(response):
+            if event.get("event") == "result":
+                assert json.loads(event["data"])["status"] == "completed", event["data"]
+                break
+        else:
+            raise AssertionError("the stream closed without a result")
+    return time.perf_counter() - started, posted, body["job_id"]
+
+
+async def in_process(jobs: Any) -> float:
+    from core.models import JobStatus, ResearchRequest
+
+    started = time.perf_counter()
+    job_id = await jobs.submit(ResearchRequest(question=QUESTION, tenant=TENANT,
+                                               bypass_cache=True))
+    async for _ in jobs.events(job_id):
+        pass
+    job = await jobs.result(job_id)
+    assert job.status == JobStatus.COMPLETED, job.error
+    return time.perf_counter() - started
+
+
+async def overhead(url: str, jobs: Any, web: FakeWeb, count: int) -> tuple[list[list[Any]],
+                                                                          str]:
+    web.latency = {WIKIPEDIA: 0.3}
+    api: list[float] = []
+    posts: list[float] = []
+    local: list[float] = []
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        for _ in range(2):  # warm: the first jobs load models and open connections
+            _, _, job_id = await through_api(client)
+            await in_process(jobs)
+        for n in range(count):  # alternating, the order swapped every other pair
+            first, second = (through_api(client), in_process(jobs)) if n % 2 == 0 \
+                else (in_process(jobs), through_api(client))
+            for outcome in (await first, await second):
+                if isinstance(outcome, tuple):
+                    api.append(outcome[0])
+                    posts.append(outcome[1])
+                else:
+                    local.append(outcome)
+    ratio = statistics.median(api) / statistics.median(local)
+    rows: list[list[Any]] = [
+        ["in process (JobService)", count, ms(statistics.median(local)),
+         ms(percentile(local, 0.9)), ms(min(local)), "-"],
+        ["HTTP API (POST + SSE to result)", count, ms(statistics.median(api)),
+         ms(percentile(api, 0.9)), ms(min(api)), ms(statistics.median(posts))],
+        ["ratio API / in process (p50)", "", f"{ratio:.3f}", "", "", ""],
+    ]
+    return rows, job_id
+
+
+# ---- 2. fan-out ------------------------------------------------------------------------------
+
+@dataclass
+class Watch:
+    """What the listeners of one job received, by event number: (at, [receipt times])."""
+
+    stored: dict[int, float] = field(default_factory=dict)
+    received: dict[int, list[float]] = field(default_factory=dict)
+    connected: list[float] = field(default_factory=list)  # each listener's first event
+    results: list[float] = field(default_factory=list)
+    terminal: float = 0.0
+
+
+async def listen(client: httpx.AsyncClient, path: str, watch: Watch) -> None:
+    first = True
+    async with client.stream("GET", path) as response:
+        assert response.status_code == 200, response.status_code
+        async for event in read_events(response):
+            now = time.time()
+            if event.get("event") == "result":
+                watch.results.append(now)
+                return
+            data = json.loads(event["data"])
+            at = datetime.fromisoformat(data["at"]).timestamp()
+            watch.stored[data["seq"]] = at
+            watch.received.setdefault(data["seq"], []).append(now)
+            if data["kind"] in ("completed", "failed", "cancelled"):
+                watch.terminal = at
+            if first:
+                watch.connected.append(now)
+                first = False
+    raise AssertionError("a stream closed without a result")
+
+
+async def fan_out_job(client: httpx.AsyncClient, listeners: int) -> Watch:
+    accepted = await client.post("/v1/research", json={"question": QUESTION,
+                                                       "bypass_cache": True})
+    assert accepted.status_code == 202, accepted.text
+    path = accepted.json()["links"]["events"]
+    watch = Watch()
+    await asyncio.gather(*(listen(client, path, watch) for _ in range(listeners)))
+    return watch
+
+
+async def fan_out(url: str, web: FakeWeb, counts: tuple[int, ...],
+                  rounds: int) -> list[list[Any]]:
+    web.latency = {WIKIPEDIA: 2.0}
+    lasts: dict[int, list[float]] = {n: [] for n in counts}
+    firsts: dict[int, list[float]] = {n: [] for n in counts}
+    results: dict[int, list[float]] = {n: [] for n in counts}
+    connect: dict[int, list[float]] = {n: [] for n in counts}
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=UNLIMITED) as client:
+        await fan_out_job(client, 5)  # warm
+        for _ in range(rounds):
+            for listeners in counts:
+                started = time.time()
+                watch = await fan_out_job(client, listeners)
+                everyone = max(watch.connected)
+                connect[listeners].append(everyone - started)
+                for seq, at in watch.stored.items():
+                    times = watch.received[seq]
+                    if at > everyone and len(times) == listeners:
+                        firsts[listeners].append(min(times) - at)
+                        lasts[listeners].append(max(times) - at)
+                assert len(watch.results) == listeners
+                results[listeners].append(max(watch.results) - watch.terminal)
+    return [[n, rounds, len(lasts[n]), f"{max(connect[n]):.2f}",
+             ms(statistics.median(firsts[n])), ms(statistics.median(lasts[n])),
+             ms(percentile(lasts[n], 0.99)), ms(statistics.median(results[n]))]
+            for n in counts]
+
+
+# ---- 3. GET /v1/jobs/{id} --------------------------------------------------------------------
+
+async def hammer(url: str, path: str, clients: int, seconds: float) -> list[Any]:
+    latencies: list[float] = []
+    failed = 0
+
+    async def client_loop(client: httpx.AsyncClient, until: float, record: bool) -> None:
+        nonlocal failed
+        while time.perf_counter() < until:
+            started = time.perf_counter()
+            response = await client.get(path)
+            if record:
+                latencies.append(time.perf_counter() - started)
+                failed += response.status_code != 200
+
+    async with httpx.AsyncClient(base_url=url, timeout=30, limits=UNLIMITED) as client:
+        warm = time.perf_counter() + 1.0
+        await asyncio.gather(*(client_loop(client, warm, False) for _ in range(clients)))
+        started = time.perf_counter()
+        until = started + seconds
+        await asyncio.gather(*(client_loop(client, until, True) for _ in range(clients)))
+        wall = time.perf_counter() - started
+    return [len(latencies), failed, f"{len(latencies) / wall:.0f}",
+            ms(statistics.median(latencies)), ms(percentile(latencies, 0.99))]
+
+
+def wrk(url: str, clients: int, seconds: float) -> list[Any] | None:
+    if shutil.which("wrk") is None:
+        return None
+    done = subprocess.run(["wrk", "-t2", f"-c{clients}", f"-d{seconds:g}s", "--latency", url],
+                          capture_output=True, text=True, timeout=seconds + 60)
+    out = done.stdout
+
+    def latency(label: str) -> str:
+        found = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        if found is None:
+            return "?"
+        value, unit = float(found[1]), found[2]
+        return f"{value * {'us': 0.001, 'ms': 1.0, 's': 1000.0}[unit]:.1f}"
+
+    requests = re.search(r"(\d+) requests in", out)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return [requests[1] if requests else "?", errors[1] if errors else 0,
+            f"{float(rps[1]):.0f}" if rps else "?", latency("50"), latency("99")]
+
+
+async def rps(url: str, job_id: str, clients: int, seconds: float,
+              rounds: int) -> list[list[Any]]:
+    path = f"/v1/jobs/{job_id}"
+    runs = []
+    for _ in range(rounds):
+        runs.append(await hammer(url, path, clients, seconds))
+    runs.sort(key=lambda row: float(row[2]))
+    rows = [["httpx (median run)", clients, f"{seconds:g}", *runs[len(runs) // 2]]]
+    if rounds > 1:
+        rows.append(["httpx (all runs, RPS)", "", "", "", "", " / ".join(r[2] for r in runs),
+                     "", ""])
+    second = await asyncio.to_thread(wrk, url + path, clients, seconds)
+    if second is not None:
+        rows.append(["wrk -t2", clients, f"{seconds:g}", *second])
+    return rows
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--jobs", type=int, default=20, help="jobs each way (1.)")
+    parser.add_argument("--fan-out-jobs", type=int, default=3,
+                        help="jobs per listener count (2.)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="each RPS run (3.)")
+    parser.add_argument("--clients", type=int, default=20, help="concurrent clients (3.)")
+    args = parser.parse_args()
+    if args.quick:
+        args.jobs, args.fan_out_jobs, args.seconds = 3, 1, 2.0
+    rounds = 1 if args.quick else 3
+
+    web = FakeWeb()
+    web.articles.append(Article("Cat", "The cat is a small domesticated carnivorous mammal "
+                                "that sleeps for most of the day.",
+                                "https://en.wikipedia.org/wiki/Cat"))
+    await web.start()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        here = root / "in-process"
+        there = root / "server"
+        here.mkdir()
+        there.mkdir()
+        env = settings_env(here / "data", web)
+        index(here, env)
+        shutil.copytree(here / "data", there / "data")
+        os.environ.update(env)  # the in-process job service reads the same settings
+        os.chdir(here)  # and no config.toml
+        from bot.config import load_settings
+        from bot.wiring import open_research
+
+        print(f"load before: {os.getloadavg()[0]:.2f} (1 min)", flush=True)
+        try:
+            async with serve(there, {**env, "RESEARCHBOT_DATA_DIR": str(there / "data")}) \
+                    as url, open_research(load_settings()) as research:
+                rows, job_id = await overhead(url, research.jobs, web, args.jobs)
+                table(f"1. One job end to end, Wikipedia at 300 ms, answer cache bypassed "
+                      f"({args.jobs} each, alternating; ms)",
+                      ["path", "jobs", "p50", "p90", "min", "POST to 202 p50"], rows)
+                fan = await fan_out(url, web, (50, 200), args.fan_out_jobs)
+                table("2. SSE fan-out: one running job, N listeners (ms from the event's "
+                      "`at` to its receipt; events stored after all were connected)",
+                      ["listeners", "jobs", "events timed", "all connected within s",
+                       "first listener p50", "last listener p50", "last listener p99",
+                       "result event to last listener p50"], fan)
+                load = await rps(url, job_id, args.clients, args.seconds, rounds)
+                table(f"3. GET /v1/jobs/{{id}} of a finished job, {args.clients} clients "
+                      f"back to back ({rounds} run(s))",
+                      ["client", "clients", "s", "requests", "non-200", "RPS", "p50 ms",
+                       "p99 ms"], load)
+        finally:
+            await web.stop()
+            os.chdir(REPO)
+    print(f"\nload after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1/5/15 min)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
