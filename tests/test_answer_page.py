@@ -5,7 +5,6 @@ text. Screenshots at desktop and phone widths are saved under test-artifacts/scr
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -219,5 +218,4 @@ async def test_a_wrong_token_shows_a_plain_not_found_page(api: RunningApi, brows
     response = await page.goto(api.url + f"/jobs/{job['job_id']}?token=0123")
     assert response is not None and response.status == 404
     assert "No such answer" in await page.locator("h1").inner_text()
-    await asyncio.sleep(0)
     await context.close()

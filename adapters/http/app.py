@@ -141,10 +141,7 @@ def create_app(services: ApiServices) -> FastAPI:
                           description="The job's page token, instead of an API key.")] = None,
                       ) -> tuple[Job, Caller]:
         """The job, if the caller may see it; 404 otherwise (whether or not it exists)."""
-        try:
-            job = await services.jobs.result(job_id)
-        except JobNotFoundError:
-            job = None
+        job = await _find(services.jobs, job_id)
         if token is not None:
             if job is None or not services.links.check(job_id, token):
                 raise _not_found()
@@ -251,10 +248,7 @@ def create_app(services: ApiServices) -> FastAPI:
     @app.get("/jobs/{job_id}", response_class=HTMLResponse, tags=["pages"],
              summary="The job's answer page", include_in_schema=True)
     async def answer_page(job_id: str, token: str = "") -> HTMLResponse:
-        try:
-            job = await services.jobs.result(job_id)
-        except JobNotFoundError:
-            job = None
+        job = await _find(services.jobs, job_id)
         if job is None or not token or not services.links.check(job_id, token):
             return HTMLResponse(page.not_found(), status_code=404)
         events = await services.jobs.stored_events(job_id)
@@ -318,8 +312,15 @@ def _summary(job: Job, links: Links) -> JobSummary:
     return JobSummary(job_id=job.id, status=job.status, question=_question(job),
                       platform=job.platform, created_at=job.created_at,
                       completed_at=job.completed_at,
-                      confidence=result.answer.confidence.value if result else None,
+                      confidence=result.answer.confidence if result else None,
                       links=links)
+
+
+async def _find(jobs: JobService, job_id: str) -> Job | None:
+    try:
+        return await jobs.result(job_id)
+    except JobNotFoundError:
+        return None
 
 
 def _result_of(job: Job) -> ResearchResult | None:
@@ -348,12 +349,13 @@ async def _stream(jobs: JobService, feeds: JobFeeds, job: Job, after: int,
     if job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
         async for event in feeds.listen(job.id, after):
             yield _progress(event)
+        job = await jobs.result(job.id)  # as it ended
     else:
         for event in await jobs.stored_events(job.id, after):
             yield _progress(event)
             if event.terminal:
                 break
-    final = job_response(await jobs.result(job.id), links)
+    final = job_response(job, links)
     yield {"event": "result", "data": final.model_dump_json(exclude_unset=True)}
 
 

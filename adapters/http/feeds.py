@@ -37,7 +37,7 @@ class JobFeeds:
     async def listen(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
         """The job's events numbered above `after`, up to the one that ends the job."""
         feed = self._feeds.get(job_id)
-        if feed is None or (feed.ended and feed.listeners == 0):
+        if feed is None:  # the last listener of a feed removes it
             feed = self._feeds[job_id] = _Feed()
             feed.task = asyncio.create_task(self._follow(job_id, feed),
                                             name=f"feed-{job_id}")

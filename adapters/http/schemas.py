@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.jobs.feedback import MAX_COMMENT_CHARS, Rating
-from core.models import Depth, JobStatus, Stage
+from core.models import Citation, Confidence, Depth, JobStatus, Reference, Stage
 
 MAX_CONTEXT_TURNS = 10
 
@@ -67,21 +67,8 @@ class Accepted(BaseModel):
 class AnswerBody(BaseModel):
     summary: str
     detail: str
-    confidence: Literal["high", "medium", "low", "insufficient"]
+    confidence: Confidence
     limitations: list[str]
-
-
-class CitationBody(BaseModel):
-    claim: str
-    source_id: str
-    quote: str
-
-
-class ReferenceBody(BaseModel):
-    number: int
-    source_id: str
-    title: str
-    where: str
 
 
 class SourceBody(BaseModel):
@@ -109,8 +96,8 @@ class JobResponse(BaseModel):
     completed_at: datetime | None = None
     error: str | None = Field(default=None, description="Why it failed or was cancelled.")
     answer: AnswerBody | None = None
-    citations: list[CitationBody] = Field(default_factory=list)
-    references: list[ReferenceBody] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
     sources: list[SourceBody] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     links: Links
@@ -123,7 +110,7 @@ class JobSummary(BaseModel):
     platform: str
     created_at: datetime
     completed_at: datetime | None = None
-    confidence: Literal["high", "medium", "low", "insufficient"] | None = None
+    confidence: Confidence | None = None
     links: Links
 
 
