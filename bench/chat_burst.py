@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import table
 from core.config import KnowledgeBaseSettings
-from core.db import open_database, sqlite_url
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.database import open_database, sqlite_url
 from tests.chat_harness import Options
 from tests.conftest import CORPUS, Indexed
 from tests.discord_harness import serve_discord

@@ -40,11 +40,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.tables import table
 from core.config import KnowledgeBaseSettings
-from core.db import kb_chunks, kb_files, open_database, sqlite_url
 from core.models import utcnow
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase, _Corpus
 from core.retrieval.vectors import open_chroma
+from core.store.database import kb_chunks, kb_files, open_database, sqlite_url
 from tests.conftest import CORPUS
 
 LARGE = "large"

@@ -34,13 +34,13 @@ from bench.run import table
 from core.answer.cache import SemanticAnswerCache
 from core.answer.claims import MARKER, expand
 from core.config import CacheSettings, KnowledgeBaseSettings, LLMSettings, PipelineSettings
-from core.db import open_database, sqlite_url
-from core.jobs.store import JobStore
 from core.models import Depth, ResearchRequest, ResearchResult
 from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.database import open_database, sqlite_url
+from core.store.jobs import JobStore
 from tests.conftest import CORPUS
 from tests.fake_openai import FakeOpenAI
 from tests.flawed_model import FlawedModel, survivors

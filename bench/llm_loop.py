@@ -29,13 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.run import table
 from core.answer.claim_check import VERIFY_BATCH
 from core.config import KnowledgeBaseSettings, LLMSettings, PipelineSettings
-from core.db import open_database, sqlite_url
-from core.jobs.store import JobStore
 from core.models import Depth, ResearchRequest
 from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.database import open_database, sqlite_url
+from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
 from tests.conftest import CORPUS
 from tests.fake_openai import Chat, FakeOpenAI

@@ -65,12 +65,12 @@ def contains(text: str, span: str) -> bool:
 async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[str, Any]:
     sys.path.insert(0, os.getcwd())
     from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
-    from core.db import open_database, sqlite_url
     from core.models import ResearchRequest
     from core.sources.local import LocalKnowledgeBaseSource
+    from core.store.database import open_database, sqlite_url
 
     ExtractiveSynthesizer = _module("core.answer.synthesis.extractive").ExtractiveSynthesizer
-    JobStore = _module("core.jobs.store").JobStore
+    JobStore = _module("core.store.jobs").JobStore
     ResearchPipeline = _module("core.research.pipeline").ResearchPipeline
     OnnxMiniLMEmbedder = _module("core.retrieval.embedding").OnnxMiniLMEmbedder
     KnowledgeBase = _module("core.retrieval.kb.knowledge_base").KnowledgeBase
@@ -165,7 +165,7 @@ class _Memo:
 # before then is measured with its own names.
 _BEFORE_GROUPING = {
     "core.answer.synthesis.extractive": "core.synthesis.extractive",
-    "core.jobs.store": "core.store", "core.research.pipeline": "core.pipeline",
+    "core.store.jobs": "core.store", "core.research.pipeline": "core.pipeline",
     "core.retrieval.embedding": "core.embedding",
     "core.retrieval.kb.knowledge_base": "core.kb.knowledge_base",
     "core.retrieval.vectors": "core.vectors", "core.answer.cache": "core.cache",

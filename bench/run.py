@@ -31,13 +31,13 @@ from bench.questions import QUESTIONS
 from bench.tables import table
 from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
-from core.db import open_database, sqlite_url
-from core.jobs.store import JobStore
 from core.models import ResearchRequest
 from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection, open_chroma
+from core.store.database import open_database, sqlite_url
+from core.store.jobs import JobStore
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 

@@ -84,9 +84,9 @@ def start_server(path: Path, port: int) -> tuple[subprocess.Popen[bytes], float]
 async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     """How many of 12 questions fail in a reader after another process's index run."""
     from core.config import KnowledgeBaseSettings
-    from core.db import open_database, sqlite_url
     from core.retrieval.embedding import OnnxMiniLMEmbedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.store.database import open_database, sqlite_url
     from tests.conftest import CORPUS
 
     data, docs = workdir / "data", workdir / "docs"

@@ -238,8 +238,8 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 async def _show(args: argparse.Namespace, settings: Any) -> int:
     from adapters.cli import render_answer_markdown, terminal_safe
     from bot.wiring import open_jobs
-    from core.jobs.feedback import FeedbackStore, Rating
     from core.models import ResearchResult
+    from core.store.feedback import FeedbackStore, Rating
 
     async with open_jobs(settings) as service:
         job = await service.result(args.job_id)
@@ -336,7 +336,7 @@ async def _serve(args: argparse.Namespace, settings: Any) -> int:
 
 async def _keys(args: argparse.Namespace, settings: Any) -> int:
     from bot.wiring import open_jobs
-    from core.jobs.access import ApiKeys, key_id_of
+    from core.store.access import ApiKeys, key_id_of
 
     async with open_jobs(settings) as service:
         keys = ApiKeys(service.store.engine)

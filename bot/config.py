@@ -236,7 +236,7 @@ class Settings(BaseSettings):
 
     @property
     def store_url(self) -> str:
-        from core.db import sqlite_url
+        from core.store.database import sqlite_url
 
         if self.store.url is not None:
             return self.store.url.get_secret_value()

@@ -72,7 +72,7 @@ async def check_database(settings: Settings) -> Check:
     async def probe() -> str:
         from sqlalchemy import inspect
 
-        from core.db import metadata, open_database
+        from core.store.database import metadata, open_database
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         engine = await open_database(settings.store_url)

@@ -42,7 +42,7 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
     ConfigurationError) to serve a non-loopback address without keys unless
     web.allow_anonymous is set."""
     from adapters.http.app import ApiServices, create_app
-    from core.jobs.access import ApiKeys
+    from core.store.access import ApiKeys
 
     web = settings.web
     async with AsyncExitStack() as stack:

@@ -14,22 +14,22 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
-from core.jobs.store import JobStore
+from core.store.jobs import JobStore
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from adapters.chat.desk import AnswerPage, ResearchDesk
-    from core.jobs.access import ShareLinks
-    from core.jobs.conversations import ConversationStore
     from core.jobs.delivery import RetryPolicy
-    from core.jobs.feedback import FeedbackStore
     from core.jobs.queue import JobQueue
     from core.jobs.service import DeliveryFactory, JobService
     from core.research.pipeline import ResearchPipeline
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.sources.base import SearchSource
+    from core.store.access import ShareLinks
+    from core.store.conversations import ConversationStore
+    from core.store.feedback import FeedbackStore
     from core.web.fetch import PageReader
 
 
@@ -75,8 +75,8 @@ def worker_alive(worker: str) -> bool:
 async def open_jobs(settings: Settings) -> AsyncIterator[JobService]:
     """The job service without a research core: it reads jobs, events and deliveries (the
     CLI's `jobs` and `show`, which should not load models and indexes to print a row)."""
-    from core.db import open_database
     from core.research.build import build_jobs
+    from core.store.database import open_database
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
@@ -149,11 +149,11 @@ async def open_front(settings: Settings) -> AsyncIterator[Front]:
         async with open_research(settings) as research:
             yield research
         return
-    from core.db import open_database
-    from core.jobs.access import ShareLinks
-    from core.jobs.conversations import ConversationStore
-    from core.jobs.feedback import FeedbackStore
     from core.research.build import build_jobs
+    from core.store.access import ShareLinks
+    from core.store.conversations import ConversationStore
+    from core.store.database import open_database
+    from core.store.feedback import FeedbackStore
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
@@ -181,14 +181,14 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
     import diskcache
 
     from core.answer.cache import SemanticAnswerCache
-    from core.db import open_database
-    from core.jobs.access import ShareLinks
-    from core.jobs.conversations import ConversationStore
-    from core.jobs.feedback import FeedbackStore
     from core.research.build import build_jobs, build_pipeline, local_sources
     from core.retrieval.embedding import build_embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
+    from core.store.access import ShareLinks
+    from core.store.conversations import ConversationStore
+    from core.store.database import open_database
+    from core.store.feedback import FeedbackStore
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from adapters.chat.desk import AnswerPage
-    from core.jobs.conversations import ConversationStore
     from core.jobs.queue import JobQueue
+    from core.store.conversations import ConversationStore
 
 log = logging.getLogger(__name__)
 

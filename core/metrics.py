@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from redis.exceptions import RedisError
-
-if TYPE_CHECKING:
-    from core.jobs.queue import JobQueue
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +67,18 @@ DELIVERY_FAILURES = Counter(
 QUEUE_DEPTH = Gauge("queue_depth", "Jobs waiting on each job queue.", ["queue"])
 
 
-async def render_metrics(queue: JobQueue | None = None) -> tuple[bytes, str]:
+class QueuedCount(Protocol):
+    @property
+    def queued(self) -> int: ...
+
+
+class CountedQueues(Protocol):
+    """What the queue depth is read from (core.jobs.queue.JobQueue)."""
+
+    async def stats(self) -> Mapping[str, QueuedCount]: ...
+
+
+async def render_metrics(queue: CountedQueues | None = None) -> tuple[bytes, str]:
     """The exposition of every metric and its content type, for GET /metrics. With `queue`,
     its depth is read first; a queue that cannot be read drops the gauge's samples (a stale
     depth would mislead more than none) and the rest is served anyway."""
@@ -78,7 +87,7 @@ async def render_metrics(queue: JobQueue | None = None) -> tuple[bytes, str]:
     return generate_latest(), CONTENT_TYPE_LATEST
 
 
-async def refresh_queue_depth(queue: JobQueue) -> None:
+async def refresh_queue_depth(queue: CountedQueues) -> None:
     try:
         async with asyncio.timeout(QUEUE_STATS_TIMEOUT_S):
             stats = await queue.stats()

@@ -15,7 +15,7 @@ import uvicorn
 
 from bot.config import Settings
 from bot.serve import open_api
-from core.db import sqlite_url
+from core.store.database import sqlite_url
 
 TENANT = "T1"  # indexed in the template store (tests/conftest.py CHAT_TENANTS)
 OTHER_TENANT = "T2"

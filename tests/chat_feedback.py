@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from core.db import job_feedback
-from core.jobs.access import ShareLinks
-from core.jobs.feedback import Feedback, FeedbackStore
+from core.store.access import ShareLinks
+from core.store.database import job_feedback
+from core.store.feedback import Feedback, FeedbackStore
 
 PUBLIC_URL = "https://research.example.com/base"
 _PAGE = re.compile(re.escape(PUBLIC_URL) + r"/jobs/([0-9a-z]+)\?token=([0-9a-f]+)")

@@ -16,16 +16,16 @@ from adapters.chat.limits import LocalQuestionLimiter
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Draft
 from core.config import CacheSettings, PipelineSettings
-from core.jobs.access import ShareLinks
-from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import RetryPolicy
-from core.jobs.feedback import FeedbackStore
-from core.jobs.store import JobStore
 from core.models import Job, QueryIntent, ResearchRequest, Source
 from core.research.build import build_jobs, build_pipeline
 from core.research.pipeline import ResearchPipeline
 from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.store.access import ShareLinks
+from core.store.conversations import ConversationStore
+from core.store.feedback import FeedbackStore
+from core.store.jobs import JobStore
 
 
 @dataclass

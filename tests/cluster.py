@@ -109,7 +109,7 @@ async def reset_servers() -> None:
     from redis.asyncio import Redis
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from core.db import metadata
+    from core.store.database import metadata
 
     engine = create_async_engine(POSTGRES_URL)
     redis = Redis.from_url(REDIS_URL)

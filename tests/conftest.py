@@ -80,7 +80,7 @@ def embedder() -> Any:
 async def _postgres_engine() -> Any:
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from core.db import metadata, open_database
+    from core.store.database import metadata, open_database
 
     probe = create_async_engine(POSTGRES_URL)
     try:
@@ -94,7 +94,7 @@ async def _postgres_engine() -> Any:
 
 
 async def _sqlite_engine(folder: Path) -> Any:
-    from core.db import open_database, sqlite_url
+    from core.store.database import open_database, sqlite_url
 
     return await open_database(sqlite_url(str(folder / "test.sqlite3")))
 
@@ -109,7 +109,7 @@ async def sqlite_engine(tmp_path: Path) -> AsyncIterator[Any]:
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     """The same test on the embedded SQLite file and on the PostgreSQL server."""
-    from core.db import metadata
+    from core.store.database import metadata
 
     if request.param == "sqlite":
         engine = await _sqlite_engine(tmp_path)

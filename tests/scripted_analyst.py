@@ -9,10 +9,10 @@ from typing import Any
 
 from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, LLMSettings, PipelineSettings
-from core.jobs.store import JobStore
 from core.models import Depth, Job, ResearchRequest, ResearchResult
 from core.research.build import build_pipeline, local_sources
 from core.research.pipeline import ResearchPipeline
+from core.store.jobs import JobStore
 from tests.fake_openai import Chat, FakeOpenAI, Reply
 
 QUESTION = "How many hours a day do cats sleep?"

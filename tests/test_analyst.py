@@ -9,7 +9,6 @@ import pytest
 
 from core.config import LLMSettings, PipelineSettings, TierBudget
 from core.errors import ConfigurationError
-from core.jobs.store import JobStore
 from core.llm.prompts import PromptLibrary
 from core.models import (
     Confidence,
@@ -17,6 +16,7 @@ from core.models import (
     ResearchRequest,
 )
 from core.research.build import build_pipeline, local_sources
+from core.store.jobs import JobStore
 from tests import scripted_analyst as scripted
 from tests.fake_openai import Chat, HttpError
 from tests.scripted_analyst import QUESTION, Lab, line_after

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from core.db import open_database
-from core.jobs.feedback import FeedbackStore, Rating
+from core.store.database import open_database
+from core.store.feedback import FeedbackStore, Rating
 from tests.api_harness import TENANT, RunningApi, api_settings, running_api
 from tests.conftest import skip_or_fail
 from tests.fake_web import Article, FakeWeb

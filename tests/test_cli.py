@@ -122,10 +122,10 @@ async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
     from datetime import UTC, datetime
 
     from bot.config import Settings
-    from core.db import open_database
-    from core.jobs.feedback import Feedback, FeedbackStore, Rating
-    from core.jobs.store import JobStore
     from core.models import Job
+    from core.store.database import open_database
+    from core.store.feedback import Feedback, FeedbackStore, Rating
+    from core.store.jobs import JobStore
 
     settings = Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,5 @@
 from typing import Any
 
-from core.jobs.conversations import MAX_TURNS, ConversationStore
-from core.jobs.store import JobStore
 from core.models import (
     Confidence,
     ConversationTurn,
@@ -12,6 +10,8 @@ from core.models import (
     ResearchResult,
 )
 from core.research.intake import standalone_question
+from core.store.conversations import MAX_TURNS, ConversationStore
+from core.store.jobs import JobStore
 
 
 async def _answered(store: JobStore, question: str, tenant: str = "T1") -> str:

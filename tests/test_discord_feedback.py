@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.jobs.feedback import Rating
+from core.store.feedback import Rating
 from tests.chat_feedback import (
     PUBLIC_URL,
     assert_signed_page_link,
@@ -96,9 +96,9 @@ async def test_a_workers_rebuilt_delivery_links_to_the_page(clean_env: Any,
     from bot.config import Settings
     from bot.wiring import answer_pages
     from bot.worker import platforms
-    from core.jobs.access import ShareLinks
-    from core.jobs.conversations import ConversationStore
     from core.jobs.delivery import DeliveryRegistry, Steps
+    from core.store.access import ShareLinks
+    from core.store.conversations import ConversationStore
     from tests.fake_discord import FakeDiscord
     from tests.test_slack_render import _result
 

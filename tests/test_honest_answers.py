@@ -20,15 +20,14 @@ from core.answer.synthesis.extractive import NOT_ANSWERED
 from core.answer.verify import verify_citations
 from core.config import CacheSettings, PipelineSettings
 from core.errors import SourceUnreachableError
-from core.jobs.store import JobStore
-from core.models import Citation, Confidence, ResearchRequest, Source, SourceMetadata
+from core.models import Citation, Confidence, ResearchRequest, Source, SourceFailure, SourceMetadata
 from core.research.build import build_pipeline, local_sources
 from core.research.intake import detect_intent
 from core.research.pipeline import ResearchPipeline
-from core.research.search import SourceFailure
 from core.sources.base import SearchQuery
 from core.sources.policy import CircuitBreaker, SourcePolicy
 from core.sources.wikipedia import WikipediaSource
+from core.store.jobs import JobStore
 from core.web.net import api_session
 
 ARENAS = {

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
-from core.db import open_database
 from core.errors import ConfigurationError
-from core.jobs.access import ApiKeys, ShareLinks
-from core.jobs.feedback import FeedbackStore, Rating
 from core.models import ResearchResult
+from core.store.access import ApiKeys, ShareLinks
+from core.store.database import open_database
+from core.store.feedback import FeedbackStore, Rating
 from tests.api_harness import (
     OTHER_TENANT,
     TENANT,
@@ -133,7 +133,7 @@ async def test_a_question_is_accepted_followed_and_answered_as_ask_json(api: Run
 
     # once completed, the same object `researchbot ask --json` prints, plus where it is
     engine = await open_database(api.settings.store_url)
-    from core.jobs.store import JobStore
+    from core.store.jobs import JobStore
 
     stored = await JobStore(engine).get(job_id)
     await engine.dispose()

@@ -79,9 +79,9 @@ def _completes(docs: Path, store_url: str) -> str:
 async def open_store(clean_env: Path, store_url: str, embedder: Any) -> AsyncIterator[Any]:
     """A way to look at what the index runs left: (catalogue ids, vector ids, knowledge base)."""
     from core.config import KnowledgeBaseSettings
-    from core.db import kb_chunks, kb_files, kb_pending, open_database
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import VectorCollection, open_chroma
+    from core.store.database import kb_chunks, kb_files, kb_pending, open_database
 
     engines: list[Any] = []
     stores: list[Any] = []
@@ -161,7 +161,7 @@ async def test_a_store_from_before_gains_the_pending_table(tmp_path: Path) -> No
     from sqlalchemy import inspect
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from core.db import kb_pending, metadata, open_database, sqlite_url
+    from core.store.database import kb_pending, metadata, open_database, sqlite_url
 
     url = sqlite_url(str(tmp_path / "old.sqlite3"))
     old = create_async_engine(url)

@@ -16,15 +16,15 @@ import pytest
 from adapters.slack.app import web_client
 from adapters.slack.delivery import SlackDeliveries, SlackDelivery
 from core.config import KnowledgeBaseSettings, PipelineSettings, QueueSettings
-from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import DeliveryRegistry, RetryPolicy
 from core.jobs.queue import JobQueue
 from core.jobs.service import CANCELLED, JobService
-from core.jobs.store import JobStore
 from core.jobs.worker import run_worker
 from core.models import Depth, JobStatus, ResearchRequest
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.conversations import ConversationStore
+from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
 from tests.conftest import REDIS_URL
 from tests.fake_slack import FakeSlack

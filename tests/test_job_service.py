@@ -10,12 +10,12 @@ import pytest
 from core.config import KnowledgeBaseSettings, PipelineSettings
 from core.errors import InvalidQuestionError
 from core.jobs.delivery import RetryPolicy, Steps
-from core.jobs.events import JobEvents
 from core.jobs.service import JobService
-from core.jobs.store import JobStore
 from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.events import JobEvents
+from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
 
 QUESTION = "How many hours a day do cats sleep?"

@@ -14,11 +14,11 @@ from bot.config import LogSettings
 from bot.logs import configure_logging
 from core.config import KnowledgeBaseSettings, PipelineSettings
 from core.jobs.service import JobService
-from core.jobs.store import JobStore
 from core.models import JobStatus, ResearchRequest
 from core.redact import REDACTOR
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.jobs import JobStore
 from tests.chat_harness import BrokenSynthesizer
 
 QUESTION = "How many hours a day do cats sleep?"

@@ -19,7 +19,6 @@ from core.errors import ConfigurationError
 from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.queue import QUICK, JobQueue
 from core.jobs.service import JobService
-from core.jobs.store import JobStore
 from core.metrics import render_metrics
 from core.models import Depth, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.research.build import build_jobs, build_pipeline, local_sources
@@ -28,6 +27,7 @@ from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
+from core.store.jobs import JobStore
 from core.web.fetch import PageFetcher, PageReader
 from core.web.net import guarded_session
 from tests.chat_harness import BrokenSynthesizer

@@ -8,12 +8,12 @@ from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import CacheSettings, PipelineSettings
 from core.errors import InvalidQuestionError, SourceError
-from core.jobs.store import JobStore
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
 from core.research.build import build_pipeline
 from core.research.pipeline import ResearchPipeline
 from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.store.jobs import JobStore
 
 
 class _DownSource:

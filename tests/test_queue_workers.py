@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from core.db import job_deliveries, job_events, jobs
+from core.store.database import job_deliveries, job_events, jobs
 from tests.cluster import Cluster, chroma_server, cluster, free_port, wait_until
 from tests.conftest import POSTGRES_URL
 from tests.fake_discord import GUILD_ID, FakeDiscord

@@ -206,7 +206,7 @@ async def _job_rows_leaks(store_url: str | None, data_dir: Path, tenant: str) ->
     from sqlalchemy import select
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from core.db import jobs, sqlite_url
+    from core.store.database import jobs, sqlite_url
 
     url = store_url or sqlite_url(str(data_dir / "researchbot.sqlite3"))
     engine = create_async_engine(url)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.jobs.feedback import Rating
+from core.store.feedback import Rating
 from tests.chat_feedback import (
     PUBLIC_URL,
     assert_signed_page_link,
@@ -94,9 +94,9 @@ async def test_a_workers_rebuilt_delivery_links_to_the_page(clean_env: Any,
     from bot.config import Settings
     from bot.wiring import answer_pages
     from bot.worker import platforms
-    from core.jobs.access import ShareLinks
-    from core.jobs.conversations import ConversationStore
     from core.jobs.delivery import DeliveryRegistry, Steps
+    from core.store.access import ShareLinks
+    from core.store.conversations import ConversationStore
     from tests.fake_slack import FakeSlack
     from tests.test_slack_render import _result
 
@@ -128,10 +128,10 @@ async def test_the_chat_desk_links_answers_only_under_a_public_url(clean_env: An
     """What `researchbot slack` and `discord` run with (bot/wiring.py's open_desk)."""
     from bot.config import Settings
     from bot.wiring import Front, open_desk
-    from core.jobs.access import ShareLinks
-    from core.jobs.conversations import ConversationStore
-    from core.jobs.feedback import FeedbackStore
     from core.research.build import build_jobs
+    from core.store.access import ShareLinks
+    from core.store.conversations import ConversationStore
+    from core.store.feedback import FeedbackStore
 
     links = await ShareLinks.load(sqlite_engine)
     front = Front(build_jobs(None, sqlite_engine), ConversationStore(sqlite_engine),

@@ -4,8 +4,8 @@ from typing import Any
 import pytest
 
 from core.errors import JobNotFoundError
-from core.jobs.store import JobStore
 from core.models import Job, JobStatus, Stage
+from core.store.jobs import JobStore
 
 
 async def test_job_lifecycle(any_engine: Any) -> None:
@@ -55,7 +55,7 @@ async def test_a_store_from_the_first_release_is_upgraded_in_place(any_engine: A
     """0.1.0 keyed knowledge-base chunks by id alone; the upgrade keeps the rows."""
     from sqlalchemy import inspect, text
 
-    from core.db import kb_chunks, open_database
+    from core.store.database import kb_chunks, open_database
 
     url = any_engine.url.render_as_string(hide_password=False)
     async with any_engine.begin() as connection:

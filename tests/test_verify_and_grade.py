@@ -1,9 +1,8 @@
 from core.answer.grading import grade
 from core.answer.synthesis.base import Draft
 from core.answer.verify import verify_citations
-from core.models import Citation, Confidence, Source, SourceMetadata
+from core.models import Citation, Confidence, Source, SourceFailure, SourceMetadata
 from core.research.intake import detect_intent
-from core.research.search import SourceFailure
 
 
 def _source(n: int, text: str, document: str, relevance: float = 0.7) -> Source:

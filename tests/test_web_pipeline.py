@@ -14,7 +14,6 @@ import aiohttp
 import pytest
 
 from core.config import PipelineSettings
-from core.jobs.store import JobStore
 from core.models import ResearchRequest
 from core.research.build import build_pipeline
 from core.research.pipeline import ResearchPipeline
@@ -25,6 +24,7 @@ from core.sources.policy import SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
+from core.store.jobs import JobStore
 from core.web.fetch import PageFetcher, PageReader
 from core.web.net import guarded_session
 from tests.fake_web import Article, FakeWeb

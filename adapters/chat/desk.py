@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from adapters.chat.dedupe import EventLog
 from adapters.chat.limits import QuestionLimiter, RateLimitedError
-from core.jobs.conversations import ConversationStore
-from core.jobs.feedback import Feedback, FeedbackStore, Rating
 from core.jobs.service import JobService
 from core.models import Depth
+from core.store.conversations import ConversationStore
+from core.store.feedback import Feedback, FeedbackStore, Rating
 
 # A job id -> the address of its answer page (a signed link), when web.public_url is set.
 AnswerPage = Callable[[str], str]

@@ -24,9 +24,9 @@ from adapters.discord.delivery import (
 )
 from adapters.discord.render import render_error, render_status
 from core.errors import InvalidQuestionError
-from core.jobs.feedback import Rating
 from core.jobs.service import FAILURE
 from core.models import Depth, ResearchRequest
+from core.store.feedback import Rating
 
 log = logging.getLogger(__name__)
 

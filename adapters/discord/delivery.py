@@ -24,9 +24,9 @@ from adapters.discord.render import (
     render_progress,
     render_sources,
 )
-from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import Steps, transient
 from core.models import ProgressEvent, ResearchResult
+from core.store.conversations import ConversationStore
 
 log = logging.getLogger(__name__)
 

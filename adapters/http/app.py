@@ -49,8 +49,6 @@ from adapters.http.schemas import (
     ResearchBody,
 )
 from core.errors import InvalidQuestionError, JobNotFoundError
-from core.jobs.access import ApiKeys, ShareLinks
-from core.jobs.feedback import Feedback, FeedbackStore
 from core.jobs.service import JobService
 from core.models import (
     ConversationTurn,
@@ -61,6 +59,8 @@ from core.models import (
     ResearchResult,
 )
 from core.research.intake import validate_question
+from core.store.access import ApiKeys, ShareLinks
+from core.store.feedback import Feedback, FeedbackStore
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.jobs.feedback import MAX_COMMENT_CHARS, Rating
 from core.models import Citation, Confidence, Depth, JobStatus, Reference, Stage
+from core.store.feedback import MAX_COMMENT_CHARS, Rating
 
 MAX_CONTEXT_TURNS = 10
 

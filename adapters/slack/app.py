@@ -29,8 +29,8 @@ from adapters.slack.delivery import (
 from adapters.slack.render import escape_mrkdwn
 from core.errors import InvalidQuestionError
 from core.jobs.delivery import Steps
-from core.jobs.feedback import Rating
 from core.models import ConversationTurn, ResearchRequest
+from core.store.feedback import Rating
 
 log = logging.getLogger(__name__)
 

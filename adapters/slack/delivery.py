@@ -17,9 +17,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.desk import AnswerPage
 from adapters.slack.render import render_answer, render_error, render_progress, render_sources
-from core.jobs.conversations import ConversationStore
 from core.jobs.delivery import Steps, transient
 from core.models import ProgressEvent, ResearchResult
+from core.store.conversations import ConversationStore
 
 log = logging.getLogger(__name__)
 

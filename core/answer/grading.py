@@ -19,8 +19,7 @@ from datetime import UTC, datetime
 from core.answer.lexicon import lexicon
 from core.answer.synthesis.extractive import NOT_ANSWERED
 from core.answer.verify import VerifiedAnswer
-from core.models import Confidence, QueryIntent, QuestionType, Source
-from core.research.search import SourceFailure
+from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
 from core.retrieval.rank import subjects_of, tied_to
 from core.text import (
     STOPWORDS,

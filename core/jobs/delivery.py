@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
-from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -27,11 +25,11 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from core.db import job_deliveries
 from core.errors import ConfigurationError
 from core.metrics import DELIVERY_FAILURES
-from core.models import ProgressEvent, ResearchResult, utcnow
-from core.redact import REDACTOR, redact
+from core.models import ProgressEvent, ResearchResult
+from core.redact import redact
+from core.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
 
@@ -151,33 +149,6 @@ class RetryPolicy:
             wait=wait_exponential_jitter(multiplier=self.first_wait_s, max=self.max_wait_s,
                                          jitter=self.first_wait_s / 2),
             stop=stop_after_delay(self.give_up_after_s), reraise=True)
-
-
-class DeliveryStore:
-    """The delivery row of each job: target, steps done, status, attempts, last error."""
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-
-    async def open(self, job_id: str, delivery: Delivery) -> None:
-        async with self._engine.begin() as connection:
-            await connection.execute(job_deliveries.insert().values(
-                job_id=job_id, platform=delivery.platform,
-                target=REDACTOR.data(delivery.target()), done={}, status="pending",
-                attempts=0, error=None, updated_at=utcnow()))
-
-    async def get(self, job_id: str) -> dict[str, Any] | None:
-        async with self._engine.connect() as connection:
-            row = (await connection.execute(select(job_deliveries).where(
-                job_deliveries.c.job_id == job_id))).first()
-        return None if row is None else dict(row._mapping)
-
-    async def update(self, job_id: str, **values: Any) -> None:
-        if "error" in values and values["error"] is not None:
-            values["error"] = redact(values["error"])
-        async with self._engine.begin() as connection:
-            await connection.execute(update(job_deliveries).where(
-                job_deliveries.c.job_id == job_id).values(updated_at=utcnow(), **values))
 
 
 async def deliver(job_id: str, delivery: Delivery, store: DeliveryStore, policy: RetryPolicy,

@@ -29,9 +29,7 @@ from core.errors import (
     JobFailedError,
     JobNotFoundError,
 )
-from core.jobs.delivery import Delivery, DeliveryStore, ProgressPump, RetryPolicy, deliver
-from core.jobs.events import JobEvents
-from core.jobs.store import JobStore
+from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
 from core.logfields import job_log_fields
 from core.metrics import DELIVERY_FAILURES, JOBS
 from core.models import (
@@ -47,6 +45,9 @@ from core.models import (
 from core.redact import REDACTOR, redact
 from core.research.intake import choose_depth, detect_intent, validate_question
 from core.research.pipeline import ResearchPipeline
+from core.store.deliveries import DeliveryStore
+from core.store.events import JobEvents
+from core.store.jobs import JobStore
 
 if TYPE_CHECKING:
     from core.jobs.queue import JobQueue
@@ -236,7 +237,7 @@ class JobService:
         assert self._queue is not None
         await self._events.append(job_id, "queued", message="Queued")
         if delivery is not None:
-            await self._deliveries.open(job_id, delivery)
+            await self._deliveries.open(job_id, delivery.platform, delivery.target())
         self._events.forget(job_id)  # a worker numbers the events from here
         deep = choose_depth(request.depth, request.question, detect_intent(request.question),
                             request.platform) == Depth.DEEP
@@ -293,7 +294,7 @@ class JobService:
                      start_after_s: float, progress_shown: bool) -> None:
         await self._events.append(job_id, "queued", message="Queued")
         if delivery is not None:
-            await self._deliveries.open(job_id, delivery)
+            await self._deliveries.open(job_id, delivery.platform, delivery.target())
         task = asyncio.create_task(
             self._run(job_id, request, delivery, start_after_s, progress_shown),
             name=f"job-{job_id}")

@@ -13,15 +13,16 @@ from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Synthesizer
 from core.answer.synthesis.extractive import ExtractiveSynthesizer
 from core.config import LLMSettings, PipelineSettings
-from core.jobs.delivery import DeliveryStore, RetryPolicy
-from core.jobs.events import JobEvents
+from core.jobs.delivery import RetryPolicy
 from core.jobs.service import DeliveryFactory, JobService
-from core.jobs.store import JobStore
 from core.research.pipeline import ResearchPipeline
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.base import SearchSource
 from core.sources.local import LocalKnowledgeBaseSource
+from core.store.deliveries import DeliveryStore
+from core.store.events import JobEvents
+from core.store.jobs import JobStore
 from core.web.fetch import PageReader
 
 if TYPE_CHECKING:

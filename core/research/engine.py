@@ -34,13 +34,14 @@ from core.models import (
     ResearchAnswer,
     ResearchRequest,
     ResearchResult,
+    Round,
     Source,
     Stage,
+    Trace,
 )
 from core.research.planning import ResearchPlan
 from core.research.run import JobRun
 from core.research.search import SearchOutcome, SearchScope, run_search
-from core.research.trace import Round, Trace
 
 MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
 MODEL_TROUBLE_ANSWER = ("No answer could be written because the language model kept failing; "

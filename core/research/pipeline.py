@@ -13,7 +13,6 @@ from core.answer.grading import listing, outage_notes
 from core.answer.synthesis.base import Synthesizer
 from core.config import PipelineSettings
 from core.errors import InvalidQuestionError
-from core.jobs.store import JobStore
 from core.metrics import CACHE_LOOKUPS
 from core.models import (
     Depth,
@@ -22,7 +21,9 @@ from core.models import (
     QueryIntent,
     ResearchRequest,
     ResearchResult,
+    SourceFailure,
     Stage,
+    Trace,
 )
 from core.research.analyst import ResearchLoop
 from core.research.engine import Notebook, ResearchEngine, Strategies
@@ -34,10 +35,10 @@ from core.research.intake import (
 )
 from core.research.plain import plain_steps
 from core.research.run import JobRun, ProgressCallback, ms
-from core.research.search import SearchScope, SourceFailure
-from core.research.trace import Trace
+from core.research.search import SearchScope
 from core.retrieval.embedding import Embedder
 from core.sources.base import SearchSource, SourceKind
+from core.store.jobs import JobStore
 from core.web.fetch import PageReader
 
 ScopeFunction = Callable[[str], Awaitable[str]]

@@ -9,11 +9,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from core.jobs.store import JobStore
 from core.metrics import STAGE_DURATION
-from core.models import ProgressEvent, Stage
+from core.models import ProgressEvent, Stage, Trace
 from core.redact import redact
-from core.research.trace import Trace
+from core.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
 

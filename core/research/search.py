@@ -18,7 +18,7 @@ from core.errors import (
     SourceTimeoutError,
     SourceUnreachableError,
 )
-from core.models import QueryIntent, Source
+from core.models import QueryIntent, Source, SourceFailure
 from core.research.planning import ResearchPlan
 from core.sources.base import Capabilities, SearchQuery, SearchSource, SourceKind
 from core.sources.policy import CALL_DEADLINE, SourceBusyError
@@ -61,17 +61,6 @@ class SearchScope:
         snippets = {name for name, source in self.sources.items()
                     if source.capabilities.snippets}
         return await self.pages.read(question, sources, snippets)
-
-
-class SourceFailure(BaseModel):
-    """A source that failed one query. `reason` is for logs and the job's trace; users are
-    told `kind` in plain words (core.answer.grading.outage_notes)."""
-
-    source: str
-    query: str
-    reason: str
-    label: str = ""  # how people know the source, e.g. "Wikipedia"
-    kind: str = "error"  # unreachable, timeout, busy, too_large, rate_limited, refused, error
 
 
 class SearchOutcome(BaseModel):

@@ -39,7 +39,6 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from core.config import KnowledgeBaseSettings
-from core.db import kb_chunks, kb_files, kb_generations, kb_pending
 from core.errors import IndexingError
 from core.models import Source, SourceMetadata, utcnow
 from core.retrieval.embedding import Embedder
@@ -53,6 +52,7 @@ from core.retrieval.kb.documents import (
     read_document,
 )
 from core.retrieval.vectors import VectorCollection, VectorStore, full_disk_error
+from core.store.database import kb_chunks, kb_files, kb_generations, kb_pending
 from core.text import terms
 
 log = logging.getLogger(__name__)

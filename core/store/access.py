@@ -20,8 +20,8 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.db import api_keys, instance_keys
 from core.models import utcnow
+from core.store.database import api_keys, instance_keys
 
 KEY_PREFIX = "rb_"
 _SHARE_KEY = "share-links"

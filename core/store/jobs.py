@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.db import jobs
 from core.errors import JobNotFoundError
 from core.models import Job, JobStatus, Stage, utcnow
 from core.redact import REDACTOR
+from core.store.database import jobs
 
 
 class JobStore:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.db import answer_messages, jobs
 from core.models import ConversationTurn, JobStatus, ResearchRequest, ResearchResult, utcnow
+from core.store.database import answer_messages, jobs
 
 MAX_TURNS = 5  # earlier turns add little to a follow-up and a lot to its prompt
 MAX_SOURCES = 8  # an earlier answer's cited sources a follow-up may reuse

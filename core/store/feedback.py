@@ -11,9 +11,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.db import job_feedback
 from core.models import utcnow
 from core.redact import REDACTOR
+from core.store.database import job_feedback
 
 MAX_COMMENT_CHARS = 2000
 

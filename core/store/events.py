@@ -12,9 +12,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.db import job_events
 from core.models import JobEvent, ProgressEvent, Stage, utcnow
 from core.redact import REDACTOR
+from core.store.database import job_events
 
 
 class JobEvents:
