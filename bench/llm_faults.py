@@ -31,16 +31,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import table
+from bot.wiring import build_jobs, build_research, local_sources
 from core.answer.cache import SemanticAnswerCache
-from core.answer.claims import MARKER, expand
+from core.answer.sentences import MARKER, expand
 from core.config import CacheSettings, KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.models import Depth, ResearchRequest, ResearchResult
-from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
 from core.store.database import open_database, sqlite_url
-from core.store.jobs import JobStore
 from tests.conftest import CORPUS
 from tests.fake_openai import FakeOpenAI
 from tests.flawed_model import FlawedModel, survivors
@@ -82,9 +81,10 @@ async def run_rate(workdir: Path, fault_rate: float, verifier_error: float, seed
     await fake.start()
     settings = LLMSettings(fast_model="openai/fast", strong_model="openai/strong",
                            api_base=fake.base_url, api_key="test-key", backoff_s=0.05)
-    pipeline = build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
-                              embedder, PipelineSettings(), settings,
-                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+    jobs = build_jobs(build_research(local_sources(knowledge_base, PipelineSettings()),
+                                     embedder, PipelineSettings(), settings,
+                                     cache=SemanticAnswerCache(chroma, embedder,
+                                                               CacheSettings())), engine)
     counts: Counter[str] = Counter()
     unchecked: list[str] = []
     for seed in range(seeds):
@@ -92,9 +92,10 @@ async def run_rate(workdir: Path, fault_rate: float, verifier_error: float, seed
         model.install(fake)
         for question in QUESTIONS:
             model.written.clear()
-            result = await pipeline.run(ResearchRequest(
+            job_id = await jobs.submit(ResearchRequest(
                 question=question, tenant="bench", depth=Depth.QUICK, bypass_cache=True))
-            job = await JobStore(engine).get(result.job_id)
+            result = await jobs.answer(job_id)
+            job = await jobs.result(job_id)
             kept = {id(w) for w in survivors(model, f"{result.answer.summary}\n"
                                                     f"{result.answer.detail}")}
             for w in model.written:

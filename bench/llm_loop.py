@@ -27,15 +27,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import table
-from core.answer.claim_check import VERIFY_BATCH
+from bot.wiring import build_jobs, build_research, local_sources
+from core.answer.fact_check import VERIFY_BATCH
 from core.config import KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.models import Depth, ResearchRequest
-from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
 from core.store.database import open_database, sqlite_url
-from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
 from tests.conftest import CORPUS
 from tests.fake_openai import Chat, FakeOpenAI
@@ -76,30 +75,31 @@ async def run_tier(workdir: Path, depth: Depth, latency_s: float, source_s: floa
         {"text": "cats sleep hours", "sources": []}]}
     sources = {**local_sources(knowledge_base, PipelineSettings()),
                "remote": SlowSource(source_s)}
-    pipeline = build_pipeline(JobStore(engine), sources, embedder, PipelineSettings(), settings)
+    jobs = build_jobs(build_research(sources, embedder, PipelineSettings(), settings), engine)
     # Warm the embedding model and litellm's imports outside the measurement.
-    await pipeline.run(ResearchRequest(question="What is a volcano?", tenant="bench",
-                                       depth=Depth.QUICK, bypass_cache=True))
+    await jobs.answer(await jobs.submit(ResearchRequest(
+        question="What is a volcano?", tenant="bench", depth=Depth.QUICK, bypass_cache=True)))
     fake.chats.clear()
     fake.script["reflect"] = _reflect_until(budget.iterations)
     started = time.perf_counter()
-    result = await pipeline.run(ResearchRequest(
+    job_id = await jobs.submit(ResearchRequest(
         question="How many hours a day do cats sleep?", tenant="bench", depth=depth,
         bypass_cache=True))
+    await jobs.answer(job_id)
     wall = time.perf_counter() - started
-    job = await JobStore(engine).get(result.job_id)
+    job = await jobs.result(job_id)
     await fake.stop()
     await engine.dispose()
 
     waves = 2  # understand, plan
-    for round_ in job.state["iterations"]:
-        batches = math.ceil(round_["new_passages"] / settings.evidence_batch)
-        waves += math.ceil(batches / settings.concurrency) + (1 if "reflection" in round_
+    for round_ in job.trace.iterations:
+        batches = math.ceil(round_.new_passages / settings.evidence_batch)
+        waves += math.ceil(batches / settings.concurrency) + (1 if round_.reflection
                                                                else 0)
     waves += sum(1 for c in fake.chats if c.task == "compact")
     claims = job.metrics.get("claims_checked", 0)
     waves += 1 + math.ceil(math.ceil(claims / VERIFY_BATCH) / settings.concurrency)
-    critical = waves * latency_s + len(job.state["iterations"]) * source_s
+    critical = waves * latency_s + len(job.trace.iterations) * source_s
     return [depth.value, job.metrics["rounds"], job.metrics["llm_calls"],
             job.metrics["tokens"], f"{wall:.2f}", f"{critical:.2f}", f"{wall / critical:.3f}"]
 

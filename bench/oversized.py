@@ -190,14 +190,13 @@ async def _ask(settings: Any, base: str) -> tuple[Any, list[str], float, float]:
     async with open_research(settings, trusted_pages=[base]) as research:
         sampler = PeakSampler()
         started = time.perf_counter()
-        result = await research.pipeline.run(ResearchRequest(question=QUESTION,
-                                                             tenant="bench"))
+        result = await research.jobs.answer(await research.jobs.submit(
+            ResearchRequest(question=QUESTION, tenant="bench")))
         seconds = time.perf_counter() - started
         rise = sampler.stop()
     async with open_jobs(settings) as jobs:
         job = await jobs.store.get(result.job_id)
-    rounds = (job.state or {}).get("iterations", [])  # the trace keeps them per round
-    unread = [page for round_ in rounds for page in round_.get("pages_unread", [])]
+    unread = [page for round_ in job.trace.iterations for page in round_.pages_unread]
     return result, unread, seconds, rise
 
 

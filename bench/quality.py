@@ -64,14 +64,11 @@ def contains(text: str, span: str) -> bool:
 
 async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[str, Any]:
     sys.path.insert(0, os.getcwd())
-    from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
+    from core.config import CacheSettings, KnowledgeBaseSettings
     from core.models import ResearchRequest
-    from core.sources.local import LocalKnowledgeBaseSource
-    from core.store.database import open_database, sqlite_url
 
-    ExtractiveSynthesizer = _module("core.answer.synthesis.extractive").ExtractiveSynthesizer
-    JobStore = _module("core.store.jobs").JobStore
-    ResearchPipeline = _module("core.research.pipeline").ResearchPipeline
+    database = _module("core.store.database")
+    open_database, sqlite_url = database.open_database, database.sqlite_url
     OnnxMiniLMEmbedder = _module("core.retrieval.embedding").OnnxMiniLMEmbedder
     KnowledgeBase = _module("core.retrieval.kb.knowledge_base").KnowledgeBase
     open_chroma = _module("core.retrieval.vectors").open_chroma
@@ -91,11 +88,7 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
             (folder / f"{p['id']}.md").write_text(f"# {p['title']}\n\n{p['text']}\n")
         await kb.index([folder], tenant)
     index_s = time.perf_counter() - started
-    store = JobStore(engine)
-    pipeline = ResearchPipeline(
-        store=store, sources={"local": LocalKnowledgeBaseSource(kb, 3)},
-        synthesizer=ExtractiveSynthesizer(embedder), embedder=embedder,
-        settings=PipelineSettings(), cache=None)
+    ask = _asker(engine, kb, embedder)
 
     def paragraph_of(source: Any) -> str:
         return Path(source.path or "").stem
@@ -104,18 +97,16 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
     for q in questions:
         hits = await kb.search(q["question"], "full", limit=10)
         top10 = {paragraph_of(h) for h in hits}
-        result = await pipeline.run(ResearchRequest(question=q["question"], tenant="full"))
-        job = await store.get(result.job_id)
-        evidence = set((job.state if job else {}).get("evidence", []))
+        result, job = await ask(ResearchRequest(question=q["question"], tenant="full"))
+        evidence = set(_trace_of(job).get("evidence", []))
         handed = {paragraph_of(h) for h in hits if h.id in evidence} if evidence else None
         out["answerable"].append(_row(q, result, top10, handed, paragraph_of, job))
-        removed = await pipeline.run(ResearchRequest(question=q["question"], tenant="removed"))
-        out["removed"].append(_row(q, removed, set(), None, paragraph_of,
-                                   await store.get(removed.job_id)))
+        removed, job = await ask(ResearchRequest(question=q["question"], tenant="removed"))
+        out["removed"].append(_row(q, removed, set(), None, paragraph_of, job))
     for a in absent:
-        result = await pipeline.run(ResearchRequest(question=a["question"], tenant="full"))
+        result, job = await ask(ResearchRequest(question=a["question"], tenant="full"))
         out["absent"].append(_row({**a, "gold": [], "answer": ""}, result, set(), None,
-                                  paragraph_of, await store.get(result.job_id)))
+                                  paragraph_of, job))
     out["cache"] = cache_pairs(embedder)
     out["load"] = await cache_under_load(chroma, embedder, CacheSettings())
     await engine.dispose()
@@ -161,29 +152,77 @@ class _Memo:
         return np.vstack([self._seen[t] for t in texts]) if texts else self._inner.embed([])
 
 
-# Modules as they were named before core/ was grouped by concern: a baseline revision from
-# before then is measured with its own names.
-_BEFORE_GROUPING = {
-    "core.answer.synthesis.extractive": "core.synthesis.extractive",
-    "core.store.jobs": "core.store", "core.research.pipeline": "core.pipeline",
-    "core.retrieval.embedding": "core.embedding",
-    "core.retrieval.kb.knowledge_base": "core.kb.knowledge_base",
-    "core.retrieval.vectors": "core.vectors", "core.answer.cache": "core.cache",
-    "core.answer.question_match": "core.question_match", "core.research.intake": "core.intake",
+def _asker(engine: Any, kb: Any, embedder: Any) -> Any:
+    """`ask(request) -> (result, job)` through the checkout's own way in: the job service
+    over the research core, built by its composition root; or, in a revision from before
+    research was a function of its request, the pipeline that stored its own job."""
+    from core.config import PipelineSettings
+    from core.sources.local import LocalKnowledgeBaseSource
+
+    sources = {"local": LocalKnowledgeBaseSource(kb, 3)}
+    synthesizer = _module("core.answer.synthesis.extractive").ExtractiveSynthesizer(embedder)
+    if _exists("core.research.researcher"):
+        wiring = importlib.import_module("bot.wiring")
+        jobs = wiring.build_jobs(
+            wiring.build_research(sources, embedder, PipelineSettings(),
+                                  synthesizer=synthesizer), engine)
+
+        async def ask(request: Any) -> tuple[Any, Any]:
+            job_id = await jobs.submit(request)
+            return await jobs.answer(job_id), await jobs.result(job_id)
+
+        return ask
+    store = _module("core.store.jobs").JobStore(engine)
+    pipeline = _module("core.research.pipeline").ResearchPipeline(
+        store=store, sources=sources, synthesizer=synthesizer, embedder=embedder,
+        settings=PipelineSettings(), cache=None)
+
+    async def ask_pipeline(request: Any) -> tuple[Any, Any]:
+        result = await pipeline.run(request)
+        return result, await store.get(result.job_id)
+
+    return ask_pipeline
+
+
+def _trace_of(job: Any) -> dict[str, Any]:
+    """What the job's research did, as JSON (`job.trace` now, `job.state` before)."""
+    trace = getattr(job, "trace", None)
+    if trace is not None:
+        return dict(trace.model_dump(mode="json"))
+    return dict(getattr(job, "state", None) or {})
+
+
+# Modules by their names now, and what earlier revisions called them (newest first): a
+# baseline revision is measured with its own names.
+_EARLIER_NAMES = {
+    "core.answer.synthesis.extractive": ["core.synthesis.extractive"],
+    "core.store.jobs": ["core.jobs.store", "core.store"],
+    "core.store.database": ["core.db"],
+    "core.research.pipeline": ["core.pipeline"],
+    "core.retrieval.embedding": ["core.embedding"],
+    "core.retrieval.kb.knowledge_base": ["core.kb.knowledge_base"],
+    "core.retrieval.vectors": ["core.vectors"], "core.answer.cache": ["core.cache"],
+    "core.answer.question_match": ["core.question_match"],
+    "core.research.intake": ["core.intake"],
 }
 
 
 def _module(name: str) -> Any:
-    """The module `name`, or what it was called in a revision before the grouping. Decided
-    by the files of the checkout being measured: the installed package's import finder would
-    otherwise supply a module the checkout does not have from another tree."""
+    """The module `name`, or what it was called in the revision being measured. Decided by
+    the files of the checkout: the installed package's import finder would otherwise supply
+    a module the checkout does not have from another tree."""
+    for candidate in (name, *_EARLIER_NAMES.get(name, [])):
+        if _exists(candidate):
+            return importlib.import_module(candidate)
+    raise ModuleNotFoundError(name)
+
+
+def _exists(name: str) -> bool:
     import core
 
     root = Path(next(iter(core.__path__))).parent
     where = root / name.replace(".", "/")
-    if where.with_suffix(".py").is_file() or (where / "__init__.py").is_file():
-        return importlib.import_module(name)
-    return importlib.import_module(_BEFORE_GROUPING[name])
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
 def _guard() -> Any:

@@ -29,15 +29,14 @@ import numpy as np
 
 from bench.questions import QUESTIONS
 from bench.tables import table
+from bot.wiring import build_jobs, build_research, local_sources
 from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.models import ResearchRequest
-from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection, open_chroma
 from core.store.database import open_database, sqlite_url
-from core.store.jobs import JobStore
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 
@@ -157,16 +156,19 @@ async def bench_cache_latency(chroma: Any, embedder: OnnxMiniLMEmbedder, sizes: 
 
 async def bench_ask(engine: Any, chroma: Any, embedder: OnnxMiniLMEmbedder,
                     kb: KnowledgeBase) -> None:
-    pipeline = build_pipeline(JobStore(engine), local_sources(kb, PipelineSettings()), embedder,
-                              PipelineSettings(),
-                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+    jobs = build_jobs(build_research(local_sources(kb, PipelineSettings()), embedder,
+                                     PipelineSettings(),
+                                     cache=SemanticAnswerCache(chroma, embedder,
+                                                               CacheSettings())), engine)
     miss, hit = [], []
     for question, _ in QUESTIONS[:8]:
         started = time.perf_counter()
-        await pipeline.run(ResearchRequest(question=question, tenant="bench"))
+        await jobs.answer(await jobs.submit(ResearchRequest(question=question,
+                                                            tenant="bench")))
         miss.append(time.perf_counter() - started)
         started = time.perf_counter()
-        cached = await pipeline.run(ResearchRequest(question=question, tenant="bench"))
+        cached = await jobs.answer(await jobs.submit(ResearchRequest(question=question,
+                                                                     tenant="bench")))
         if cached.cached:  # an Insufficient answer (a small --pages corpus) is never cached
             hit.append(time.perf_counter() - started)
     table("4. ask: cache miss vs hit (8 questions)",

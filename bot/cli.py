@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
 def _safe_output() -> Iterator[None]:
     """Everything printed while a command runs, by us or by a library, goes out with secrets
     redacted and terminal control characters neutralised; log records are redacted too."""
-    from adapters.cli import SafeTerminal
+    from adapters.terminal import SafeTerminal
     from core.redact import REDACTOR, install_log_redaction
 
     REDACTOR.add_environment(os.environ)
@@ -178,7 +178,7 @@ async def _improve(args: argparse.Namespace, settings: Any) -> int:
 
 async def _followed(jobs: Any, job_id: str, quiet: bool) -> Any:
     """The job's result, its progress printed on stderr meanwhile (unless `quiet`)."""
-    from adapters.cli import render_progress
+    from adapters.terminal import render_progress
 
     async for event in jobs.events(job_id):
         progress = event.progress_event()
@@ -188,10 +188,10 @@ async def _followed(jobs: Any, job_id: str, quiet: bool) -> Any:
 
 
 def _print_result(result: Any, as_json: bool) -> None:
-    from adapters.cli import render_answer_markdown
+    from adapters.terminal import render_answer_markdown
 
     if as_json:
-        from adapters.cli import json_safe
+        from adapters.terminal import json_safe
 
         print(json_safe(json.dumps(result.to_public_json(), ensure_ascii=False, default=str)))
     else:
@@ -223,7 +223,7 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _jobs(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import render_job_line
+    from adapters.terminal import render_job_line
     from bot.wiring import open_jobs
 
     async with open_jobs(settings) as service:
@@ -236,9 +236,8 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _show(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import render_answer_markdown, terminal_safe
+    from adapters.terminal import render_answer_markdown, terminal_safe
     from bot.wiring import open_jobs
-    from core.models import ResearchResult
     from core.store.feedback import FeedbackStore, Rating
 
     async with open_jobs(settings) as service:
@@ -247,7 +246,7 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
         events = await service.stored_events(job.id)
         feedback = await FeedbackStore(service.store.engine).for_job(job.id)
     if args.json:
-        from adapters.cli import json_safe
+        from adapters.terminal import json_safe
 
         shown = job.model_dump(mode="json")
         shown["events"] = [event.model_dump(mode="json") for event in events]
@@ -271,7 +270,7 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
                                       f"{terminal_safe(e.message)}" for e in stages))
     if job.result:
         print()
-        print(render_answer_markdown(ResearchResult.model_validate(job.result)))
+        print(render_answer_markdown(job.result))
     if feedback:
         print()
         print(f"feedback ({len(feedback)}):")
@@ -305,7 +304,7 @@ def _delivery_line(delivery: dict[str, Any]) -> str:
 
 
 async def _check(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.cli import json_safe
+    from adapters.terminal import json_safe
     from bot.doctor import all_ok, render_json, render_table, run_checks
 
     checks = await run_checks(settings, call_models=args.call_models)

@@ -1,4 +1,7 @@
-"""Open every resource once from the settings and pass it down; close it on the way out."""
+"""The composition root: every resource opened once from the settings and passed down,
+closed on the way out; the research core and the job service built from them. Tests and
+benchmarks build the application through the same functions (`build_research`,
+`build_jobs`, `open_research`), injecting local fakes for the network."""
 
 from __future__ import annotations
 
@@ -19,11 +22,14 @@ from core.store.jobs import JobStore
 if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from adapters.chat.desk import AnswerPage, ResearchDesk
+    from adapters.chat.services import AnswerPage, ChatServices
+    from core.answer.cache import SemanticAnswerCache
+    from core.answer.synthesis.base import Synthesizer
+    from core.config import LLMSettings, PipelineSettings
     from core.jobs.delivery import RetryPolicy
     from core.jobs.queue import JobQueue
     from core.jobs.service import DeliveryFactory, JobService
-    from core.research.pipeline import ResearchPipeline
+    from core.research.researcher import Researcher, ScopeFunction
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.sources.base import SearchSource
@@ -49,7 +55,7 @@ class Front:
 class Research(Front):
     """The wired research core: what front ends submit requests to, and workers run."""
 
-    pipeline: ResearchPipeline
+    researcher: Researcher
     knowledge_base: KnowledgeBase
 
 
@@ -71,11 +77,57 @@ def worker_alive(worker: str) -> bool:
     return True
 
 
+def local_sources(knowledge_base: KnowledgeBase, settings: PipelineSettings
+                  ) -> dict[str, SearchSource]:
+    """The tenant's knowledge base as the first source."""
+    from core.sources.local import LocalKnowledgeBaseSource
+
+    return {"local": LocalKnowledgeBaseSource(knowledge_base, settings.max_per_document)}
+
+
+def build_research(sources: dict[str, SearchSource], embedder: Embedder,
+                   settings: PipelineSettings, llm: LLMSettings | None = None, *,
+                   cache: SemanticAnswerCache | None = None,
+                   cache_scope: ScopeFunction | None = None, pages: PageReader | None = None,
+                   synthesizer: Synthesizer | None = None) -> Researcher:
+    """The research core over `sources`: extractive answers, and the model's steps when
+    `llm` names a model."""
+    from core.answer.synthesis.extractive import ExtractiveSynthesizer
+    from core.research.researcher import Researcher
+
+    extractive = synthesizer or ExtractiveSynthesizer(embedder, settings.answer_sentences)
+    loop = None
+    if llm is not None and llm.enabled:
+        from core.llm.gateway import ModelGateway
+        from core.llm.prompts import PromptLibrary
+        from core.research.model_steps import ResearchLoop
+
+        loop = ResearchLoop(ModelGateway(llm, PromptLibrary.load()), llm, embedder, settings,
+                            extractive)
+    return Researcher(sources, extractive, embedder, settings, cache=cache,
+                      cache_scope=cache_scope, loop=loop, pages=pages)
+
+
+def build_jobs(research: Researcher | None, engine: AsyncEngine,
+               retry: RetryPolicy | None = None, progress_interval_s: float = 1.0, *,
+               queue: JobQueue | None = None, deliveries_for: DeliveryFactory | None = None,
+               worker: str = "", attempt_timeout_s: float = 1800.0) -> JobService:
+    """The job service over the research core and its database (no research core: it reads
+    jobs, and with a `queue` submits them for workers)."""
+    from core.jobs.service import JobService
+    from core.store.deliveries import DeliveryStore
+    from core.store.events import JobEvents
+
+    return JobService(research, JobStore(engine), JobEvents(engine), DeliveryStore(engine),
+                      retry, progress_interval_s, queue=queue, deliveries_for=deliveries_for,
+                      worker=worker or worker_id(), attempt_timeout_s=attempt_timeout_s)
+
+
 @asynccontextmanager
 async def open_jobs(settings: Settings) -> AsyncIterator[JobService]:
     """The job service without a research core: it reads jobs, events and deliveries (the
     CLI's `jobs` and `show`, which should not load models and indexes to print a row)."""
-    from core.research.build import build_jobs
+
     from core.store.database import open_database
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -149,7 +201,7 @@ async def open_front(settings: Settings) -> AsyncIterator[Front]:
         async with open_research(settings) as research:
             yield research
         return
-    from core.research.build import build_jobs
+
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.database import open_database
@@ -181,7 +233,6 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
     import diskcache
 
     from core.answer.cache import SemanticAnswerCache
-    from core.research.build import build_jobs, build_pipeline, local_sources
     from core.retrieval.embedding import build_embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
@@ -217,18 +268,18 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
 
             check_llm_models(settings.llm)
         web = await stack.enter_async_context(open_web(settings, embedder, trusted_pages))
-        pipeline = build_pipeline(
-            store, {**local_sources(knowledge_base, settings.pipeline), **web.sources},
+        researcher = build_research(
+            {**local_sources(knowledge_base, settings.pipeline), **web.sources},
             embedder, settings.pipeline, settings.llm, pages=web.pages,
             cache=SemanticAnswerCache(chroma, embedder, settings.cache)
             if settings.cache.enabled else None,
-            cache_scope=cache_scope, worker=worker_id())
-        jobs = build_jobs(pipeline, engine, delivery_retry(settings), queue=queue,
+            cache_scope=cache_scope)
+        jobs = build_jobs(researcher, engine, delivery_retry(settings), queue=queue,
                           deliveries_for=deliveries, worker=worker_id(),
                           attempt_timeout_s=attempt_timeout_s(settings))
         try:
             yield Research(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
-                           await ShareLinks.load(engine), pipeline, knowledge_base)
+                           await ShareLinks.load(engine), researcher, knowledge_base)
         finally:
             await jobs.close()
             index_cache.close()
@@ -355,18 +406,18 @@ def answer_pages(settings: Settings, links: ShareLinks) -> AnswerPage | None:
 
 
 @asynccontextmanager
-async def open_desk(settings: Settings, research: Front) -> AsyncIterator[ResearchDesk]:
+async def open_desk(settings: Settings, research: Front) -> AsyncIterator[ChatServices]:
     """What the chat front ends share: limits and event dedupe in this process, or in Redis
     when `chat.redis_url` is set (several bot processes behind one load balancer)."""
     from adapters.chat.dedupe import LocalEventLog, RedisEventLog
-    from adapters.chat.desk import ResearchDesk
     from adapters.chat.limits import LocalQuestionLimiter, RedisQuestionLimiter
+    from adapters.chat.services import ChatServices
 
     chat = settings.chat
     limits = (chat.user_questions_per_minute, chat.tenant_questions_per_minute, 60.0,
               chat.max_queue_seconds)
     if chat.redis_url is None:
-        yield ResearchDesk(research.jobs, research.conversations,
+        yield ChatServices(research.jobs, research.conversations,
                            LocalQuestionLimiter(*limits), LocalEventLog(chat.event_ttl_seconds),
                            research.feedback, chat.depth, answer_pages(settings, research.links))
         return
@@ -386,7 +437,7 @@ async def open_desk(settings: Settings, research: Front) -> AsyncIterator[Resear
                                  "chat.redis_url, or unset it to keep limits in this "
                                  "process") from error
     try:
-        yield ResearchDesk(research.jobs, research.conversations,
+        yield ChatServices(research.jobs, research.conversations,
                            RedisQuestionLimiter(redis, *limits),
                            RedisEventLog(redis, chat.event_ttl_seconds), research.feedback,
                            chat.depth, answer_pages(settings, research.links))

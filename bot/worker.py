@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from adapters.chat.desk import AnswerPage
+    from adapters.chat.services import AnswerPage
     from core.jobs.queue import JobQueue
     from core.store.conversations import ConversationStore
 
@@ -35,7 +35,7 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
     `queue.shutdown_grace_seconds` and hand the rest back to the queue."""
     from bot.doctor import require_models
     from bot.logs import configure_logging
-    from core.jobs.worker import run_worker
+    from core.jobs.queue_worker import run_worker
 
     if settings.queue.url is None:
         raise ConfigurationError("researchbot worker needs queue.url (redis://host:6379/0), "

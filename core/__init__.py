@@ -1,11 +1,16 @@
-"""The research engine, free of chat-platform code.
+"""The research core, free of chat-platform, web-framework and command-line code.
 
-    jobs/       the job service front ends talk to; stored events; durable delivery
-    research/   the pipeline and its steps, with and without a model
-    answer/     writing, citation checks, grading, the answer cache
-    retrieval/  knowledge base, embeddings, vector store, ranking
-    sources/    search sources (local, Wikipedia, arXiv, PubMed, Tavily, SearXNG)
-    web/        guarded outbound HTTP, page reading
-    llm/        model gateway, providers, prompts
-    models, errors, config, db, redact, text: shared by all of them
+Packages import only those below them (checked by import-linter, see pyproject.toml):
+
+    jobs        the job service: the only writer of job state; the queue; durable delivery
+    research    research as a function of its request: `Researcher.run(request, sink)`
+    answer      writing, citation and fact checks, grading, the semantic answer cache
+    sources     search sources (local, Wikipedia, arXiv, PubMed, Tavily, SearXNG) and their
+                resilience (breakers, rate limits, retries)
+    retrieval   the knowledge base, embeddings, vector store, ranking
+    llm         the model gateway, providers, prompts
+    web         the one guarded path for outbound HTTP
+    store       every table, read back as typed models
+    config, metrics, logfields      settings slices, Prometheus collectors, log fields
+    models, errors, redact, text    data, the error tree, secret redaction, text helpers
 """

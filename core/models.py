@@ -79,9 +79,25 @@ class ResearchRequest(BaseModel):
     platform: str = "cli"
     depth: Depth = Depth.AUTO
     bypass_cache: bool = False
-    feedback: str = ""  # `improve`: how the reader wants the answer of `improves` changed
-    improves: str | None = None  # the job id whose answer is being improved
-    previous_answer: str = ""  # `improve`: that answer's text
+    improvement: Improvement | None = None  # set: revise an earlier answer (`improve`)
+
+    @property
+    def improves(self) -> str | None:
+        """The job whose answer this request revises."""
+        return self.improvement.job_id if self.improvement else None
+
+    @property
+    def feedback(self) -> str:
+        """How the reader wants the earlier answer changed ("" unless improving)."""
+        return self.improvement.feedback if self.improvement else ""
+
+    @property
+    def previous_answer(self) -> str:
+        """The text of the answer being revised ("" unless improving)."""
+        if self.improvement is None:
+            return ""
+        answer = self.improvement.answer.answer
+        return f"{answer.summary}\n\n{answer.detail}".strip()
 
 
 class TimeConstraint(BaseModel):
@@ -248,34 +264,66 @@ class Trace(BaseModel):
         return None
 
 
+class Improvement(BaseModel):
+    """What an `improve` request revises: an earlier job's answer and what its research did,
+    and how the reader wants it changed. Carried in the request, so the research needs no
+    look-up and a worker can run it like any other job."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job_id: str
+    feedback: str
+    answer: ResearchResult
+    trace: Trace = Field(default_factory=Trace)
+
+
 class Job(BaseModel):
+    """A research job as stored: its request, what its research did (`trace`), its result
+    or the reason it failed."""
+
     id: str = Field(default_factory=new_job_id)
     tenant: str = "local"
     user: str = ""
     platform: str = "cli"
     worker: str = ""
-    request: dict[str, Any] = Field(default_factory=dict)
+    request: ResearchRequest
     status: JobStatus = JobStatus.PENDING
     stage: Stage | None = None
     progress: float = Field(default=0.0, ge=0.0, le=1.0)
-    state: dict[str, Any] = Field(default_factory=dict)
-    result: dict[str, Any] | None = None
+    trace: Trace = Field(default_factory=Trace)
+    result: ResearchResult | None = None
     error: str | None = None
+    failure: FailureKind | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utcnow)
     started_at: datetime | None = None
     completed_at: datetime | None = None
 
 
-class ProgressEvent(BaseModel):
-    """A stage started or finished; front ends render these while a job runs."""
+class FailureKind(enum.StrEnum):
+    """Why a job ended without an answer, as its front end tells it."""
 
-    job_id: str
+    INVALID = "invalid"  # the request cannot be researched (InvalidQuestionError)
+    CONFIGURATION = "configuration"  # a setting is wrong or a credential was refused
+    ERROR = "error"  # anything else: an outage, a bug
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # its process stopped, or its workers kept dying
+
+
+class StageEvent(BaseModel):
+    """A research stage started or finished: what core.research reports to its sink."""
+
     stage: Stage
     kind: Literal["started", "finished"]
     progress: float
     message: str
     counts: dict[str, int] = Field(default_factory=dict)
+
+
+class ProgressEvent(StageEvent):
+    """A stage event of one job; front ends render these while a job runs."""
+
+    job_id: str
 
 
 class JobEvent(BaseModel):
@@ -310,3 +358,5 @@ TERMINAL_EVENTS = frozenset({"completed", "failed", "cancelled"})
 
 ConversationTurn.model_rebuild()
 ResearchRequest.model_rebuild()
+Improvement.model_rebuild()
+Job.model_rebuild()

@@ -1,5 +1,5 @@
 """What the chat front-end tests share: the options of a test server, test doubles of a
-remote source and a synthesis back end, and the real pipeline and ResearchDesk behind a
+remote source and a synthesis back end, and the real pipeline and ChatServices behind a
 front end, recording the requests it receives."""
 
 from __future__ import annotations
@@ -11,21 +11,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.chat.dedupe import LocalEventLog
-from adapters.chat.desk import ResearchDesk
 from adapters.chat.limits import LocalQuestionLimiter
+from adapters.chat.services import ChatServices
+from bot.wiring import build_jobs, build_research
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Draft
 from core.config import CacheSettings, PipelineSettings
 from core.jobs.delivery import RetryPolicy
-from core.models import Job, QueryIntent, ResearchRequest, Source
-from core.research.build import build_jobs, build_pipeline
-from core.research.pipeline import ResearchPipeline
+from core.jobs.service import JobService
+from core.models import QueryIntent, ResearchRequest, Source
 from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
 from core.store.access import ShareLinks
 from core.store.conversations import ConversationStore
 from core.store.feedback import FeedbackStore
-from core.store.jobs import JobStore
 
 
 @dataclass
@@ -73,36 +72,40 @@ class BrokenSynthesizer:
 QUICK_RETRY = RetryPolicy(first_wait_s=0.05, max_wait_s=1.0, give_up_after_s=30.0)
 
 
-class _RecordingPipeline(ResearchPipeline):
-    """The real pipeline, noting each request a job is stored for."""
+class _RecordingJobs:
+    """The real job service, noting each request it accepts (every call goes through)."""
 
-    def __init__(self, requests: list[ResearchRequest], **parts: Any) -> None:
-        super().__init__(**parts)
+    def __init__(self, jobs: JobService, requests: list[ResearchRequest]) -> None:
+        self._jobs = jobs
         self._requests = requests
 
-    async def create_job(self, request: ResearchRequest) -> Job:
+    async def submit(self, request: ResearchRequest, *args: Any, **kwargs: Any) -> str:
+        job_id = await self._jobs.submit(request, *args, **kwargs)
         self._requests.append(request)
-        return await super().create_job(request)
+        return job_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._jobs, name)
 
 
 async def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
-                        knowledge_base: Any, requests: list[ResearchRequest]) -> ResearchDesk:
+                        knowledge_base: Any, requests: list[ResearchRequest]) -> ChatServices:
     """The real pipeline over the tenant's knowledge base (plus a slow source when asked),
-    behind the job service and a ResearchDesk; each request submitted is noted in
+    behind the job service and a ChatServices; each request submitted is noted in
     `requests`. With `options.public_url`, answers link to their page as bot/wiring.py's
     `answer_pages` does."""
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
     if options.delay_s:
         sources["slow"] = SlowSource(options.delay_s)
-    pipeline = build_pipeline(
-        JobStore(engine), sources, embedder, PipelineSettings(),
+    research = build_research(
+        sources, embedder, PipelineSettings(),
         cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
-        synthesizer=BrokenSynthesizer() if options.broken_synthesis else None,
-        kind=functools.partial(_RecordingPipeline, requests))
+        synthesizer=BrokenSynthesizer() if options.broken_synthesis else None)
     retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)
-    jobs = build_jobs(pipeline, engine, retry, progress_interval_s=options.progress_interval_s)
+    jobs = build_jobs(research, engine, retry, progress_interval_s=options.progress_interval_s)
     links = await ShareLinks.load(engine)
-    return ResearchDesk(jobs, ConversationStore(engine),
+    return ChatServices(_RecordingJobs(jobs, requests),  # type: ignore[arg-type]
+                        ConversationStore(engine),
                         LocalQuestionLimiter(options.per_user, options.per_tenant,
                                              options.window_s, options.max_wait_s),
                         LocalEventLog(), FeedbackStore(engine),

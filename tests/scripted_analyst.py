@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.wiring import build_jobs, build_research, local_sources
 from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, LLMSettings, PipelineSettings
 from core.models import Depth, Job, ResearchRequest, ResearchResult
-from core.research.build import build_pipeline, local_sources
-from core.research.pipeline import ResearchPipeline
+from core.research.researcher import Researcher
 from core.store.jobs import JobStore
 from tests.fake_openai import Chat, FakeOpenAI, Reply
+from tests.job_client import JobClient
 
 QUESTION = "How many hours a day do cats sleep?"
 
@@ -148,11 +149,21 @@ class Lab:
             "api_base": self.fake.base_url, "api_key": "test-key", "backoff_s": 0.05}
         return LLMSettings(**(values | changes))
 
-    def pipeline(self, **changes: Any) -> ResearchPipeline:
-        engine, chroma, embedder, knowledge_base = self._parts
-        return build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
-                              embedder, PipelineSettings(), self.settings(**changes),
+    @property
+    def engine(self) -> Any:
+        return self._parts[0]
+
+    def research(self, **changes: Any) -> Researcher:
+        """The real research core over the test corpus, with these LLM settings."""
+        _, chroma, embedder, knowledge_base = self._parts
+        return build_research(local_sources(knowledge_base, PipelineSettings()), embedder,
+                              PipelineSettings(), self.settings(**changes),
                               cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+
+    def pipeline(self, **changes: Any) -> JobClient:
+        """The job service over the real research core, with these LLM settings."""
+        return JobClient(build_jobs(self.research(**changes), self.engine,
+                                    progress_interval_s=0.0))
 
     async def ask(self, question: str = QUESTION, **changes: Any) -> tuple[ResearchResult, Job]:
         pipeline = self.pipeline(**changes)

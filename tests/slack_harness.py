@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from adapters.chat.desk import ResearchDesk
+from adapters.chat.services import ChatServices
 from adapters.slack.app import build_app, web_app, web_client
 from core.models import ResearchRequest
 from tests.chat_harness import Options, research_desk
@@ -31,7 +31,7 @@ class SlackHarness:
     url: str
     slack: FakeSlack
     requests: list[ResearchRequest] = field(default_factory=list)
-    desk: ResearchDesk | None = None
+    desk: ChatServices | None = None
 
     async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
                    timestamp: int | None = None, form: bool = False,

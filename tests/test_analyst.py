@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.wiring import build_jobs, build_research, local_sources
 from core.config import LLMSettings, PipelineSettings, TierBudget
 from core.errors import ConfigurationError
 from core.llm.prompts import PromptLibrary
@@ -15,10 +16,9 @@ from core.models import (
     ConversationTurn,
     ResearchRequest,
 )
-from core.research.build import build_pipeline, local_sources
-from core.store.jobs import JobStore
 from tests import scripted_analyst as scripted
 from tests.fake_openai import Chat, HttpError
+from tests.job_client import JobClient
 from tests.scripted_analyst import QUESTION, Lab, line_after
 
 
@@ -33,7 +33,7 @@ async def test_a_full_loop_ends_in_a_verified_cited_answer(lab: Lab) -> None:
     assert models["plan"] == "fast" and models["synthesize"] == "strong"
     assert job.metrics["llm_calls"] == 6 and job.metrics["tokens"] > 0
     assert job.metrics["rounds"] == 1 and job.metrics["claims_checked"] >= 1
-    assert job.state["checklist"] == [f"a direct answer to: {QUESTION}"]
+    assert job.trace.checklist == [f"a direct answer to: {QUESTION}"]
     assert result.answer.confidence in (Confidence.MEDIUM, Confidence.HIGH)
 
 
@@ -48,7 +48,7 @@ async def test_the_loop_searches_again_until_the_checklist_is_covered(lab: Lab) 
     result, job = await lab.ask(quick=TierBudget(iterations=5, queries=5, sources=5,
                                                  seconds=60, tokens=100_000))
     assert job.metrics["rounds"] == 2 and job.metrics["cut_short"] is None
-    assert [it["queries"] for it in job.state["iterations"]][1] == ["cats taurine meat"]
+    assert [it.queries for it in job.trace.iterations][1] == ["cats taurine meat"]
     assert not any("cut short" in item for item in result.answer.limitations)
 
 
@@ -100,7 +100,7 @@ async def test_malformed_json_is_repaired_or_asked_again(lab: Lab) -> None:
     result, job = await lab.ask()
     plans = [c for c in lab.fake.chats if c.task == "plan"]
     assert len(plans) == 2 and "could not be used" in plans[1].prompt  # the repair turn
-    assert job.state["iterations"][0]["queries"] == ["cats sleep hours"]
+    assert job.trace.iterations[0].queries == ["cats sleep hours"]
     assert len([c for c in lab.fake.chats if c.task == "understand"]) == 1  # fence + comma
     assert "12 and 16 hours" in result.answer.summary
 
@@ -109,7 +109,7 @@ async def test_twice_malformed_falls_back_and_says_so(lab: Lab) -> None:
     lab.fake.script["plan"] = ["no JSON at all"]
     result, job = await lab.ask()
     assert len([c for c in lab.fake.chats if c.task == "plan"]) == 2
-    assert job.state["iterations"][0]["queries"][0] == QUESTION  # the heuristic plan
+    assert job.trace.iterations[0].queries[0] == QUESTION  # the heuristic plan
     assert any("planning searches" in item for item in result.answer.limitations)
 
 
@@ -210,7 +210,7 @@ async def test_a_follow_up_is_rewritten_with_its_context(lab: Lab) -> None:
     result = await pipeline.run(ResearchRequest(question="What do they need to eat?",
                                                 tenant="t1", context=[turn]))
     job = await lab.job(result.job_id)
-    assert job.state["refined_question"] == "What do cats need to eat?"
+    assert job.trace.refined_question == "What do cats need to eat?"
     assert line_after(next(c for c in lab.fake.chats if c.task == "plan").prompt,
                       "Question:") == "What do cats need to eat?"
     assert "taurine" in result.answer.summary + result.answer.detail
@@ -245,9 +245,9 @@ def test_a_template_with_wrong_placeholders_stops_start_up() -> None:
 async def test_without_a_model_the_extractive_path_answers(lab: Lab, sqlite_engine: Any,
                                                            embedder: Any,
                                                            knowledge_base: Any) -> None:
-    pipeline = build_pipeline(JobStore(sqlite_engine),
-                              local_sources(knowledge_base, PipelineSettings()), embedder,
-                              PipelineSettings())
+    pipeline = JobClient(build_jobs(build_research(
+        local_sources(knowledge_base, PipelineSettings()), embedder, PipelineSettings()),
+        sqlite_engine))
     result = await pipeline.run(ResearchRequest(question=QUESTION, tenant="t1"))
     assert result.answer.metadata["synthesizer"] == "extractive"
     assert "12 and 16 hours" in result.answer.summary
@@ -263,8 +263,8 @@ async def test_improve_searches_again_only_when_the_feedback_needs_it(lab: Lab) 
     improved = await pipeline.improve("Also say what cats eat", "t1")
     assert lab.fake.tasks()[:3] == ["improve", "evidence", "synthesize"]
     job = await lab.job(improved.job_id)
-    assert job.state["searched_again"] and job.state["improves"] == first.job_id
-    assert job.state["iterations"][0]["queries"] == ["cats taurine meat diet"]
+    assert job.trace.searched_again and job.trace.improves == first.job_id
+    assert job.trace.iterations[0].queries == ["cats taurine meat diet"]
     assert "Also say what cats eat" in next(
         c for c in lab.fake.chats if c.task == "synthesize").prompt
     assert not any("cut short" in item for item in improved.answer.limitations)

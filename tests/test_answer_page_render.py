@@ -15,6 +15,7 @@ from core.models import (
     JobStatus,
     Reference,
     ResearchAnswer,
+    ResearchRequest,
     ResearchResult,
     Source,
 )
@@ -23,8 +24,8 @@ HOSTILE = '<img src=x onerror=alert(1)>"\'&'
 
 
 def _job(status: JobStatus, result: ResearchResult | None = None) -> Job:
-    return Job(id="j1", request={"question": f"Why {HOSTILE}?"}, status=status,
-               result=result.model_dump(mode="json") if result else None)
+    return Job(id="j1", request=ResearchRequest(question=f"Why {HOSTILE}?"), status=status,
+               result=result)
 
 
 def _result() -> ResearchResult:

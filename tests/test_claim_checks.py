@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.answer.claims import parse
+from core.answer.sentences import parse
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import TierBudget
 from core.models import Confidence

@@ -106,7 +106,7 @@ def test_an_unreachable_store_is_one_line(clean_env: Path) -> None:
 
 
 def test_terminal_control_sequences_from_documents_are_removed() -> None:
-    from adapters.cli import render_answer_markdown
+    from adapters.terminal import render_answer_markdown
     from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
 
     result = ResearchResult(
@@ -122,7 +122,7 @@ async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
     from datetime import UTC, datetime
 
     from bot.config import Settings
-    from core.models import Job
+    from core.models import Job, ResearchRequest
     from core.store.database import open_database
     from core.store.feedback import Feedback, FeedbackStore, Rating
     from core.store.jobs import JobStore
@@ -131,7 +131,8 @@ async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
     try:
-        job = await JobStore(engine).create(Job(tenant="T1", platform="slack"))
+        job = await JobStore(engine).create(Job(tenant="T1", platform="slack",
+                                                request=ResearchRequest(question="Why?")))
         feedback = FeedbackStore(engine)
         await feedback.add(Feedback(job_id=job.id, rater="slack:T1:U2", tenant="T1",
                                     channel="slack", rating=Rating.UP,

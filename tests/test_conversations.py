@@ -8,6 +8,7 @@ from core.models import (
     ResearchAnswer,
     ResearchRequest,
     ResearchResult,
+    Trace,
 )
 from core.research.intake import standalone_question
 from core.store.conversations import MAX_TURNS, ConversationStore
@@ -16,11 +17,11 @@ from core.store.jobs import JobStore
 
 async def _answered(store: JobStore, question: str, tenant: str = "T1") -> str:
     request = ResearchRequest(question=question, tenant=tenant, platform="slack")
-    job = await store.create(Job(tenant=tenant, request=request.model_dump(mode="json")))
+    job = await store.create(Job(tenant=tenant, request=request))
     result = ResearchResult(job_id=job.id, status=JobStatus.COMPLETED, question=question,
                             answer=ResearchAnswer(summary=f"About {question}",
                                                   confidence=Confidence.LOW))
-    await store.complete(job.id, result.model_dump(mode="json"), {}, {})
+    await store.complete(job.id, result, {}, Trace())
     return job.id
 
 
@@ -29,7 +30,7 @@ async def test_a_thread_remembers_its_answers_in_order(any_engine: Any) -> None:
     for n in range(MAX_TURNS + 2):
         job = await _answered(store, f"question {n}")
         await conversations.remember("slack", "T1", "C1:100", f"C1:{200 + n}", job)
-    failed = await store.create(Job(tenant="T1"))
+    failed = await store.create(Job(tenant="T1", request=ResearchRequest(question="q")))
     await store.fail(failed.id, "boom")
     await conversations.remember("slack", "T1", "C1:100", "C1:999", failed.id)
 

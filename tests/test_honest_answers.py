@@ -13,22 +13,21 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.wiring import build_jobs, build_research, local_sources
 from core.answer.cache import SemanticAnswerCache
+from core.answer.citations import verify_citations
 from core.answer.grading import grade
 from core.answer.synthesis.base import Draft
 from core.answer.synthesis.extractive import NOT_ANSWERED
-from core.answer.verify import verify_citations
 from core.config import CacheSettings, PipelineSettings
 from core.errors import SourceUnreachableError
 from core.models import Citation, Confidence, ResearchRequest, Source, SourceFailure, SourceMetadata
-from core.research.build import build_pipeline, local_sources
 from core.research.intake import detect_intent
-from core.research.pipeline import ResearchPipeline
 from core.sources.base import SearchQuery
 from core.sources.policy import CircuitBreaker, SourcePolicy
 from core.sources.wikipedia import WikipediaSource
-from core.store.jobs import JobStore
 from core.web.net import api_session
+from tests.job_client import JobClient
 
 ARENAS = {
     "riverside.md": "# Riverside Stadium\n\nRiverside Stadium is a football stadium in "
@@ -52,10 +51,10 @@ async def arenas(knowledge_base: Any, tmp_path: Path) -> Any:
 
 
 def _pipeline(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None,
-              **sources: Any) -> ResearchPipeline:
-    return build_pipeline(JobStore(engine),
-                          {**local_sources(knowledge_base, PipelineSettings()), **sources},
-                          embedder, PipelineSettings(), cache=cache)
+              **sources: Any) -> JobClient:
+    research = build_research({**local_sources(knowledge_base, PipelineSettings()), **sources},
+                              embedder, PipelineSettings(), cache=cache)
+    return JobClient(build_jobs(research, engine, progress_interval_s=0.0))
 
 
 async def test_a_question_about_an_absent_entity_is_insufficient(

@@ -571,7 +571,7 @@ async def test_with_a_queue_the_server_queues_and_a_worker_answers(store: Path,
     """The server holds no research core: it stores and queues; a worker (here in this
     process, as `researchbot worker` runs it) researches; the API follows the job across."""
     from bot.wiring import open_research
-    from core.jobs.worker import run_worker
+    from core.jobs.queue_worker import run_worker
     from tests.conftest import REDIS_URL
 
     settings = api_settings(store, queue={"url": REDIS_URL, "heartbeat_seconds": 10,

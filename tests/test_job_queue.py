@@ -15,13 +15,14 @@ import pytest
 
 from adapters.slack.app import web_client
 from adapters.slack.delivery import SlackDeliveries, SlackDelivery
+from bot.wiring import build_jobs, build_research, local_sources
 from core.config import KnowledgeBaseSettings, PipelineSettings, QueueSettings
 from core.jobs.delivery import DeliveryRegistry, RetryPolicy
 from core.jobs.queue import JobQueue
+from core.jobs.queue_worker import run_worker
 from core.jobs.service import CANCELLED, JobService
-from core.jobs.worker import run_worker
 from core.models import Depth, JobStatus, ResearchRequest
-from core.research.build import build_jobs, build_pipeline, local_sources
+from core.research.record import ignore_progress
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.store.conversations import ConversationStore
 from core.store.jobs import JobStore
@@ -36,7 +37,7 @@ RETRY = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=5.0)
 @dataclass
 class Deployment:
     front: JobService  # what a chat front end holds: submits, cancels, runs nothing
-    worker: JobService  # what a worker holds: the pipeline too
+    worker: JobService  # what a worker holds: the research core too
     queue: JobQueue
     slack: FakeSlack
     engine: Any
@@ -57,7 +58,7 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
     knowledge_base = KnowledgeBase(sqlite_engine, chroma, embedder, KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = {**local_sources(knowledge_base, PipelineSettings()), "slow": SlowSource(3.0)}
-    pipeline = build_pipeline(JobStore(sqlite_engine), sources, embedder, PipelineSettings())
+    research = build_research(sources, embedder, PipelineSettings())
     slack = FakeSlack()
     await slack.start()
     registry = DeliveryRegistry()
@@ -73,7 +74,7 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
     await queue.connect()
     front = build_jobs(None, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
                        deliveries_for=registry)
-    worker = build_jobs(pipeline, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
+    worker = build_jobs(research, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
                         deliveries_for=registry)
     yield Deployment(front, worker, queue, slack, sqlite_engine)
     await queue.close()
@@ -140,7 +141,11 @@ async def test_a_job_researched_before_its_worker_died_only_finishes_its_deliver
 ) -> None:
     request = ResearchRequest(question=QUESTION, tenant="t1")
     job_id = await deployment.front.submit(request, deployment.delivery())
-    await deployment.worker.pipeline.run(request, job_id=job_id)  # researched; never posted
+    # An earlier attempt researched the job and stored its answer, then its worker died.
+    outcome = await deployment.worker.research.run(request, ignore_progress)
+    await JobStore(deployment.engine).complete(
+        job_id, outcome.result.model_copy(update={"job_id": job_id}), outcome.metrics,
+        outcome.trace)
     started = len(await deployment.front.stored_events(job_id))
     await deployment.worker.run_queued(job_id, attempt=2, max_attempts=2)
     assert len(_shown(deployment.slack, "12 and 16 hours")) == 1
@@ -194,3 +199,36 @@ async def test_deep_questions_wait_in_their_own_queue_and_never_hold_up_quick_on
     assert first.completed_at and second.started_at and asked_last.started_at
     assert second.started_at >= first.completed_at  # deep jobs take turns in their slot
     assert asked_last.started_at < second.started_at  # the quick one did not wait for them
+
+
+async def test_improve_is_queued_and_a_worker_revises_the_answer(redis: Any, lab: Any) -> None:
+    """`improve` from a process that only queues (a chat front end, the API server): the
+    request carries the earlier answer, so a worker with a model revises it like any job."""
+    queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, sweep_seconds=1, concurrency=1))
+    await queue.connect()
+    front = build_jobs(None, lab.engine, RETRY, progress_interval_s=0.0, queue=queue)
+    worker = build_jobs(lab.research(), lab.engine, RETRY, progress_interval_s=0.0,
+                        queue=queue)
+    stop = asyncio.Event()
+    running = asyncio.create_task(run_worker(worker, queue, stop, "w1"))
+    try:
+        first = await front.submit(ResearchRequest(question=QUESTION, tenant="t1",
+                                                   depth=Depth.QUICK))
+        async with asyncio.timeout(60):
+            assert (await front.wait(first)).status == JobStatus.COMPLETED
+        lab.fake.script["improve"] = lambda chat: {"needs_search": False, "queries": []}
+        improved = await front.improve("Say it in one sentence", "t1")
+        assert improved != first
+        async with asyncio.timeout(60):
+            job = await front.wait(improved)
+        assert job.status == JobStatus.COMPLETED and job.result is not None
+        assert job.request.improvement is not None
+        assert job.request.improvement.job_id == first
+        assert job.trace.improves == first and job.trace.feedback == "Say it in one sentence"
+        assert "Say it in one sentence" in next(
+            c for c in lab.fake.chats if c.task == "synthesize" and "feedback" in c.prompt
+        ).prompt
+    finally:
+        stop.set()
+        await running
+        await queue.close()

@@ -2,20 +2,21 @@
 its events are numbered, stored and replayable from any point, followers see them live,
 cancellation stops it, and its delivery repeats no step that succeeded."""
 
+import gc
+import weakref
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.wiring import build_jobs, build_research, local_sources
 from core.config import KnowledgeBaseSettings, PipelineSettings
-from core.errors import InvalidQuestionError
+from core.errors import InvalidQuestionError, JobFailedError
 from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.service import JobService
-from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
-from core.research.build import build_jobs, build_pipeline, local_sources
+from core.models import FailureKind, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.store.events import JobEvents
-from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
 
 QUESTION = "How many hours a day do cats sleep?"
@@ -28,10 +29,9 @@ async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
     sources = local_sources(knowledge_base, PipelineSettings())
     if slow_s:
         sources["slow"] = SlowSource(slow_s)
-    pipeline = build_pipeline(JobStore(engine), sources, embedder, PipelineSettings(),
-                              synthesizer=synthesizer)
+    research = build_research(sources, embedder, PipelineSettings(), synthesizer=synthesizer)
     retry = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=5.0)
-    return build_jobs(pipeline, engine, retry, progress_interval_s=0.0)
+    return build_jobs(research, engine, retry, progress_interval_s=0.0)
 
 
 async def test_events_are_stored_in_order_and_replay_from_any_point(
@@ -164,3 +164,51 @@ async def test_two_processes_appending_to_one_job_never_reuse_a_number(
     stored = await here.after("job1")
     assert [(e.seq, e.kind) for e in stored] == [
         (1, "queued"), (2, "started"), (3, "finished"), (4, "completed")]
+
+
+class WriterError(RuntimeError):
+    """A failure of our own type: built-in exceptions take no weak references."""
+
+
+class _FailingSynthesizer:
+    """Fails every answer with a fresh exception, and keeps only weak references to them."""
+
+    name = "failing"
+
+    def __init__(self) -> None:
+        self.raised: list[weakref.ref[BaseException]] = []
+
+    async def synthesize(self, *args: Any) -> Any:
+        error = WriterError("the writer fell over " + "x" * 10_000)
+        self.raised.append(weakref.ref(error))
+        raise error
+
+
+async def test_a_failed_job_keeps_its_reason_not_its_exception(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    """A failed job's reason is stored and told; nothing holds its exception (with its
+    traceback and frames) afterwards, whether or not anyone asks for the answer."""
+    synthesizer = _FailingSynthesizer()
+    service = await _service(sqlite_engine, chroma, embedder, corpus, synthesizer=synthesizer)
+    job_ids = [await service.submit(ResearchRequest(question=QUESTION, tenant="t1",
+                                                    bypass_cache=True)) for _ in range(3)]
+    for job_id in job_ids:
+        assert (await service.wait(job_id)).status == JobStatus.FAILED
+    with pytest.raises(JobFailedError, match="WriterError: the writer fell over"):
+        await service.answer(job_ids[0])
+    gc.collect()
+    assert len(synthesizer.raised) == 3
+    assert all(ref() is None for ref in synthesizer.raised)
+    assert (await service.result(job_ids[1])).failure == FailureKind.ERROR
+
+
+async def test_improve_without_a_model_is_refused_before_a_job_is_stored(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    service = await _service(sqlite_engine, chroma, embedder, corpus)
+    answered = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    await service.wait(answered)
+    with pytest.raises(InvalidQuestionError, match="needs a language model"):
+        await service.improve("Shorter, please", "t1")
+    assert [job.id for job in await service.recent("t1")] == [answered]

@@ -12,13 +12,12 @@ import pytest
 
 from bot.config import LogSettings
 from bot.logs import configure_logging
+from bot.wiring import build_jobs, build_research, local_sources
 from core.config import KnowledgeBaseSettings, PipelineSettings
 from core.jobs.service import JobService
 from core.models import JobStatus, ResearchRequest
 from core.redact import REDACTOR
-from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
-from core.store.jobs import JobStore
 from tests.chat_harness import BrokenSynthesizer
 
 QUESTION = "How many hours a day do cats sleep?"
@@ -51,9 +50,9 @@ async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    synthesizer: Any = None) -> JobService:
     knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
-    pipeline = build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
+    research = build_research(local_sources(knowledge_base, PipelineSettings()),
                               embedder, PipelineSettings(), synthesizer=synthesizer)
-    return build_jobs(pipeline, engine, progress_interval_s=0.0)
+    return build_jobs(research, engine, progress_interval_s=0.0)
 
 
 async def test_a_job_logs_a_json_line_a_stage_without_the_question(

@@ -12,6 +12,7 @@ import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.wiring import build_jobs, build_research, local_sources
 from bot.worker import metrics_server
 from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings, QueueSettings
@@ -21,13 +22,11 @@ from core.jobs.queue import QUICK, JobQueue
 from core.jobs.service import JobService
 from core.metrics import render_metrics
 from core.models import Depth, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
-from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
-from core.store.jobs import JobStore
 from core.web.fetch import PageFetcher, PageReader
 from core.web.net import guarded_session
 from tests.chat_harness import BrokenSynthesizer
@@ -61,11 +60,11 @@ async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    synthesizer: Any = None) -> JobService:
     knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
-    pipeline = build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
+    research = build_research(local_sources(knowledge_base, PipelineSettings()),
                               embedder, PipelineSettings(), synthesizer=synthesizer,
                               cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
     retry = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=0.2)
-    return build_jobs(pipeline, engine, retry, progress_interval_s=0.0)
+    return build_jobs(research, engine, retry, progress_interval_s=0.0)
 
 
 async def test_questions_count_stages_cache_lookups_and_jobs(
@@ -161,9 +160,9 @@ async def test_web_sources_count_latency_errors_and_page_fetches(
             "wikipedia": WikipediaSource(api, policy("wikipedia"), web.base + "/w/api.php"),
             "searxng": SearxngSource(api, policy("searxng"), web.base + "/searx")}
         reader = PageReader(PageFetcher(pages, timeout_s=5, allow_loopback=True), embedder)
-        pipeline = build_pipeline(JobStore(sqlite_engine), sources, embedder,
+        research = build_research(sources, embedder,
                                   PipelineSettings(min_relevance=0.2), pages=reader)
-        service = build_jobs(pipeline, sqlite_engine, progress_interval_s=0.0)
+        service = build_jobs(research, sqlite_engine, progress_interval_s=0.0)
         job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1",
                                                       depth=Depth.QUICK))
         assert (await service.wait(job_id)).status == JobStatus.COMPLETED

@@ -4,16 +4,16 @@ from typing import Any
 
 import pytest
 
+from bot.wiring import build_jobs, build_research
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import CacheSettings, PipelineSettings
-from core.errors import InvalidQuestionError, SourceError
+from core.errors import InvalidQuestionError, JobFailedError, SourceError
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
-from core.research.build import build_pipeline
-from core.research.pipeline import ResearchPipeline
 from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
 from core.store.jobs import JobStore
+from tests.job_client import JobClient
 
 
 class _DownSource:
@@ -39,20 +39,21 @@ class _HangingSource:
 
 @pytest.fixture
 async def pipeline(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
-                   corpus: Path) -> ResearchPipeline:
+                   corpus: Path) -> JobClient:
     await knowledge_base.index([corpus], "t1")
     return _pipeline(sqlite_engine, chroma, embedder, knowledge_base)
 
 
 def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any = None,
-              **extra: Any) -> ResearchPipeline:
+              **extra: Any) -> JobClient:
     sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
-    return build_pipeline(JobStore(engine), sources, embedder,
-                          PipelineSettings(source_timeout_s=1.0), synthesizer=synthesizer,
-                          cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+    research = build_research(sources, embedder, PipelineSettings(source_timeout_s=1.0),
+                              synthesizer=synthesizer,
+                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+    return JobClient(build_jobs(research, engine, progress_interval_s=0.0))
 
 
-async def test_a_cited_answer_with_progress(pipeline: ResearchPipeline,
+async def test_a_cited_answer_with_progress(pipeline: JobClient,
                                             sqlite_engine: Any) -> None:
     events: list[ProgressEvent] = []
     result = await pipeline.run(
@@ -73,11 +74,11 @@ async def test_a_cited_answer_with_progress(pipeline: ResearchPipeline,
     assert [e.progress for e in events] == sorted(e.progress for e in events)
     job = await JobStore(sqlite_engine).get(result.job_id)
     assert job.status == JobStatus.COMPLETED and job.result is not None
-    assert job.metrics["queries_per_source"]["local"] >= 1 and job.state["plan"]
+    assert job.metrics["queries_per_source"]["local"] >= 1 and job.trace.plan
     assert job.metrics["cache_stored"] is True
 
 
-async def test_second_ask_is_cached_and_bypass_refreshes(pipeline: ResearchPipeline) -> None:
+async def test_second_ask_is_cached_and_bypass_refreshes(pipeline: JobClient) -> None:
     question = "How many hours a day do cats sleep?"
     first = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
     second = await pipeline.run(ResearchRequest(question=question.upper(), tenant="t1"))
@@ -91,7 +92,7 @@ async def test_second_ask_is_cached_and_bypass_refreshes(pipeline: ResearchPipel
     assert other_tenant.answer.confidence == Confidence.INSUFFICIENT
 
 
-async def test_no_evidence_is_insufficient_not_a_guess(pipeline: ResearchPipeline) -> None:
+async def test_no_evidence_is_insufficient_not_a_guess(pipeline: JobClient) -> None:
     result = await pipeline.run(
         ResearchRequest(question="Who won the 1998 football world cup?", tenant="t1"))
     assert result.answer.confidence == Confidence.INSUFFICIENT
@@ -119,7 +120,7 @@ async def test_an_outage_is_reported_not_hidden(sqlite_engine: Any, chroma: Any,
     assert "503" not in " ".join(result.answer.limitations)
 
 
-async def test_bad_input_stores_no_job(pipeline: ResearchPipeline, sqlite_engine: Any) -> None:
+async def test_bad_input_stores_no_job(pipeline: JobClient, sqlite_engine: Any) -> None:
     with pytest.raises(InvalidQuestionError):
         await pipeline.run(ResearchRequest(question="   ", tenant="t1"))
     assert await JobStore(sqlite_engine).recent() == []
@@ -134,13 +135,13 @@ async def test_a_failure_marks_the_job_failed(sqlite_engine: Any, chroma: Any, e
             raise RuntimeError("synthesis exploded")
 
     pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base, _BrokenSynthesizer())
-    with pytest.raises(RuntimeError):
+    with pytest.raises(JobFailedError, match="RuntimeError: synthesis exploded"):
         await pipeline.run(ResearchRequest(question="cats?", tenant="t1", bypass_cache=True))
     job = (await JobStore(sqlite_engine).recent())[0]
     assert job.status == JobStatus.FAILED and "synthesis exploded" in (job.error or "")
 
 
-async def test_depth_tiers_search_more_or_less(pipeline: ResearchPipeline,
+async def test_depth_tiers_search_more_or_less(pipeline: JobClient,
                                                sqlite_engine: Any) -> None:
     question = "What is the difference between green tea and black tea caffeine?"
     counts = {}
@@ -148,12 +149,12 @@ async def test_depth_tiers_search_more_or_less(pipeline: ResearchPipeline,
         result = await pipeline.run(ResearchRequest(question=question, tenant="t1",
                                                     depth=depth, bypass_cache=True))
         job = await JobStore(sqlite_engine).get(result.job_id)
-        counts[depth] = len(job.state["plan"])
+        counts[depth] = len(job.trace.plan)
     assert counts["quick"] <= 2 < counts["deep"]
 
 
 async def test_a_follow_up_is_researched_with_its_conversation(
-    pipeline: ResearchPipeline, sqlite_engine: Any,
+    pipeline: JobClient, sqlite_engine: Any,
 ) -> None:
     from core.models import ConversationTurn
 
@@ -167,9 +168,32 @@ async def test_a_follow_up_is_researched_with_its_conversation(
     assert "taurine" in result.answer.summary
     assert result.question == "What do they need to eat?"
     job = await JobStore(sqlite_engine).get(result.job_id)
-    assert job.state["standalone_question"] == (
+    assert job.trace.standalone_question == (
         "What do they need to eat? (How many hours a day do cats sleep?)")
     # What "they" means depends on the thread: such an answer is not shared through the cache.
     assert not job.metrics.get("cache_stored")
     again = await pipeline.run(follow_up)
     assert not again.cached
+
+
+async def test_research_is_a_function_of_its_request(sqlite_engine: Any, chroma: Any,
+                                                     embedder: Any, knowledge_base: Any,
+                                                     corpus: Path) -> None:
+    """The research core alone: stage events to its sink, an outcome back, no job stored."""
+    from core.models import StageEvent
+
+    await knowledge_base.index([corpus], "t1")
+    research = build_research({"local": LocalKnowledgeBaseSource(knowledge_base, 3)}, embedder,
+                              PipelineSettings())
+    events: list[StageEvent] = []
+
+    async def sink(event: StageEvent) -> None:
+        events.append(event)
+
+    outcome = await research.run(
+        ResearchRequest(question="How many hours a day do cats sleep?", tenant="t1"), sink)
+    assert "12 and 16 hours" in outcome.result.answer.summary
+    assert outcome.result.job_id == ""  # the job service gives it one
+    assert outcome.trace.plan and outcome.metrics["rounds"] == 1
+    assert [e.stage for e in events if e.kind == "finished"][-1] == Stage.DELIVER
+    assert await JobStore(sqlite_engine).recent() == []

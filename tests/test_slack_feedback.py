@@ -127,8 +127,7 @@ async def test_the_chat_desk_links_answers_only_under_a_public_url(clean_env: An
                                                                   sqlite_engine: Any) -> None:
     """What `researchbot slack` and `discord` run with (bot/wiring.py's open_desk)."""
     from bot.config import Settings
-    from bot.wiring import Front, open_desk
-    from core.research.build import build_jobs
+    from bot.wiring import Front, build_jobs, open_desk
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore

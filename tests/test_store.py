@@ -4,26 +4,60 @@ from typing import Any
 import pytest
 
 from core.errors import JobNotFoundError
-from core.models import Job, JobStatus, Stage
+from core.models import (
+    Confidence,
+    FailureKind,
+    Job,
+    JobStatus,
+    ResearchAnswer,
+    ResearchRequest,
+    ResearchResult,
+    Round,
+    Stage,
+    Trace,
+)
 from core.store.jobs import JobStore
+
+WHY = ResearchRequest(question="Why?", tenant="t1")
+
+
+def _result(job_id: str) -> ResearchResult:
+    return ResearchResult(job_id=job_id, status=JobStatus.COMPLETED, question="Why?",
+                          answer=ResearchAnswer(summary="Because.", confidence=Confidence.LOW))
 
 
 async def test_job_lifecycle(any_engine: Any) -> None:
+    """A job's request, trace and result come back typed, as they were stored."""
     store = JobStore(any_engine)
-    job = await store.create(Job(tenant="t1", user="u1", platform="cli",
-                                 request={"question": "Why?"}, worker="host:1"))
+    job = await store.create(Job(tenant="t1", user="u1", platform="cli", request=WHY,
+                                 worker="host:1"))
     await store.start(job.id)
-    await store.advance(job.id, Stage.SEARCH, 0.5, {"plan": {"queries": ["why"]}})
+    await store.advance(job.id, Stage.SEARCH, 0.5)
     running = await store.get(job.id)
     assert running.status == JobStatus.IN_PROGRESS and running.stage == Stage.SEARCH
-    assert running.progress == 0.5 and running.state["plan"]["queries"] == ["why"]
+    assert running.progress == 0.5 and running.request == WHY
     assert running.started_at is not None and running.started_at.tzinfo is not None
-    await store.complete(job.id, {"answer": "because"}, {"tokens": 0}, {"iterations": []})
+    trace = Trace(plan=["why"], iterations=[Round(queries=["why"], useful=1)])
+    await store.complete(job.id, _result(job.id), {"tokens": 0}, trace)
     done = await store.get(job.id)
     assert done.status == JobStatus.COMPLETED and done.progress == 1.0
-    assert done.result == {"answer": "because"} and done.completed_at is not None
+    assert done.result == _result(job.id) and done.trace == trace
+    assert done.completed_at is not None and done.failure is None
     assert [j.id for j in await store.recent("t1")] == [job.id]
     assert await store.recent("other") == []
+
+
+async def test_a_failed_job_keeps_why(any_engine: Any) -> None:
+    store = JobStore(any_engine)
+    refused = await store.create(Job(request=WHY))
+    await store.fail(refused.id, "llm.fast_model: the key was refused",
+                     FailureKind.CONFIGURATION, {"stage_ms": {"plan": 3}})
+    failed = await store.get(refused.id)
+    assert failed.status == JobStatus.FAILED and failed.failure == FailureKind.CONFIGURATION
+    assert failed.metrics == {"stage_ms": {"plan": 3}} and failed.result is None
+    cancelled = await store.create(Job(request=WHY))
+    await store.fail(cancelled.id, "cancelled", FailureKind.CANCELLED)
+    assert (await store.get(cancelled.id)).status == JobStatus.CANCELLED
 
 
 async def test_unknown_job(any_engine: Any) -> None:
@@ -33,17 +67,18 @@ async def test_unknown_job(any_engine: Any) -> None:
 
 async def test_abandoned_jobs_are_failed_at_start_up(any_engine: Any) -> None:
     store = JobStore(any_engine)
-    dead = await store.create(Job(request={}, worker="here:dead"))
+    dead = await store.create(Job(request=WHY, worker="here:dead"))
     await store.start(dead.id)
-    alive = await store.create(Job(request={}, worker="here:alive"))
+    alive = await store.create(Job(request=WHY, worker="here:alive"))
     await store.start(alive.id)
-    finished = await store.create(Job(request={}, worker="here:dead"))
-    await store.complete(finished.id, {}, {}, {})
+    finished = await store.create(Job(request=WHY, worker="here:dead"))
+    await store.complete(finished.id, _result(finished.id), {}, Trace())
 
     count = await store.fail_abandoned(lambda w: w != "here:dead", timedelta(hours=1))
     assert count == 1
     failed = await store.get(dead.id)
     assert failed.status == JobStatus.FAILED and "interrupted" in (failed.error or "")
+    assert failed.failure == FailureKind.INTERRUPTED
     assert (await store.get(alive.id)).status == JobStatus.IN_PROGRESS
     assert (await store.get(finished.id)).status == JobStatus.COMPLETED
     # Past the age limit even a job whose worker looks alive is failed.
@@ -78,5 +113,25 @@ async def test_a_store_from_the_first_release_is_upgraded_in_place(any_engine: A
                 location=None))
             rows = (await connection.execute(text("SELECT tenant FROM kb_chunks"))).all()
         assert sorted(r[0] for r in rows) == ["t1", "t2"]
+    finally:
+        await upgraded.dispose()
+
+
+async def test_a_jobs_table_without_the_failure_column_gets_it(any_engine: Any) -> None:
+    """Stores made before jobs recorded how they failed are upgraded in place."""
+    from sqlalchemy import text
+
+    from core.store.database import open_database
+
+    store = JobStore(any_engine)
+    old = await store.create(Job(request=WHY))
+    async with any_engine.begin() as connection:
+        await connection.execute(text("ALTER TABLE jobs DROP COLUMN failure"))
+    upgraded = await open_database(any_engine.url.render_as_string(hide_password=False))
+    try:
+        again = JobStore(upgraded)
+        assert (await again.get(old.id)).failure is None
+        await again.fail(old.id, "boom")
+        assert (await again.get(old.id)).failure == FailureKind.ERROR
     finally:
         await upgraded.dispose()

@@ -89,16 +89,17 @@ async def test_a_running_bot_sees_another_process_index_add_change_and_remove(
 
 async def test_processes_asking_at_once_share_the_answer_cache(bot_process: Any) -> None:
     from core.models import ResearchRequest
+    from tests.job_client import JobClient
 
     question, pompeii = "What gives sourdough bread its sour taste?", "What buried Pompeii?"
     askers = [await _ask(text) for text in (question, "How long do cats sleep?")]
-    here = await bot_process.pipeline.run(
+    here = await JobClient(bot_process.jobs).run(
         ResearchRequest(question=pompeii, tenant="local", platform="cli"))
     assert "Vesuvius" in here.answer.summary + here.answer.detail
     for asker in askers:
         assert '"cached": false' in await _answer(asker)
 
-    again = await bot_process.pipeline.run(
+    again = await JobClient(bot_process.jobs).run(
         ResearchRequest(question=question, tenant="local", platform="cli"))
     assert again.cached  # written by another process, read without a restart
     assert "acid" in again.answer.summary + again.answer.detail

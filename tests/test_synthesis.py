@@ -1,8 +1,8 @@
 import re
 from typing import Any
 
+from core.answer.citations import quote_supported
 from core.answer.synthesis.extractive import NO_ANSWER, ExtractiveSynthesizer
-from core.answer.verify import quote_supported
 from core.models import Source, SourceMetadata
 from core.research.intake import detect_intent
 

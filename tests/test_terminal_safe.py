@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.cli import json_safe, terminal_safe
+from adapters.terminal import json_safe, terminal_safe
 
 ESC_RED, BEL, RLO, LRI, PDI, ZWSP = "\x1b[31m", "\x07", "\u202e", "\u2066", "\u2069", "\u200b"
 TITLE_SET = "\x1b]0;owned\x07"

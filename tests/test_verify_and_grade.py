@@ -1,6 +1,6 @@
+from core.answer.citations import verify_citations
 from core.answer.grading import grade
 from core.answer.synthesis.base import Draft
-from core.answer.verify import verify_citations
 from core.models import Citation, Confidence, Source, SourceFailure, SourceMetadata
 from core.research.intake import detect_intent
 

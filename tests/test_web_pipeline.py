@@ -13,10 +13,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.wiring import build_jobs, build_research
 from core.config import PipelineSettings
 from core.models import ResearchRequest
-from core.research.build import build_pipeline
-from core.research.pipeline import ResearchPipeline
 from core.research.planning import route_sources
 from core.sources.arxiv import ArxivSource
 from core.sources.local import LocalKnowledgeBaseSource
@@ -24,10 +23,10 @@ from core.sources.policy import SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
-from core.store.jobs import JobStore
 from core.web.fetch import PageFetcher, PageReader
 from core.web.net import guarded_session
 from tests.fake_web import Article, FakeWeb
+from tests.job_client import JobClient
 
 CAT_PAGE = """<html><head><title>Cat sleep, explained</title></head><body>
 <nav>Home | Shop | Login</nav><main><article><h1>Cat sleep, explained</h1>
@@ -65,7 +64,7 @@ async def sessions() -> AsyncIterator[tuple[aiohttp.ClientSession, aiohttp.Clien
 
 
 def _pipeline(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge_base: Any,
-              **settings: Any) -> ResearchPipeline:
+              **settings: Any) -> JobClient:
     api, pages = sessions
 
     def policy(name: str) -> SourcePolicy:
@@ -79,8 +78,9 @@ def _pipeline(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge
         "searxng": SearxngSource(api, policy("searxng"), web.base + "/searx"),
     }
     reader = PageReader(PageFetcher(pages, timeout_s=5, allow_loopback=True), embedder)
-    return build_pipeline(JobStore(engine), sources, embedder,
-                          PipelineSettings(min_relevance=0.2, **settings), pages=reader)
+    research = build_research(sources, embedder,
+                              PipelineSettings(min_relevance=0.2, **settings), pages=reader)
+    return JobClient(build_jobs(research, engine, progress_interval_s=0.0))
 
 
 @pytest.mark.parametrize("question, expected, skipped", [

@@ -1,3 +1,3 @@
-"""What every chat front end shares, whatever the platform: the desk (job service, thread
-memory, limits, dedupe), question limits (limits), redelivery dedupe (dedupe) and text
-trimming (text)."""
+"""What every chat front end shares, whatever the platform: its services (services: the job
+service, thread memory, limits, dedupe, ratings), question limits (limits), redelivery
+dedupe (dedupe) and text trimming (text)."""

@@ -1,1 +1,2 @@
-"""The Discord front end."""
+"""The Discord front end: the discord.py client (/research, thread follow-ups, reactions),
+delivery of answers to threads, and embed rendering (pure functions)."""

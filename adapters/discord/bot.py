@@ -12,8 +12,8 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from adapters.chat.desk import ResearchDesk, queued, refusal
 from adapters.chat.limits import RateLimitedError
+from adapters.chat.services import ChatServices, queued, refusal
 from adapters.discord.delivery import (
     NO_MENTIONS,
     PLATFORM,
@@ -61,7 +61,7 @@ def invite_url(application_id: int) -> str:
 
 
 class ResearchBot(discord.Client):
-    def __init__(self, desk: ResearchDesk, *, dev_guild: int | None = None,
+    def __init__(self, desk: ChatServices, *, dev_guild: int | None = None,
                  sync_commands: bool = True, **options: Any) -> None:
         super().__init__(intents=intents(), allowed_mentions=NO_MENTIONS,
                          **options)

@@ -15,7 +15,7 @@ from typing import Any
 
 import discord
 
-from adapters.chat.desk import AnswerPage
+from adapters.chat.services import AnswerPage
 from adapters.chat.text import trim
 from adapters.discord.render import (
     Embed,

@@ -213,7 +213,7 @@ def create_app(services: ApiServices) -> FastAPI:
               tags=["jobs"], summary="Ask the job's question again, bypassing the cache")
     async def retry(access: JobAccess, response: Response) -> Accepted:
         job, who = access
-        earlier = ResearchRequest.model_validate(job.request)
+        earlier = job.request
         request = earlier.model_copy(update={"bypass_cache": True, "user": who.user,
                                              "platform": "api" if who.channel == "api"
                                              else "web"})
@@ -326,11 +326,11 @@ async def _find(jobs: JobService, job_id: str) -> Job | None:
 def _result_of(job: Job) -> ResearchResult | None:
     if job.status != JobStatus.COMPLETED or job.result is None:
         return None
-    return ResearchResult.model_validate(job.result)
+    return job.result
 
 
 def _question(job: Job) -> str:
-    return str(job.request.get("question", ""))
+    return job.request.question
 
 
 def _last_event_id(request: Request) -> int:

@@ -59,7 +59,7 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
     running = job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS)
     ended = next((e for e in reversed(events) if e.terminal), None)
     return _ENV.get_template("answer.html").render(
-        job=job, token=token, running=running, question=str(job.request.get("question", "")),
+        job=job, token=token, running=running, question=job.request.question,
         stages=_stages(events), result=result, body=_body(result) if result else None,
         confidence=result.answer.confidence.value if result else None,
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,

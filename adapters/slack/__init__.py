@@ -1,1 +1,2 @@
-"""Slack front end. So far: Block Kit rendering (pure functions); the bolt app arrives next."""
+"""The Slack front end: the bolt app (mentions, DMs, /research, reactions), delivery of answers
+to threads, and Block Kit rendering (pure functions)."""

@@ -17,8 +17,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chat.desk import ResearchDesk, queued, refusal
 from adapters.chat.limits import RateLimitedError
+from adapters.chat.services import ChatServices, queued, refusal
 from adapters.slack.delivery import (
     PLATFORM,
     RETRY_REACTION,
@@ -50,7 +50,7 @@ def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> A
 
 
 def build_app(
-    desk: ResearchDesk, signing_secret: str, client: AsyncWebClient,
+    desk: ChatServices, signing_secret: str, client: AsyncWebClient,
     oauth_settings: AsyncOAuthSettings | None = None,
 ) -> AsyncApp:
     """One workspace when `client` carries a bot token; with `oauth_settings`, every
@@ -154,7 +154,7 @@ def build_app(
     return app
 
 
-async def _ask(desk: ResearchDesk, client: AsyncWebClient, channel: str,
+async def _ask(desk: ChatServices, client: AsyncWebClient, channel: str,
                marked: str | None, thread: str | None, request: ResearchRequest) -> None:
     """Acknowledge the question (👀 on the message `marked`, a status message in `thread`)
     and submit it; the job answers there. Every call here is best effort: when Slack
@@ -198,7 +198,7 @@ async def _nowhere(_: dict[str, Any]) -> None:
     """Steps of a delivery outside any job are not stored."""
 
 
-async def _thread_context(desk: ResearchDesk, team: str, event: dict[str, Any]
+async def _thread_context(desk: ChatServices, team: str, event: dict[str, Any]
                           ) -> list[ConversationTurn]:
     """The earlier turns of the event's thread; a message outside a thread starts one."""
     if not event.get("thread_ts"):

@@ -15,7 +15,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chat.desk import AnswerPage
+from adapters.chat.services import AnswerPage
 from adapters.slack.render import render_answer, render_error, render_progress, render_sources
 from core.jobs.delivery import Steps, transient
 from core.models import ProgressEvent, ResearchResult

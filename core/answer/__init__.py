@@ -1,4 +1,5 @@
-"""Answers: writing them (synthesis: extractive without a model), checking their citations
-(verify, claims, claim_check), grading confidence and limitations (grading), and the semantic
-answer cache with its guard against serving another question's answer (cache,
-question_match, lexicon)."""
+"""Answers: writing them (synthesis: extractive without a model), checking them (citations:
+markers issued and checked by code, references built by code; sentences: the answer as
+checkable sentences; fact_check: each cited sentence judged against its sources), grading
+confidence and limitations (grading), and the semantic answer cache with its guard against
+serving another question's answer (cache, question_match, lexicon)."""

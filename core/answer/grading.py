@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
+from core.answer.citations import VerifiedAnswer
 from core.answer.lexicon import lexicon
 from core.answer.synthesis.extractive import NOT_ANSWERED
-from core.answer.verify import VerifiedAnswer
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
 from core.retrieval.rank import subjects_of, tied_to
 from core.text import (

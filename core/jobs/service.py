@@ -31,9 +31,11 @@ from core.errors import (
 )
 from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
 from core.logfields import job_log_fields
-from core.metrics import DELIVERY_FAILURES, JOBS
+from core.metrics import DELIVERY_FAILURES, JOBS, STAGE_DURATION
 from core.models import (
     Depth,
+    FailureKind,
+    Improvement,
     Job,
     JobEvent,
     JobStatus,
@@ -41,10 +43,11 @@ from core.models import (
     ResearchRequest,
     ResearchResult,
     Stage,
+    StageEvent,
 )
 from core.redact import REDACTOR, redact
 from core.research.intake import choose_depth, detect_intent, validate_question
-from core.research.pipeline import ResearchPipeline
+from core.research.researcher import Researcher, ResearchOutcome
 from core.store.deliveries import DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
@@ -59,14 +62,12 @@ CANCELLED = "The research was cancelled before it finished."
 GAVE_UP = ("Sorry, the research could not be finished: the workers running it stopped "
            "{attempts} times. Please try again, or ask a simpler question.")
 
-Progress = Callable[[ProgressEvent], Awaitable[None]]
-Work = Callable[[Progress], Awaitable[ResearchResult]]
 # Rebuilds a job's delivery in any process from what it stored: platform and target.
 DeliveryFactory = Callable[[str, dict[str, Any]], Awaitable[Delivery]]
 
 
 class JobService:
-    def __init__(self, pipeline: ResearchPipeline | None, store: JobStore, events: JobEvents,
+    def __init__(self, research: Researcher | None, store: JobStore, events: JobEvents,
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
                  progress_interval_s: float = 1.0, *, queue: JobQueue | None = None,
                  deliveries_for: DeliveryFactory | None = None, worker: str = "",
@@ -74,7 +75,7 @@ class JobService:
         """`queue`: submit queues jobs for worker processes instead of running them here;
         `deliveries_for` rebuilds a stored delivery (a worker's, or a cancel's here);
         `attempt_timeout_s` bounds one queued attempt (research plus delivery)."""
-        self._pipeline = pipeline
+        self._research = research
         self._queue = queue
         self._deliveries_for = deliveries_for
         self._worker = worker
@@ -85,7 +86,6 @@ class JobService:
         self._retry = retry or RetryPolicy()
         self._progress_interval_s = progress_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._errors: dict[str, Exception] = {}  # why jobs run here failed, until `answer`
 
     async def submit(self, request: ResearchRequest, delivery: Delivery | None = None, *,
                      start_after_s: float = 0.0, progress_shown: bool = True) -> str:
@@ -93,7 +93,7 @@ class JobService:
         job stored) when the question cannot be researched. `start_after_s`: wait this long
         first (a per-tenant queue); `progress_shown`: the delivery shows a status already,
         so the first progress update may wait its interval."""
-        validate_question(request.question)
+        request = validated(request)
         job = await self._create(request)
         if self._queue is not None:
             await self._enqueue(job.id, request, delivery, start_after_s)
@@ -102,11 +102,23 @@ class JobService:
         return job.id
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
-        """Start a job rewriting an earlier answer (see ResearchPipeline.improvement)."""
-        request = await self.pipeline.improvement(feedback, tenant, job_id)
-        job = await self.pipeline.create_job(request)
-        await self._start(job.id, request, None, 0.0, True)
-        return job.id
+        """Start a job revising an earlier answer (job `job_id`, else the tenant's latest)
+        following the reader's feedback: a request like any other, queued when jobs are.
+        InvalidQuestionError (no job stored) when there is nothing to improve, or when this
+        process researches and has no model to revise with."""
+        feedback = validate_question(feedback, what="feedback")
+        if self._research is not None and not self._research.can_improve:
+            raise InvalidQuestionError(
+                "improve needs a language model: set llm.fast_model (see the README)")
+        base = await self.store.get(job_id) if job_id else next(
+            iter(await self.store.recent(tenant, limit=1, status=JobStatus.COMPLETED)), None)
+        if base is None or base.result is None:
+            raise InvalidQuestionError("there is no finished answer to improve yet")
+        request = base.request.model_copy(update={
+            "bypass_cache": True,
+            "improvement": Improvement(job_id=base.id, feedback=feedback, answer=base.result,
+                                       trace=base.trace)})
+        return await self.submit(request)
 
     async def run_queued(self, job_id: str, attempt: int, max_attempts: int) -> None:
         """Run a queued job here (a worker): research it and deliver the answer, or, when an
@@ -124,15 +136,15 @@ class JobService:
             return
         if attempt > max_attempts:
             message = GAVE_UP.format(attempts=max_attempts)
-            await self.store.fail(job_id, f"stopped after {max_attempts} attempts")
+            await self.store.fail(job_id, f"stopped after {max_attempts} attempts",
+                                  FailureKind.INTERRUPTED)
             await self._ended(job_id, job.platform, "failed", message, delivery,
                               lambda d: lambda steps: d.failure(message, steps))
             return
         if attempt > 1:
             await self._events.append(job_id, "resumed",
                                       message=f"Taken up again (attempt {attempt})")
-        request = ResearchRequest.model_validate(job.request)
-        await self._run(job_id, request, delivery, 0.0, True, handoff=True)
+        await self._run(job_id, job.request, delivery, 0.0, True, handoff=True)
 
     def events(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
         """The job's events numbered above `after`, then new ones as they happen, up to the
@@ -145,10 +157,10 @@ class JobService:
         return self._queue
 
     @property
-    def pipeline(self) -> ResearchPipeline:
-        if self._pipeline is None:
+    def research(self) -> Researcher:
+        if self._research is None:
             raise RuntimeError("this job service only reads jobs: it has no research core")
-        return self._pipeline
+        return self._research
 
     async def result(self, job_id: str) -> Job:
         return await self.store.get(job_id)
@@ -174,15 +186,18 @@ class JobService:
         return await self.store.get(job_id)
 
     async def answer(self, job_id: str) -> ResearchResult:
-        """The job's result once it has ended. A failed job raises: the error itself when
-        the job ran here, else JobFailedError with the reason stored on the job."""
+        """The job's result once it has ended. A job that ended without one raises what its
+        stored failure says: InvalidQuestionError or ConfigurationError (the message names
+        what to fix), else JobFailedError with the stored reason."""
         job = await self.wait(job_id)
-        error = self._errors.pop(job_id, None)
         if job.status == JobStatus.COMPLETED and job.result is not None:
-            return ResearchResult.model_validate(job.result)
-        if error is not None:
-            raise error
-        raise JobFailedError(job.error or f"the job ended {job.status.value}")
+            return job.result
+        reason = job.error or f"the job ended {job.status.value}"
+        if job.failure == FailureKind.INVALID:
+            raise InvalidQuestionError(reason)
+        if job.failure == FailureKind.CONFIGURATION:
+            raise ConfigurationError(reason)
+        raise JobFailedError(reason)
 
     async def cancel(self, job_id: str) -> bool:
         """Stop the job; False when it had already ended."""
@@ -202,8 +217,7 @@ class JobService:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             return True
-        await self.store.fail(job_id, "cancelled before it finished",
-                              status=JobStatus.CANCELLED)
+        await self.store.fail(job_id, "cancelled before it finished", FailureKind.CANCELLED)
         await self._events.append(job_id, "cancelled", message=CANCELLED)
         JOBS.labels("cancelled", job.platform).inc()
         return True
@@ -220,16 +234,9 @@ class JobService:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _create(self, request: ResearchRequest) -> Job:
-        if self._pipeline is not None:
-            return await self._pipeline.create_job(request)
         return await self.store.create(Job(
             tenant=request.tenant, user=request.user, platform=request.platform,
-            worker=self._worker, request=request.model_dump(mode="json")))
-
-    def _work(self, job_id: str, request: ResearchRequest) -> Work:
-        if request.improves is not None:
-            return lambda progress: self.pipeline.run_improvement(request, progress, job_id)
-        return lambda progress: self.pipeline.run(request, progress, job_id=job_id)
+            worker=self._worker, request=request))
 
     async def _enqueue(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                        start_after_s: float) -> None:
@@ -251,7 +258,8 @@ class JobService:
             log.error("job %s could not be queued: %s: %s", job_id, type(error).__name__,
                       redact(str(error))[:300], extra={"job_id": job_id,
                                                        "tenant": request.tenant})
-            await self.store.fail(job_id, "the job queue could not be reached")
+            await self.store.fail(job_id, "the job queue could not be reached",
+                                  FailureKind.INTERRUPTED)
             await self._ended(job_id, request.platform, "failed", FAILURE, delivery,
                               lambda d: lambda steps: d.failure(FAILURE, steps))
 
@@ -280,7 +288,7 @@ class JobService:
         deliver: say it (once) and deliver what is left."""
         told = any(event.terminal for event in await self._events.after(job.id))
         if job.status == JobStatus.COMPLETED and job.result is not None:
-            shown = ResearchResult.model_validate(job.result)
+            shown = job.result
             await self._ended(job.id, job.platform, "completed",
                               f"Confidence: {shown.answer.confidence.value}", delivery,
                               lambda d: lambda steps: d.answer(shown, steps), told)
@@ -314,49 +322,73 @@ class JobService:
     async def _run_logged(self, job_id: str, request: ResearchRequest,
                           delivery: Delivery | None, start_after_s: float, progress_shown: bool,
                           handoff: bool, fields: dict[str, str]) -> None:
-        work = self._work(job_id, request)
         pump = ProgressPump(delivery, job_id, self._progress_interval_s, progress_shown) \
             if delivery is not None else None
-        stage_log = _StageLog(fields)
+        stages = _StageClock(job_id, fields)
 
-        async def progress(event: ProgressEvent) -> None:
-            stage_log.record(event)
-            await self._events.progress(event)
+        async def sink(event: StageEvent) -> None:
+            """The research's progress: the job row's stage, a stored event, the delivery's
+            progress line, the stage's log line and duration."""
+            stages.record(event)
+            if event.kind == "started":
+                await self.store.advance(job_id, event.stage, event.progress)
+            shown = ProgressEvent(job_id=job_id, **event.model_dump())
+            await self._events.progress(shown)
             if pump is not None:
-                pump.offer(event)
+                pump.offer(shown)
 
         try:
             if start_after_s > 0:
                 await asyncio.sleep(start_after_s)
-            result = await work(progress)
+            await self.store.start(job_id, self._worker)
+            outcome = await self.research.run(request, sink)
         except asyncio.CancelledError:
             if pump is not None:
                 await pump.close()
             if handoff and not await asyncio.shield(self._cancel_requested(job_id)):
                 await asyncio.shield(self._hand_back(job_id))
                 raise
-            await asyncio.shield(self._cancelled(job_id, delivery))
+            await asyncio.shield(self._cancelled(job_id, delivery, stages.metrics()))
             raise
         except Exception as error:
             if pump is not None:
                 await pump.close()
-            message = user_message(error)
-            if delivery is None:
-                self._errors[job_id] = error
-            if not isinstance(error, (InvalidQuestionError, ConfigurationError)):
-                log.error("job %s failed: %s: %s", job_id, type(error).__name__,
-                          redact(str(error))[:500], extra=dict(fields))
-            else:
-                log.warning("job %s refused: %s", job_id, message, extra=dict(fields))
-            await self._ended(job_id, request.platform, "failed", message, delivery,
-                              lambda d: lambda steps: d.failure(message, steps))
+            await self._failed(job_id, request, delivery, error, stages.metrics(), fields)
             return
         if pump is not None:
             await pump.close()
+        result = await self._completed(job_id, outcome, stages.metrics())
         shown = ResearchResult.model_validate(REDACTOR.data(result.model_dump(mode="json")))
         await self._ended(job_id, request.platform, "completed",
                           f"Confidence: {shown.answer.confidence.value}", delivery,
                           lambda d: lambda steps: d.answer(shown, steps))
+
+    async def _completed(self, job_id: str, outcome: ResearchOutcome,
+                         stage_metrics: dict[str, Any]) -> ResearchResult:
+        """Store the outcome on the job: its result (now carrying the job's id), metrics
+        and trace."""
+        result = outcome.result.model_copy(update={"job_id": job_id})
+        await self.store.complete(job_id, result, {**outcome.metrics, **stage_metrics},
+                                  outcome.trace)
+        return result
+
+    async def _failed(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+                      error: Exception, stage_metrics: dict[str, Any],
+                      fields: dict[str, str]) -> None:
+        """Store why the job failed (nothing of the exception is kept beyond this call) and
+        tell the person."""
+        message = user_message(error)
+        kind = failure_kind(error)
+        if kind == FailureKind.ERROR:
+            log.error("job %s failed: %s: %s", job_id, type(error).__name__,
+                      redact(str(error))[:500], extra=dict(fields))
+            reason = f"{type(error).__name__}: {error}"[:2000]
+        else:
+            log.warning("job %s refused: %s", job_id, message, extra=dict(fields))
+            reason = str(error)[:2000]
+        await self.store.fail(job_id, reason, kind, stage_metrics)
+        await self._ended(job_id, request.platform, "failed", message, delivery,
+                          lambda d: lambda steps: d.failure(message, steps))
 
     async def _ended(self, job_id: str, platform: str, kind: str, message: str,
                      delivery: Delivery | None,
@@ -379,13 +411,16 @@ class JobService:
                                   message="Handed back to the queue: its worker stopped")
         self._events.forget(job_id)
 
-    async def _cancelled(self, job_id: str, delivery: Delivery | None) -> None:
+    async def _cancelled(self, job_id: str, delivery: Delivery | None,
+                         metrics: dict[str, Any] | None = None) -> None:
         """Record the cancellation and tell the person, trying once (the process may be
         stopping)."""
         job = await self.store.get(job_id)
-        if job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS):  # cancelled while queued
-            await self.store.fail(job_id, "cancelled before it started",
-                                  status=JobStatus.CANCELLED)
+        if job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
+            started = job.status == JobStatus.IN_PROGRESS
+            await self.store.fail(job_id, "cancelled before it finished" if started
+                                  else "cancelled before it started", FailureKind.CANCELLED,
+                                  metrics)
         elif job.status != JobStatus.CANCELLED:
             return  # it ended first
         await self._events.append(job_id, "cancelled", message=CANCELLED)
@@ -398,24 +433,50 @@ class JobService:
         self._events.forget(job_id)
 
 
-class _StageLog:
-    """One log line per finished stage, with its duration; the job's log fields follow the
-    stage it is in."""
+class _StageClock:
+    """Times each stage of one job from its events: one log line per finished stage with its
+    duration, the stage histogram, and the `stage_ms` metrics stored with the job. The job's
+    log fields follow the stage it is in."""
 
-    def __init__(self, fields: dict[str, str]) -> None:
+    def __init__(self, job_id: str, fields: dict[str, str]) -> None:
+        self._job_id = job_id
         self._fields = fields
         self._started: dict[Stage, float] = {}
+        self._ms: dict[str, int] = {}
 
-    def record(self, event: ProgressEvent) -> None:
+    def record(self, event: StageEvent) -> None:
         now = time.perf_counter()
         self._fields["stage"] = event.stage.value
         if event.kind == "started":
             self._started[event.stage] = now
             return
         seconds = now - self._started.pop(event.stage, now)
-        log.info("job %s: %s finished in %.3f s: %s", event.job_id, event.stage.value, seconds,
+        self._ms[event.stage.value] = int(seconds * 1000)
+        STAGE_DURATION.labels(event.stage.value).observe(seconds)
+        log.info("job %s: %s finished in %.3f s: %s", self._job_id, event.stage.value, seconds,
                  event.message, extra={**self._fields, "duration_ms": round(seconds * 1000),
                                        "counts": event.counts})
+
+    def metrics(self) -> dict[str, Any]:
+        return {"stage_ms": dict(self._ms)}
+
+
+def validated(request: ResearchRequest) -> ResearchRequest:
+    """The request with its question, and the questions of the conversation it continues,
+    checked and trimmed: the one validation a request gets (InvalidQuestionError)."""
+    context = [turn.model_copy(update={"question": validate_question(turn.question)})
+               for turn in request.context]
+    return request.model_copy(update={"question": validate_question(request.question),
+                                      "context": context})
+
+
+def failure_kind(error: BaseException) -> FailureKind:
+    """How a failure is told: the person's to fix, a setting's, or ours."""
+    if isinstance(error, InvalidQuestionError):
+        return FailureKind.INVALID
+    if isinstance(error, ConfigurationError):
+        return FailureKind.CONFIGURATION
+    return FailureKind.ERROR
 
 
 def user_message(error: BaseException) -> str:

@@ -1,4 +1,13 @@
-"""Research: the pipeline that turns a question into a graded, cited answer (pipeline), the
-model-driven loop it runs when a model is configured (analyst), and its steps: reading the
-question (intake), planning searches (planning), searching sources side by side (search),
-and each job's progress bookkeeping (run)."""
+"""Research as a function of its request: `Researcher.run(request, sink)` (researcher) returns
+the result, what the research did and its metrics, reporting stage events to `sink`; it
+creates no job and writes no job row.
+
+    researcher        intake -> answer cache -> engine (or a revision, for `improve`) -> cache
+    engine            read -> plan -> rounds of [search -> weigh -> reflect] -> write -> check
+                      -> grade, over one strategy per step
+    heuristic_steps   the steps without a model
+    model_steps       the steps through a model, each falling back to the heuristic one
+    model_tasks       each model call as a function; model_replies: the schemas they return
+    intake, planning, search    reading the question, planning queries, searching sources
+    record            a run's trace, metrics and stage events
+"""

@@ -4,9 +4,9 @@ without a language model.
     read the question -> plan -> rounds of [search -> weigh evidence -> reflect]
     -> write -> verify claims -> grade
 
-Each step is a small Protocol with a no-model strategy (core.research.plain: the heuristic
+Each step is a small Protocol with a no-model strategy (core.research.heuristic_steps: the heuristic
 plan, retrieval ranking, one round, an extractive answer) and a model strategy
-(core.research.analyst: the model reads, plans, judges evidence, reflects, writes and checks
+(core.research.model_steps: the model reads, plans, judges evidence, reflects, writes and checks
 every claim; each falls back to the no-model step when the model fails). Verification of the
 citations, grading and the limitations are one code path for both.
 """
@@ -19,11 +19,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.answer.claim_check import ClaimCheck
+from core.answer.citations import verify_citations
+from core.answer.fact_check import ClaimCheck
 from core.answer.grading import closest_passages, grade
 from core.answer.synthesis.base import Draft
 from core.answer.synthesis.extractive import NO_ANSWER
-from core.answer.verify import verify_citations
 from core.config import TIERS, LLMSettings, PipelineSettings, TierBudget
 from core.models import (
     Confidence,
@@ -37,10 +37,9 @@ from core.models import (
     Round,
     Source,
     Stage,
-    Trace,
 )
 from core.research.planning import ResearchPlan
-from core.research.run import JobRun
+from core.research.record import ResearchRecord
 from core.research.search import SearchOutcome, SearchScope, run_search
 
 MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
@@ -83,7 +82,7 @@ def tier(depth: Depth, pipeline: PipelineSettings, llm: LLMSettings | None) -> T
 # ---- what the steps share ----------------------------------------------------------------
 
 @dataclass
-class Reading:
+class ResearchQuestion:
     """The question as the research works on it."""
 
     question: str  # as asked: the answer is written for it
@@ -110,7 +109,7 @@ class Evidence:
 
 
 @dataclass
-class Notebook:
+class ResearchState:
     """What the research has gathered, in the order it was found, and why it stopped."""
 
     tier: Tier
@@ -145,11 +144,11 @@ class Written:
 
 class Reader(Protocol):
     async def read(self, request: ResearchRequest, question: str, subject: str,
-                   heuristic: QueryIntent, notebook: Notebook) -> Reading: ...
+                   heuristic: QueryIntent, state: ResearchState) -> ResearchQuestion: ...
 
 
 class Planner(Protocol):
-    async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
+    async def plan(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                    ) -> ResearchPlan: ...
 
 
@@ -157,37 +156,49 @@ class Weigher(Protocol):
     """Turns a round's search results into evidence, and picks what the answer is
     written from."""
 
-    def seed(self, notebook: Notebook, earlier: Sequence[ConversationTurn]) -> None: ...
+    def seed(self, state: ResearchState, earlier: Sequence[ConversationTurn]) -> None: ...
 
-    async def weigh(self, reading: Reading, outcome: SearchOutcome, scope: SearchScope,
-                    notebook: Notebook, earlier: Sequence[ConversationTurn]
+    async def weigh(self, reading: ResearchQuestion, outcome: SearchOutcome, scope: SearchScope,
+                    state: ResearchState, earlier: Sequence[ConversationTurn]
                     ) -> tuple[int, int, list[str]]:
         """(new passages, passages that hold evidence, pages that could not be read)"""
         ...
 
-    def chosen(self, notebook: Notebook) -> list[Source]: ...
+    def chosen(self, state: ResearchState) -> list[Source]: ...
 
 
 class Reflector(Protocol):
-    async def reflect(self, reading: Reading, scope: SearchScope, notebook: Notebook
+    async def reflect(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                       ) -> tuple[ResearchPlan, dict[str, Any] | None]:
         """The next round's searches (none: stop), and the verdict to keep in the trace."""
         ...
 
 
 class Writer(Protocol):
-    async def write(self, reading: Reading, chosen: list[Source], request: ResearchRequest,
-                    notebook: Notebook, previous: ResearchResult | None) -> Written: ...
+    async def write(self, reading: ResearchQuestion, chosen: list[Source], request: ResearchRequest,
+                    state: ResearchState, previous: ResearchResult | None) -> Written: ...
 
 
 class Checker(Protocol):
-    async def check(self, written: Written, reading: Reading, chosen: list[Source],
-                    notebook: Notebook) -> tuple[ClaimCheck, Written]: ...
+    async def check(self, written: Written, reading: ResearchQuestion, chosen: list[Source],
+                    state: ResearchState) -> tuple[ClaimCheck, Written]: ...
 
 
 class Grader(Protocol):
     def adjust(self, confidence: Confidence, limitations: list[str], check: ClaimCheck,
-               notebook: Notebook) -> tuple[Confidence, list[str]]: ...
+               state: ResearchState) -> tuple[Confidence, list[str]]: ...
+
+
+@dataclass
+class Revision:
+    """Where `improve` picks an earlier answer up: the answer, its reading of the question,
+    its evidence (in `state`), the searches the feedback needs, and the job's steps."""
+
+    earlier: ResearchResult
+    reading: ResearchQuestion
+    plan: ResearchPlan
+    state: ResearchState
+    steps: Strategies
 
 
 @dataclass
@@ -233,141 +244,155 @@ class ResearchEngine:
     def tier(self, depth: Depth) -> Tier:
         return tier(depth, self._pipeline, self._llm)
 
-    async def research(self, run: JobRun, request: ResearchRequest, question: str,
+    async def research(self, record: ResearchRecord, request: ResearchRequest, question: str,
                        subject: str, heuristic: QueryIntent, depth: Depth,
-                       scope: SearchScope, trace: Trace,
-                       previous: ResearchResult | None = None,
-                       plan: ResearchPlan | None = None, reading: Reading | None = None,
-                       notebook: Notebook | None = None,
-                       steps: Strategies | None = None) -> ResearchResult:
-        """Research `question` (searched and graded as `subject`). `improve` passes the
-        earlier answer, its reading and evidence, and the searches it wants (maybe none)."""
-        steps = steps or self._steps()
-        chosen_tier = notebook.tier if notebook is not None else self.tier(depth)
-        steps.budget.start(chosen_tier)
-        notebook = notebook or Notebook(tier=chosen_tier)
+                       scope: SearchScope) -> ResearchResult:
+        """Research `question` (searched and graded as `subject`) at `depth`."""
+        steps = self._steps()
+        state = ResearchState(tier=self.tier(depth))
+        steps.budget.start(state.tier)
         try:
             steps.budget.phase("research")
-            if reading is None:
-                await run.begin(Stage.PLAN, "Planning the research")
-                reading = await steps.reader.read(request, question, subject, heuristic,
-                                                  notebook)
-                plan = await steps.planner.plan(reading, scope, notebook)
-                trace.intent = reading.intent
-                if reading.by_model:
-                    trace.refined_question, trace.checklist = reading.subject, reading.checklist
-                trace.plan = [q.text for q in plan.queries]
-                await run.end(Stage.PLAN, _planned(reading, plan),
-                              {"checklist": len(reading.checklist),
-                               "queries": len(plan.queries)})
-            steps.weigher.seed(notebook, request.context[-1:] if previous is None else [])
-            deadline = steps.budget.deadline("research")
-            with contextlib.suppress(TimeoutError):
-                async with _until(deadline):
-                    await self._rounds(steps, run, request, reading, plan or ResearchPlan(),
-                                       scope, notebook, trace, reflecting=previous is None)
-            if deadline is not None and asyncio.get_running_loop().time() >= deadline:
-                notebook.spent("time")
-            return await self._answer(steps, run, request, reading, scope, notebook, trace,
-                                      previous)
+            await record.begin(Stage.PLAN, "Planning the research")
+            reading = await steps.reader.read(request, question, subject, heuristic, state)
+            plan = await steps.planner.plan(reading, scope, state)
+            trace = record.trace
+            trace.intent = reading.intent
+            if reading.by_model:
+                trace.refined_question, trace.checklist = reading.subject, reading.checklist
+            trace.plan = [q.text for q in plan.queries]
+            await record.end(Stage.PLAN, _planned(reading, plan),
+                             {"checklist": len(reading.checklist),
+                              "queries": len(plan.queries)})
+            return await self._gather(steps, record, request, reading, plan, scope, state,
+                                      None)
         finally:
-            run.metrics.update(steps.budget.metrics())
-            run.metrics.update(rounds=notebook.rounds, cut_short=notebook.cut_short)
+            _account(record, steps, state)
 
-    async def _rounds(self, steps: Strategies, run: JobRun, request: ResearchRequest,
-                      reading: Reading, pending: ResearchPlan, scope: SearchScope,
-                      notebook: Notebook, trace: Trace, reflecting: bool) -> None:
-        chosen_tier = notebook.tier
+    async def revise(self, record: ResearchRecord, request: ResearchRequest,
+                     revision: Revision, scope: SearchScope) -> ResearchResult:
+        """Revise an earlier answer (`improve`): its reading and evidence are given, and the
+        searches the feedback needs (maybe none); no reflection."""
+        steps, state = revision.steps, revision.state
+        steps.budget.start(state.tier)
+        try:
+            steps.budget.phase("research")
+            return await self._gather(steps, record, request, revision.reading, revision.plan,
+                                      scope, state, revision.earlier)
+        finally:
+            _account(record, steps, state)
+
+    async def _gather(self, steps: Strategies, record: ResearchRecord,
+                      request: ResearchRequest, reading: ResearchQuestion, plan: ResearchPlan,
+                      scope: SearchScope, state: ResearchState,
+                      previous: ResearchResult | None) -> ResearchResult:
+        """Search rounds within the research deadline, then the answer."""
+        steps.weigher.seed(state, request.context[-1:] if previous is None else [])
+        deadline = steps.budget.deadline("research")
+        with contextlib.suppress(TimeoutError):
+            async with _until(deadline):
+                await self._rounds(steps, record, request, reading, plan, scope, state,
+                                   reflecting=previous is None)
+        if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            state.spent("time")
+        return await self._answer(steps, record, request, reading, scope, state, previous)
+
+    async def _rounds(self, steps: Strategies, record: ResearchRecord, request: ResearchRequest,
+                      reading: ResearchQuestion, pending: ResearchPlan, scope: SearchScope,
+                      state: ResearchState, reflecting: bool) -> None:
+        trace = record.trace
+        chosen_tier = state.tier
         while pending.queries:
-            remaining = chosen_tier.queries - len(notebook.queries_run)
-            if notebook.rounds >= chosen_tier.rounds:
-                notebook.cut_short = notebook.cut_short or (
+            remaining = chosen_tier.queries - len(state.queries_run)
+            if state.rounds >= chosen_tier.rounds:
+                state.cut_short = state.cut_short or (
                     f"the {chosen_tier.name} tier allows {chosen_tier.rounds} search rounds")
                 return
             if steps.budget.tokens_left() <= 0:
-                notebook.spent("tokens")
+                state.spent("tokens")
                 return
             if remaining <= 0:
-                notebook.cut_short = (f"the {chosen_tier.name} tier allows "
+                state.cut_short = (f"the {chosen_tier.name} tier allows "
                                       f"{chosen_tier.queries} searches")
                 return
             pending = ResearchPlan(queries=pending.queries[:remaining])
-            notebook.rounds += 1
+            state.rounds += 1
             labels = ", ".join(sorted({scope.sources[n].label for q in pending.queries
                                        for n in q.sources}))
-            await run.begin(Stage.SEARCH, f"Searching {labels}" if notebook.rounds == 1
-                            else f"Round {notebook.rounds}: searching {labels}")
+            await record.begin(Stage.SEARCH, f"Searching {labels}" if state.rounds == 1
+                            else f"Round {state.rounds}: searching {labels}")
             outcome = await run_search(pending, scope.sources, request.tenant, reading.intent,
                                        chosen_tier.candidates, self._pipeline.source_timeout_s)
-            notebook.passages_found += outcome.passages
-            notebook.queries_run.update(outcome.counts_per_query)
-            run.metrics.update(queries_per_source=outcome.queries_per_source,
+            state.passages_found += outcome.passages
+            state.queries_run.update(outcome.counts_per_query)
+            record.metrics.update(queries_per_source=outcome.queries_per_source,
                                results_per_source=outcome.results_per_source)
             round_ = Round(queries=[q.text for q in pending.queries],
                            failures=outcome.failures)
             trace.iterations.append(round_)
-            await run.end(Stage.SEARCH, f"Found {outcome.passages} passages in "
+            await record.end(Stage.SEARCH, f"Found {outcome.passages} passages in "
                           f"{outcome.documents} documents",
                           {"documents": outcome.documents, "passages": outcome.passages,
                            "failures": len(outcome.failures)})
 
-            await run.begin(Stage.RANK, "Weighing the evidence")
+            await record.begin(Stage.RANK, "Weighing the evidence")
             new, useful, unread = await steps.weigher.weigh(
-                reading, outcome, scope, notebook, request.context[-1:])
+                reading, outcome, scope, state, request.context[-1:])
             round_.new_passages, round_.useful, round_.pages_unread = new, useful, unread
-            run.metrics["pages_unread"] = run.metrics.get("pages_unread", 0) + len(unread)
-            await run.end(Stage.RANK, f"{useful} of {new} passages hold evidence",
+            record.metrics["pages_unread"] = record.metrics.get("pages_unread", 0) + len(unread)
+            await record.end(Stage.RANK, f"{useful} of {new} passages hold evidence",
                           {"new": new, "useful": useful})
             if steps.budget.degraded():
-                notebook.model_problems.append("the language model kept failing")
+                state.model_problems.append("the language model kept failing")
                 return
             if not reflecting:
                 return
-            pending, verdict = await steps.reflector.reflect(reading, scope, notebook)
+            pending, verdict = await steps.reflector.reflect(reading, scope, state)
             round_.reflection = verdict
             if verdict is not None and verdict.get("sufficient"):
                 return
-        if trace.last_reflection() is not None and notebook.cut_short is None \
+        if trace.last_reflection() is not None and state.cut_short is None \
                 and not (trace.last_reflection() or {}).get("sufficient"):
-            notebook.cut_short = "no further searches were found for what is missing"
+            state.cut_short = "no further searches were found for what is missing"
 
-    async def _answer(self, steps: Strategies, run: JobRun, request: ResearchRequest,
-                      reading: Reading, scope: SearchScope, notebook: Notebook, trace: Trace,
+    async def _answer(self, steps: Strategies, record: ResearchRecord, request: ResearchRequest,
+                      reading: ResearchQuestion, scope: SearchScope, state: ResearchState,
                       previous: ResearchResult | None) -> ResearchResult:
-        await run.begin(Stage.SYNTHESIZE, "Writing the answer")
+        trace = record.trace
+        await record.begin(Stage.SYNTHESIZE, "Writing the answer")
         steps.budget.phase("writing")
-        chosen = steps.weigher.chosen(notebook)
+        chosen = steps.weigher.chosen(state)
         trace.evidence = [s.id for s in chosen]
-        run.metrics.update(sources_processed=len(chosen))
-        written = await steps.writer.write(reading, chosen, request, notebook, previous)
-        await run.end(Stage.SYNTHESIZE, f"Drafted {len(written.draft.citations)} cited "
+        record.metrics.update(sources_processed=len(chosen))
+        written = await steps.writer.write(reading, chosen, request, state, previous)
+        await record.end(Stage.SYNTHESIZE, f"Drafted {len(written.draft.citations)} cited "
                       "statements", {"statements": len(written.draft.citations)})
 
-        await run.begin(Stage.VERIFY, "Checking the citations")
+        await record.begin(Stage.VERIFY, "Checking the citations")
         steps.budget.phase("checking")
-        check, written = await steps.checker.check(written, reading, chosen, notebook)
+        check, written = await steps.checker.check(written, reading, chosen, state)
         verified = verify_citations(check.draft, chosen)
-        run.metrics.update(check.metrics())
-        run.metrics["citations_removed"] = check.invalid_citations \
+        record.metrics.update(check.metrics())
+        record.metrics["citations_removed"] = check.invalid_citations \
             + verified.unknown_markers_removed + verified.unsupported_citations_removed
-        await run.end(Stage.VERIFY, f"{len(verified.references)} sources cited, "
+        await record.end(Stage.VERIFY, f"{len(verified.references)} sources cited, "
                       f"{check.claims - check.kept} statements removed",
                       {"cited": len(verified.references),
                        "removed": check.claims - check.kept})
 
-        await run.begin(Stage.GRADE, "Grading confidence")
+        await record.begin(Stage.GRADE, "Grading confidence")
         graded = grade(verified, chosen, reading.intent, trace.failures(),
                        only_local=scope.local_only, question=reading.subject)
-        run.metrics["grade"] = graded.trace()
+        record.metrics["grade"] = graded.trace()
         confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
-                                                      check, notebook)
-        run.metrics["checklist_coverage"] = notebook.coverage
+                                                      check, state)
+        record.metrics["checklist_coverage"] = state.coverage
         # Why no answer stands, when a model is the reason.
         trouble = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
-            MODEL_TROUBLE_ANSWER if notebook.model_problems and notebook.evidence else None
+            MODEL_TROUBLE_ANSWER if state.model_problems and state.evidence else None
         if confidence == Confidence.INSUFFICIENT and (verified.references or trouble is None):
             verified = closest_passages(verified)  # what was found, not as an answer
-        await run.end(Stage.GRADE, f"Confidence: {confidence.value}")
+        await record.end(Stage.GRADE, f"Confidence: {confidence.value}")
         summary = verified.summary
         if not summary or summary == NO_ANSWER:
             summary = trouble or NO_ANSWER
@@ -375,24 +400,29 @@ class ResearchEngine:
                                     "question_type": reading.intent.question_type.value}
         if reading.by_model:
             metadata.update(refined_question=reading.subject, checklist=reading.checklist,
-                            checklist_coverage=run.metrics.get("checklist_coverage"),
+                            checklist_coverage=record.metrics.get("checklist_coverage"),
                             claims_checked=check.checked,
                             claim_verification=check.verification)
         cited = set(verified.cited_sources)
         return ResearchResult(
-            job_id=run.job_id, status=JobStatus.COMPLETED, question=reading.question,
+            job_id="", status=JobStatus.COMPLETED, question=reading.question,
             answer=ResearchAnswer(summary=summary, detail=verified.detail,
                                   citations=verified.citations, confidence=confidence,
                                   limitations=limitations, metadata=metadata),
             sources=[s for s in chosen if s.id in cited],
             references=verified.references,
-            sources_considered=notebook.passages_found,
+            sources_considered=state.passages_found,
             max_cache_seconds=0.0 if check.verification == "not run" else
-            MODEL_TROUBLE_CACHE_SECONDS if notebook.model_problems else None,
+            MODEL_TROUBLE_CACHE_SECONDS if state.model_problems else None,
         )
 
 
-def _planned(reading: Reading, plan: ResearchPlan) -> str:
+def _account(record: ResearchRecord, steps: Strategies, state: ResearchState) -> None:
+    record.metrics.update(steps.budget.metrics())
+    record.metrics.update(rounds=state.rounds, cut_short=state.cut_short)
+
+
+def _planned(reading: ResearchQuestion, plan: ResearchPlan) -> str:
     searches = f"{len(plan.queries)} search{'es' if len(plan.queries) != 1 else ''} planned"
     if reading.by_model:
         return f"{len(reading.checklist)} points to cover, {searches}"

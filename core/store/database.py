@@ -47,6 +47,8 @@ jobs = Table(
     Column("state", JSON, nullable=False),
     Column("result", JSON),
     Column("error", Text),
+    # why it failed, as its front end tells it (core.models.FailureKind); added in 0.2
+    Column("failure", String(16)),
     Column("metrics", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("started_at", DateTime(timezone=True)),
@@ -263,7 +265,10 @@ def _reason(error: Exception) -> str:
 def _upgrade(connection: Connection) -> None:
     """Bring a store made by an earlier release up to date, keeping its rows."""
     inspector = inspect(connection)
-    if "kb_chunks" not in inspector.get_table_names():
+    tables = inspector.get_table_names()
+    if "jobs" in tables and "failure" not in {c["name"] for c in inspector.get_columns("jobs")}:
+        connection.execute(text("ALTER TABLE jobs ADD COLUMN failure VARCHAR(16)"))
+    if "kb_chunks" not in tables:
         return
     if inspector.get_pk_constraint("kb_chunks")["constrained_columns"] != ["id"]:
         return

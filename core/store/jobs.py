@@ -1,6 +1,7 @@
-"""Job and trace store: one row a research job, with its state, result and metrics. Every
-text and JSON value is redacted (core.redact) on its way in: error text from a provider or a
-source can carry a key, and the row outlives the process."""
+"""Job store: one row a research job, with its request, trace, result and metrics, read back
+as a typed `Job`. Only the job service (core.jobs) writes these rows. Every text and JSON
+value is redacted (core.redact) on its way in: error text from a provider or a source can
+carry a key, and the row outlives the process."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.errors import JobNotFoundError
-from core.models import Job, JobStatus, Stage, utcnow
+from core.models import (
+    FailureKind,
+    Job,
+    JobStatus,
+    ResearchResult,
+    Stage,
+    Trace,
+    utcnow,
+)
 from core.redact import REDACTOR
 from core.store.database import jobs
 
@@ -58,42 +67,30 @@ class JobStore:
     async def requeue(self, job_id: str) -> None:
         """Back to pending: the worker running the job stopped, and the queue will hand it to
         another."""
-        await self._update(job_id, status=JobStatus.PENDING.value, error=None,
+        await self._update(job_id, status=JobStatus.PENDING.value, error=None, failure=None,
                            completed_at=None)
 
-    async def advance(
-        self, job_id: str, stage: Stage, progress: float, state: dict[str, Any] | None = None
-    ) -> None:
-        values: dict[str, Any] = {"stage": stage.value, "progress": progress}
-        if state is not None:
-            values["state"] = state
-        await self._update(job_id, **values)
+    async def advance(self, job_id: str, stage: Stage, progress: float) -> None:
+        await self._update(job_id, stage=stage.value, progress=progress)
 
-    async def complete(
-        self, job_id: str, result: dict[str, Any], metrics: dict[str, Any], state: dict[str, Any]
-    ) -> None:
+    async def complete(self, job_id: str, result: ResearchResult, metrics: dict[str, Any],
+                       trace: Trace) -> None:
         await self._update(
             job_id,
             status=JobStatus.COMPLETED.value,
             progress=1.0,
-            result=result,
+            result=result.model_dump(mode="json"),
             metrics=metrics,
-            state=state,
+            state=trace.model_dump(mode="json", exclude_none=True),
             completed_at=utcnow(),
         )
 
-    async def fail(
-        self,
-        job_id: str,
-        error: str,
-        metrics: dict[str, Any] | None = None,
-        status: JobStatus = JobStatus.FAILED,
-    ) -> None:
-        values: dict[str, Any] = {
-            "status": status.value,
-            "error": error,
-            "completed_at": utcnow(),
-        }
+    async def fail(self, job_id: str, error: str, failure: FailureKind = FailureKind.ERROR,
+                   metrics: dict[str, Any] | None = None) -> None:
+        """The job ended without an answer: cancelled (FailureKind.CANCELLED) or failed."""
+        status = JobStatus.CANCELLED if failure == FailureKind.CANCELLED else JobStatus.FAILED
+        values: dict[str, Any] = {"status": status.value, "error": error,
+                                  "failure": failure.value, "completed_at": utcnow()}
         if metrics is not None:
             values["metrics"] = metrics
         await self._update(job_id, **values)
@@ -123,7 +120,7 @@ class JobStore:
                     .values(
                         status=JobStatus.FAILED.value,
                         error="interrupted: the process running this job stopped before "
-                        "it finished",
+                        "it finished", failure=FailureKind.INTERRUPTED.value,
                         completed_at=utcnow(),
                     )
                 )
@@ -148,14 +145,17 @@ def _redacted(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _row(job: Job) -> dict[str, Any]:
-    data = job.model_dump(mode="json")
+    data = job.model_dump(mode="json", exclude={"trace"})
+    data["state"] = job.trace.model_dump(mode="json", exclude_none=True)
     for key in ("created_at", "started_at", "completed_at"):
         data[key] = getattr(job, key)
     return data
 
 
 def _job(mapping: Any) -> Job:
+    """The row as a typed Job: the `state` column holds the trace."""
     data = dict(mapping)
+    data["trace"] = data.pop("state") or {}
     for key in ("created_at", "started_at", "completed_at"):
         data[key] = _aware(data[key])
     return Job.model_validate(data)

@@ -113,7 +113,7 @@ def _answer_markdown(result: ResearchResult) -> str:
 
 
 def render_job_line(job: Job) -> str:
-    question = str(job.request.get("question", ""))
+    question = job.request.question
     question = question if len(question) <= 60 else question[:59] + "…"
     return (
         f"{job.id}  {job.created_at:%Y-%m-%d %H:%M}  {job.status.value:<11} "

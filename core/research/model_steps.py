@@ -1,7 +1,7 @@
 """The research engine's steps through a language model (core.research.engine), for one job
-(`ModelSteps`): each model call is a function in core.research.model_calls, each reply a
-schema in core.research.replies; every step falls back to the no-model step
-(core.research.plain) when the model fails, and the answer's limitations say so; model
+(`ModelSteps`): each model call is a function in core.research.model_tasks, each reply a
+schema in core.research.model_replies; every step falls back to the no-model step
+(core.research.heuristic_steps) when the model fails, and the answer's limitations say so; model
 trouble is never reported as "the sources do not answer this". `ResearchLoop` gives each job
 its steps and sets up `improve`; `adjust_grade` caps the code's grade by checklist coverage,
 the claim check and model trouble.
@@ -18,8 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from core.answer.claim_check import ClaimCheck, check_answer
-from core.answer.claims import MARKER, expand
+from core.answer.fact_check import ClaimCheck, check_answer
+from core.answer.sentences import MARKER, expand
 from core.answer.synthesis.base import Draft, Synthesizer
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import LLMSettings, PipelineSettings, TierBudget
@@ -31,18 +31,20 @@ from core.models import (
     ResearchRequest,
     ResearchResult,
     Source,
+    Trace,
 )
 from core.research.engine import (
     Evidence,
-    Notebook,
-    Reading,
+    ResearchQuestion,
+    ResearchState,
     Strategies,
     Tier,
-    Trace,
     Written,
 )
+from core.research.heuristic_steps import heuristic_strategies
 from core.research.intake import standalone_question
-from core.research.model_calls import (
+from core.research.model_replies import Fact, ImprovePlan, Reflection
+from core.research.model_tasks import (
     REPLY_TOKENS,
     ModelNotes,
     checklist_coverage,
@@ -55,9 +57,7 @@ from core.research.model_calls import (
     understand,
     weigh_evidence,
 )
-from core.research.plain import plain_steps
 from core.research.planning import ResearchPlan, plan_queries
-from core.research.replies import Fact, ImprovePlan, Reflection
 from core.research.search import SearchOutcome, SearchScope
 from core.retrieval.embedding import Embedder
 from core.retrieval.rank import rank_sources
@@ -133,45 +133,45 @@ class ModelSteps:
     def metrics(self) -> dict[str, Any]:
         return {**self.usage.metrics(), "fact_compactions": self.notes.compactions}
 
-    def _failed(self, notebook: Notebook, step: str, error: LLMError,
+    def _failed(self, state: ResearchState, step: str, error: LLMError,
                 consequence: str = "") -> None:
         """A model call for `step` failed: a spent budget cuts the research short, anything
         else is model trouble, said as such (a call that ran out of time is both)."""
         if isinstance(error, LLMBudgetError):
-            notebook.spent(error.kind)
+            state.spent(error.kind)
             return
-        notebook.model_problems.append(f"{step} ({error.model})" + (f"; {consequence}"
+        state.model_problems.append(f"{step} ({error.model})" + (f"; {consequence}"
                                                                     if consequence else ""))
         if self.usage.seconds_left() < MIN_CALL_SECONDS:
-            notebook.spent("time")
+            state.spent("time")
 
     # Reader
 
     async def read(self, request: ResearchRequest, question: str, subject: str,
-                   heuristic: QueryIntent, notebook: Notebook) -> Reading:
+                   heuristic: QueryIntent, state: ResearchState) -> ResearchQuestion:
         try:
             found = await understand(self._gateway, self.usage, question, request.context)
         except LLMError as error:
-            self._failed(notebook, "reading the question", error)
+            self._failed(state, "reading the question", error)
             refined = standalone_question(question, request.context)
             self.checklist = [refined]
-            return Reading(question=question, subject=refined, intent=heuristic,
+            return ResearchQuestion(question=question, subject=refined, intent=heuristic,
                            checklist=[refined], by_model=True)
         self.checklist = found.checklist
-        return Reading(question=question, subject=found.refined_question,
+        return ResearchQuestion(question=question, subject=found.refined_question,
                        intent=intent_of(found, heuristic), checklist=found.checklist,
                        by_model=True)
 
     # Planner
 
-    async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
+    async def plan(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                    ) -> ResearchPlan:
-        limit = min(notebook.tier.queries, 6)
+        limit = min(state.tier.queries, 6)
         try:
             planned = await plan(self._gateway, self.usage, reading.subject, reading.checklist,
                                  scope.sources, limit)
         except LLMError as error:
-            self._failed(notebook, "planning searches", error)
+            self._failed(state, "planning searches", error)
             planned = ResearchPlan()
         if not planned.queries:
             planned = plan_queries(reading.subject, reading.intent, scope.capabilities(), limit)
@@ -179,107 +179,107 @@ class ModelSteps:
 
     # Weigher: PaperQA2-style, the model scores the new passages and pulls out their facts
 
-    def seed(self, notebook: Notebook, earlier: Sequence[ConversationTurn]) -> None:
+    def seed(self, state: ResearchState, earlier: Sequence[ConversationTurn]) -> None:
         for turn in earlier:  # a follow-up may build on the earlier sources
             for source in turn.sources:
-                notebook.evidence.setdefault(source.id, Evidence(
+                state.evidence.setdefault(source.id, Evidence(
                     source=source, retrieval=source.metadata.relevance))
 
-    async def weigh(self, reading: Reading, outcome: SearchOutcome, scope: SearchScope,
-                    notebook: Notebook, earlier: Sequence[ConversationTurn]
+    async def weigh(self, reading: ResearchQuestion, outcome: SearchOutcome, scope: SearchScope,
+                    state: ResearchState, earlier: Sequence[ConversationTurn]
                     ) -> tuple[int, int, list[str]]:
         candidates = await rank_sources(
             reading.subject, scope.usable(outcome.results), self._embedder,
-            notebook.tier.candidates, self._pipeline.max_per_document,
+            state.tier.candidates, self._pipeline.max_per_document,
             self._pipeline.min_relevance, prior=scope.prior(reading.intent))
         fresh, unread = await scope.read_pages(
-            reading.subject, [c for c in candidates if c.id not in notebook.evidence])
+            reading.subject, [c for c in candidates if c.id not in state.evidence])
         for source in fresh:  # kept on their retrieval score should weighing not end
-            notebook.evidence[source.id] = Evidence(source=source,
+            state.evidence[source.id] = Evidence(source=source,
                                                     retrieval=source.metadata.relevance)
         judged, errors = await weigh_evidence(
             self._gateway, self.usage, self._settings, reading.subject, reading.checklist,
             fresh) if fresh else ([], [])
         for error in errors:
-            self._failed(notebook, "judging the evidence", error,
+            self._failed(state, "judging the evidence", error,
                          "passages were ranked by the search alone")
         for item in judged:
-            notebook.evidence[item.source.id] = item
+            state.evidence[item.source.id] = item
             self.notes.facts += [Fact(text=f, source_id=item.source.id,
                                       checklist_items=item.checklist_items)
                                  for f in item.facts]
-        await compact(self._gateway, self.usage, self.notes, list(notebook.evidence),
+        await compact(self._gateway, self.usage, self.notes, list(state.evidence),
                       self._settings.compact_facts_tokens)
         return len(judged), sum(1 for item in judged if item.facts), unread
 
-    def chosen(self, notebook: Notebook) -> list[Source]:
+    def chosen(self, state: ResearchState) -> list[Source]:
         weight = self._settings.evidence_llm_weight
-        ranked = sorted(notebook.evidence.values(), key=lambda e: e.score(weight),
+        ranked = sorted(state.evidence.values(), key=lambda e: e.score(weight),
                         reverse=True)
         return [e.source for e in ranked
-                if e.facts or e.relevance is None][:notebook.tier.sources]
+                if e.facts or e.relevance is None][:state.tier.sources]
 
     # Reflector
 
-    async def reflect(self, reading: Reading, scope: SearchScope, notebook: Notebook
+    async def reflect(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                       ) -> tuple[ResearchPlan, dict[str, Any] | None]:
-        left = max(0, notebook.tier.queries - len(notebook.queries_run))
+        left = max(0, state.tier.queries - len(state.queries_run))
         try:
             reflection = await reflect(
                 self._gateway, self.usage, reading.subject, reading.checklist,
-                self.notes.listing(self.notes.facts, list(notebook.evidence)),
-                notebook.queries_run, left)
+                self.notes.listing(self.notes.facts, list(state.evidence)),
+                state.queries_run, left)
         except LLMError as error:
-            self._failed(notebook, "reviewing the evidence", error)
+            self._failed(state, "reviewing the evidence", error)
             return ResearchPlan(), None
         self.notes.reflection = reflection
         if reflection.sufficient:
             return ResearchPlan(), reflection.model_dump()
-        return to_plan(reflection.new_queries, scope.sources, notebook.tier.queries,
-                       notebook.queries_run), reflection.model_dump()
+        return to_plan(reflection.new_queries, scope.sources, state.tier.queries,
+                       state.queries_run), reflection.model_dump()
 
     # Writer
 
-    async def write(self, reading: Reading, chosen: list[Source], request: ResearchRequest,
-                    notebook: Notebook, previous: ResearchResult | None) -> Written:
+    async def write(self, reading: ResearchQuestion, chosen: list[Source], request: ResearchRequest,
+                    state: ResearchState, previous: ResearchResult | None) -> Written:
         if not chosen:
             return Written(draft=Draft(summary=NO_ANSWER),
                            writer=f"llm:{self._gateway.model(Role.STRONG)}")
-        evidence = [notebook.evidence[s.id] for s in chosen]  # best first, as chosen
+        evidence = [state.evidence[s.id] for s in chosen]  # best first, as chosen
         try:
             draft, gaps = await synthesize(
                 self._gateway, self.usage, reading.subject, reading.checklist, evidence,
                 request.feedback,
                 _renumbered(previous, chosen) if previous else request.previous_answer)
         except LLMError as error:
-            self._failed(notebook, "writing the answer", error, "this is an extractive "
+            self._failed(state, "writing the answer", error, "this is an extractive "
                          "answer from the gathered sources")
             fallback = await self._plain.writer.write(
-                Reading(question=reading.subject, subject=reading.subject,
+                ResearchQuestion(question=reading.subject, subject=reading.subject,
                         intent=reading.intent, checklist=reading.checklist),
-                chosen, request, notebook, previous)
+                chosen, request, state, previous)
             return fallback
-        notebook.gaps = gaps
+        state.gaps = gaps
         return Written(draft=draft, writer=f"llm:{self._gateway.model(Role.STRONG)}",
                        gaps=gaps)
 
     # Checker: every sentence the model wrote against the sources it cites
 
-    async def check(self, written: Written, reading: Reading, chosen: list[Source],
-                    notebook: Notebook) -> tuple[ClaimCheck, Written]:
+    async def check(self, written: Written, reading: ResearchQuestion, chosen: list[Source],
+                    state: ResearchState) -> tuple[ClaimCheck, Written]:
         if not written.writer.startswith("llm:"):
             return ClaimCheck(draft=written.draft), written  # the sources' own sentences
         check = await check_answer(self._gateway, self.usage, written.draft, chosen,
                                    reading.intent.language, REPLY_TOKENS["verify"])
         if check.verification in ("not run", "partial") and \
                 self.usage.seconds_left() < MIN_CALL_SECONDS:
-            notebook.spent("time")
+            state.spent("time")
         if check.claims and not check.kept:
             # Nothing the model wrote held up: the sources' own sentences answer instead.
             rescue = await self._plain.writer.write(
-                Reading(question=reading.subject, subject=reading.subject,
+                ResearchQuestion(question=reading.subject, subject=reading.subject,
                         intent=reading.intent, checklist=reading.checklist),
-                chosen, ResearchRequest(question=reading.subject), notebook, None)
+                chosen, ResearchRequest(question=reading.subject), state, None)
             if rescue.draft.citations:
                 written = rescue
                 check.draft = rescue.draft.model_copy(update={"notes": [
@@ -290,14 +290,14 @@ class ModelSteps:
     # Grader: the code's grade, capped by checklist coverage, the claim check and trouble
 
     def adjust(self, confidence: Confidence, limitations: list[str], check: ClaimCheck,
-               notebook: Notebook) -> tuple[Confidence, list[str]]:
+               state: ResearchState) -> tuple[Confidence, list[str]]:
         coverage = checklist_coverage(self.checklist, self.notes.reflection,
-                                      list(notebook.evidence.values()))
-        notebook.coverage = None if coverage is None else round(coverage, 3)
-        gaps = [g for g in notebook.gaps if g.strip()] or (
+                                      list(state.evidence.values()))
+        state.coverage = None if coverage is None else round(coverage, 3)
+        gaps = [g for g in state.gaps if g.strip()] or (
             self.notes.reflection.gaps if self.notes.reflection else [])
-        return adjust_grade(confidence, limitations, coverage, check, notebook.model_problems,
-                            gaps, notebook.cut_short)
+        return adjust_grade(confidence, limitations, coverage, check, state.model_problems,
+                            gaps, state.cut_short)
 
 
 class ResearchLoop:
@@ -310,15 +310,15 @@ class ResearchLoop:
         self.settings = settings
         self._embedder = embedder
         self._pipeline = pipeline
-        self._plain = plain_steps(embedder, pipeline, fallback)
+        self._plain = heuristic_strategies(embedder, pipeline, fallback)
 
     def steps(self) -> Strategies:
         return ModelSteps(self._gateway, self.settings, self._embedder, self._pipeline,
                           self._plain).strategies()
 
     async def improvement(self, request: ResearchRequest, earlier: ResearchResult,
-                          trace: Trace, scope: SearchScope, notebook: Notebook,
-                          steps: Strategies) -> tuple[Reading, ResearchPlan]:
+                          trace: Trace, scope: SearchScope, state: ResearchState,
+                          steps: Strategies) -> tuple[ResearchQuestion, ResearchPlan]:
         """How `improve` starts: the earlier reading of the question, the earlier answer's
         sources as evidence (with what it took from each), and the searches the model says
         the feedback needs (none: the earlier sources suffice)."""
@@ -328,13 +328,13 @@ class ResearchLoop:
             model.notes.reflection = Reflection.model_validate(trace.last_reflection())
         refined = trace.refined_question or earlier.question
         model.checklist = trace.checklist or [refined]
-        reading = Reading(question=earlier.question, subject=refined,
+        reading = ResearchQuestion(question=earlier.question, subject=refined,
                           intent=trace.intent or QueryIntent(),
                           checklist=trace.checklist or [refined], by_model=True)
         for source in earlier.sources:  # what the earlier answer took from each source
             facts = list(dict.fromkeys(c.quote for c in earlier.answer.citations
                                        if c.source_id == source.id and c.quote))
-            notebook.evidence[source.id] = Evidence(
+            state.evidence[source.id] = Evidence(
                 source=source, retrieval=source.metadata.relevance, facts=facts)
         try:
             decision = await self._gateway.json(
@@ -342,9 +342,9 @@ class ResearchLoop:
                 reply_tokens=REPLY_TOKENS["improve"], question=refined,
                 answer=request.previous_answer, feedback=request.feedback)
         except LLMError as error:
-            model._failed(notebook, "reading the feedback", error)
+            model._failed(state, "reading the feedback", error)
             decision = ImprovePlan()
-        pending = to_plan(decision.queries, scope.sources, notebook.tier.queries) \
+        pending = to_plan(decision.queries, scope.sources, state.tier.queries) \
             if decision.needs_search else ResearchPlan()
         return reading, pending
 

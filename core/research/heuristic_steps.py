@@ -9,14 +9,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from core.answer.claim_check import ClaimCheck
+from core.answer.fact_check import ClaimCheck
 from core.answer.synthesis.base import Synthesizer
 from core.config import PipelineSettings
 from core.models import Confidence, ConversationTurn, QueryIntent, ResearchRequest, Source
 from core.research.engine import (
     Evidence,
-    Notebook,
-    Reading,
+    ResearchQuestion,
+    ResearchState,
     Strategies,
     Tier,
     Written,
@@ -29,16 +29,16 @@ from core.retrieval.rank import rank_sources
 
 class HeuristicReader:
     async def read(self, request: ResearchRequest, question: str, subject: str,
-                   heuristic: QueryIntent, notebook: Notebook) -> Reading:
-        return Reading(question=question, subject=subject, intent=heuristic,
+                   heuristic: QueryIntent, state: ResearchState) -> ResearchQuestion:
+        return ResearchQuestion(question=question, subject=subject, intent=heuristic,
                        checklist=[subject])
 
 
 class HeuristicPlanner:
-    async def plan(self, reading: Reading, scope: SearchScope, notebook: Notebook
+    async def plan(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                    ) -> ResearchPlan:
         return plan_queries(reading.subject, reading.intent, scope.capabilities(),
-                            notebook.tier.queries)
+                            state.tier.queries)
 
 
 class RetrievalWeigher:
@@ -50,31 +50,31 @@ class RetrievalWeigher:
         self._embedder = embedder
         self._settings = settings
 
-    def seed(self, notebook: Notebook, earlier: Sequence[ConversationTurn]) -> None:
+    def seed(self, state: ResearchState, earlier: Sequence[ConversationTurn]) -> None:
         """Nothing to seed: earlier sources are ranked with each round's results."""
 
-    async def weigh(self, reading: Reading, outcome: SearchOutcome, scope: SearchScope,
-                    notebook: Notebook, earlier: Sequence[ConversationTurn]
+    async def weigh(self, reading: ResearchQuestion, outcome: SearchOutcome, scope: SearchScope,
+                    state: ResearchState, earlier: Sequence[ConversationTurn]
                     ) -> tuple[int, int, list[str]]:
         before = [turn.sources for turn in earlier if turn.sources]
         ranked = await rank_sources(
             reading.subject, scope.usable(outcome.results) + before, self._embedder,
-            notebook.tier.sources, self._settings.max_per_document,
+            state.tier.sources, self._settings.max_per_document,
             self._settings.min_relevance, prior=scope.prior(reading.intent),
             names=reading.intent.entities)
         ranked, unread = await scope.read_pages(reading.subject, ranked)
-        notebook.ranked = ranked
+        state.ranked = ranked
         for source in ranked:
-            notebook.evidence[source.id] = Evidence(source=source,
+            state.evidence[source.id] = Evidence(source=source,
                                                     retrieval=source.metadata.relevance)
         return len(ranked), len(ranked), unread
 
-    def chosen(self, notebook: Notebook) -> list[Source]:
-        return list(notebook.ranked)
+    def chosen(self, state: ResearchState) -> list[Source]:
+        return list(state.ranked)
 
 
 class OneRound:
-    async def reflect(self, reading: Reading, scope: SearchScope, notebook: Notebook
+    async def reflect(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                       ) -> tuple[ResearchPlan, dict[str, Any] | None]:
         return ResearchPlan(), None
 
@@ -83,8 +83,8 @@ class ExtractiveWriter:
     def __init__(self, synthesizer: Synthesizer) -> None:
         self._synthesizer = synthesizer
 
-    async def write(self, reading: Reading, chosen: list[Source], request: ResearchRequest,
-                    notebook: Notebook, previous: Any) -> Written:
+    async def write(self, reading: ResearchQuestion, chosen: list[Source], request: ResearchRequest,
+                    state: ResearchState, previous: Any) -> Written:
         # The passages were found for the standalone form; the answer is written for what
         # the question itself asks ("what do they eat?"), not for an earlier question.
         draft = await self._synthesizer.synthesize(reading.question, reading.intent, chosen)
@@ -93,16 +93,16 @@ class ExtractiveWriter:
 
 class CitationsOnly:
     """An extractive draft is the sources' own sentences: only its citations are checked
-    (core.answer.verify, for every answer)."""
+    (core.answer.citations, for every answer)."""
 
-    async def check(self, written: Written, reading: Reading, chosen: list[Source],
-                    notebook: Notebook) -> tuple[ClaimCheck, Written]:
+    async def check(self, written: Written, reading: ResearchQuestion, chosen: list[Source],
+                    state: ResearchState) -> tuple[ClaimCheck, Written]:
         return ClaimCheck(draft=written.draft), written
 
 
 class CodeGrade:
     def adjust(self, confidence: Confidence, limitations: list[str], check: ClaimCheck,
-               notebook: Notebook) -> tuple[Confidence, list[str]]:
+               state: ResearchState) -> tuple[Confidence, list[str]]:
         return confidence, limitations + check.draft.notes
 
 
@@ -126,7 +126,7 @@ class NoBudget:
         return {}
 
 
-def plain_steps(embedder: Embedder, settings: PipelineSettings,
+def heuristic_strategies(embedder: Embedder, settings: PipelineSettings,
                 synthesizer: Synthesizer) -> Strategies:
     """The steps of a job without a model (stateless: one set serves every job)."""
     return Strategies(reader=HeuristicReader(), planner=HeuristicPlanner(),

@@ -20,7 +20,7 @@ AnswerPage = Callable[[str], str]
 
 
 @dataclass(frozen=True)
-class ResearchDesk:
+class ChatServices:
     jobs: JobService
     conversations: ConversationStore
     limiter: QuestionLimiter

@@ -1,18 +1,18 @@
 """Every sentence of a written answer checked against the sources it cites.
 
-The code splits the answer into sentences itself (core.answer.claims); what the writer listed in its
-`claims` only lends each sentence its quote. For each sentence that makes a claim:
+The code splits the answer into sentences itself (core.answer.sentences); what the writer
+listed in its `claims` only lends each sentence its quote. For each sentence that makes a claim:
 
 1. Citation numbers that name no source of the answer are removed. A sentence left without a
    citation is removed: nothing supports it.
 2. The model judges every cited sentence against the text of the sources it cites (batches,
    run concurrently within the job's budget).
 3. A sentence whose quote (the writer's, or the sentence itself) is found word for word in a
-   cited source and says all the sentence says (core.answer.verify.quotes_cover) is kept whatever
+   cited source and says all the sentence says (core.answer.citations.quotes_cover) is kept whatever
    the verdict; a verdict of "unsupported" is counted as a disagreement.
 4. Any other sentence needs more than one verdict: it is removed when judged unsupported,
    when no verdict came back for it, or when it shares too few words with its sources
-   (core.answer.verify.grounded). Judged supported (or partly), the model is asked in a second,
+   (core.answer.citations.grounded). Judged supported (or partly), the model is asked in a second,
    different task to copy the words of the source that state it; the sentence is kept only
    if those words are in a cited source and hold its numbers and most of its words. Keeping
    an invented sentence costs more than losing a true one, and one judgement can be wrong.
@@ -31,9 +31,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.answer.claims import MARKER, Sentence, parse
+from core.answer.citations import best_quote, grounded, quote_supported, quotes_cover
+from core.answer.sentences import MARKER, Sentence, parse
 from core.answer.synthesis.base import Draft
-from core.answer.verify import best_quote, grounded, quote_supported, quotes_cover
 from core.llm.gateway import LLMBudgetError, LLMError, LLMOutputError, ModelGateway, Role, Usage
 from core.models import Citation, Source
 from core.text import normalise

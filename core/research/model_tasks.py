@@ -17,8 +17,7 @@ from core.config import LLMSettings
 from core.llm.gateway import LLMError, LLMOutputError, ModelGateway, Role, Usage
 from core.models import Citation, ConversationTurn, QueryIntent, Source
 from core.research.engine import Evidence
-from core.research.planning import PlannedQuery, ResearchPlan
-from core.research.replies import (
+from core.research.model_replies import (
     CompactFacts,
     EvidenceScores,
     Fact,
@@ -28,6 +27,7 @@ from core.research.replies import (
     Synthesis,
     Understanding,
 )
+from core.research.planning import PlannedQuery, ResearchPlan
 from core.sources.base import SearchSource
 from core.text import terms
 
@@ -152,7 +152,7 @@ async def reflect(gateway: ModelGateway, usage: Usage, question: str, checklist:
 async def compact(gateway: ModelGateway, usage: Usage, notes: ModelNotes,
                   evidence_ids: Sequence[str], limit_tokens: int) -> bool:
     """When the facts outgrow `limit_tokens`, the older half is summarised by the model (each
-    summary keeps its source, whose full text stays in the notebook by reference)."""
+    summary keeps its source, whose full text stays in the state by reference)."""
     if _tokens(" ".join(f.text for f in notes.facts)) <= limit_tokens:
         return False
     half = max(1, len(notes.facts) // 2)

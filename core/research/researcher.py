@@ -1,0 +1,216 @@
+"""Research as a function of its request: `Researcher.run(request, sink)` reads the
+question, checks the answer cache, runs the research engine (or, for an `improve` request,
+revises the earlier answer), caches a fresh answer and returns the outcome: the result, what
+the research did (its trace) and its metrics. Progress goes to `sink` as typed stage events.
+It creates no job and writes no job row: the job service (core.jobs) does, from the sink's
+events and the outcome."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.answer.cache import SemanticAnswerCache
+from core.answer.grading import listing, outage_notes
+from core.answer.synthesis.base import Synthesizer
+from core.config import PipelineSettings
+from core.errors import InvalidQuestionError
+from core.metrics import CACHE_LOOKUPS
+from core.models import (
+    Depth,
+    QueryIntent,
+    ResearchRequest,
+    ResearchResult,
+    SourceFailure,
+    Stage,
+    Trace,
+)
+from core.research.engine import ResearchEngine, ResearchState, Revision, Strategies
+from core.research.heuristic_steps import heuristic_strategies
+from core.research.intake import choose_depth, detect_intent, standalone_question
+from core.research.model_steps import ResearchLoop
+from core.research.record import ProgressSink, ResearchRecord, ms
+from core.research.search import SearchScope
+from core.retrieval.embedding import Embedder
+from core.sources.base import SearchSource, SourceKind
+from core.web.fetch import PageReader
+
+ScopeFunction = Callable[[str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class ResearchOutcome:
+    """What a research run returns: the result (its `job_id` empty: the job service sets it),
+    what the research did, and its metrics."""
+
+    result: ResearchResult
+    trace: Trace
+    metrics: dict[str, Any]
+
+
+class Researcher:
+    """The research core, built once from its parts; `run` answers one request."""
+
+    def __init__(
+        self,
+        sources: Mapping[str, SearchSource],
+        synthesizer: Synthesizer,
+        embedder: Embedder,
+        settings: PipelineSettings,
+        cache: SemanticAnswerCache | None = None,
+        cache_scope: ScopeFunction | None = None,
+        loop: ResearchLoop | None = None,
+        pages: PageReader | None = None,
+    ) -> None:
+        self._loop = loop
+        self._engine = ResearchEngine(
+            loop.steps if loop is not None else _shared(heuristic_strategies(embedder, settings,
+                                                                    synthesizer)),
+            settings, loop.settings if loop is not None else None)
+        self._pages = pages
+        self._sources = dict(sources)
+        self._settings = settings
+        self._cache = cache
+        self._cache_scope = cache_scope
+
+    @property
+    def can_improve(self) -> bool:
+        """Revising an answer needs a language model."""
+        return self._loop is not None
+
+    async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
+        """Research `request` (already validated by the job service), reporting each stage to
+        `sink`. Raises on failure; InvalidQuestionError when an `improve` request cannot be
+        served here (no model)."""
+        record = ResearchRecord(sink)
+        if request.improvement is not None:
+            result = await self._revise(record, request)
+        else:
+            result = await self._research(record, request)
+        return ResearchOutcome(result, record.trace, record.metrics)
+
+    async def _revise(self, record: ResearchRecord, request: ResearchRequest) -> ResearchResult:
+        """The earlier answer's sources reused, one more search round only when the model
+        says the feedback needs new information; checked and graded like any answer."""
+        started = time.perf_counter()
+        loop = self._loop
+        improvement = request.improvement
+        if loop is None or improvement is None:
+            raise InvalidQuestionError(
+                "improve needs a language model: set llm.fast_model (see the README)")
+        earlier = improvement.answer
+        scope = self._scope(request.tenant)
+        steps = loop.steps()
+        tier = self._engine.tier(Depth.QUICK)
+        state = ResearchState(tier=tier)
+        steps.budget.start(tier)
+        steps.budget.phase("research")
+        await record.begin(Stage.PLAN, "Reading the feedback")
+        reading, pending = await loop.improvement(request, earlier, improvement.trace, scope,
+                                                  state, steps)
+        record.trace = Trace(intent=reading.intent, refined_question=reading.subject,
+                             checklist=reading.checklist, improves=improvement.job_id,
+                             feedback=improvement.feedback,
+                             searched_again=bool(pending.queries))
+        await record.end(Stage.PLAN, "Searching again" if pending.queries
+                         else "The earlier sources suffice", {"queries": len(pending.queries)})
+        state.tier = dataclasses.replace(tier, rounds=1)
+        record.metrics["improves"] = improvement.job_id
+        result = await self._engine.revise(
+            record, request, Revision(earlier, reading, pending, state, steps), scope)
+        result = result.model_copy(update={"duration_ms": ms(started)})
+        return await self._save(record, result)
+
+    async def _research(self, record: ResearchRecord, request: ResearchRequest
+                        ) -> ResearchResult:
+        started = time.perf_counter()
+        question = request.question
+        await record.begin(Stage.INTAKE, "Reading the question")
+        # A follow-up is researched as its standalone form; what it means depends on its
+        # conversation, so its answer is neither looked up in nor added to the shared cache.
+        subject = standalone_question(question, request.context)
+        cacheable = subject == question
+        intent = detect_intent(subject)
+        record.trace.intent = intent
+        if not cacheable:
+            record.trace.standalone_question = subject
+        await record.end(Stage.INTAKE, f"Question type: {intent.question_type.value}")
+
+        generation = await self._cache_scope(request.tenant) if self._cache_scope else ""
+        if self._cache is not None and cacheable and not request.bypass_cache:
+            await record.begin(Stage.CACHE, "Checking earlier answers")
+            hit = await self._cache.lookup(question, request.tenant, generation)
+            CACHE_LOOKUPS.labels("miss" if hit is None else "hit").inc()
+            if hit is not None:
+                await record.end(Stage.CACHE, "Found an earlier answer", {"hits": 1})
+                result = hit.result.model_copy(update={
+                    "job_id": "", "cached": True, "cached_at": hit.cached_at,
+                    "question": question, "duration_ms": ms(started),
+                })
+                record.metrics.update(cached=True, cache_similarity=hit.similarity)
+                return await self._save(record, result)
+            await record.end(Stage.CACHE, "No earlier answer", {"hits": 0})
+
+        depth = choose_depth(request.depth, subject, intent, request.platform)
+        record.trace.depth = depth.value
+        result = await self._engine.research(record, request, question, subject, intent,
+                                             depth, self._scope(request.tenant))
+        result = result.model_copy(update={"duration_ms": ms(started)})
+        return await self._save(record, result,
+                                (intent, request.tenant, generation) if cacheable else None)
+
+    def _scope(self, tenant: str) -> SearchScope:
+        settings = self._settings
+        if not settings.remote_allowed(tenant):
+            return SearchScope({name: source for name, source in self._sources.items()
+                                if source.capabilities.kind == SourceKind.LOCAL})
+        return SearchScope(self._sources, self._pages, tuple(settings.allow_domains),
+                           tuple(settings.block_domains))
+
+    async def _save(
+        self,
+        record: ResearchRecord,
+        result: ResearchResult,
+        cache_as: tuple[QueryIntent, str, str] | None = None,
+    ) -> ResearchResult:
+        """Cache a fresh answer (`cache_as`: intent, tenant, scope)."""
+        await record.begin(Stage.DELIVER, "Saving the answer")
+        if cache_as is not None and self._cache is not None:
+            intent, tenant, scope = cache_as
+            record.metrics["cache_stored"] = await self._cache.store(
+                result.question, tenant, intent,
+                _to_cache(result, record.trace.failures(), self._cache.outage_ttl_seconds),
+                scope)
+        record.metrics["duration_ms"] = result.duration_ms
+        await record.end(Stage.DELIVER, "Done")
+        return result
+
+
+def _to_cache(result: ResearchResult, failures: list[SourceFailure],
+              outage_ttl_s: float) -> ResearchResult:
+    """What the cache keeps: an answer shaped by an outage is kept briefly, and says so
+    instead of repeating the outage as if it were happening now."""
+    if not failures:
+        return result
+    notes = set(outage_notes(failures))
+    labels = sorted({f.label or f.source for f in failures})
+    minutes = max(1, round(outage_ttl_s / 60))
+    kept = [line for line in result.answer.limitations if line not in notes]
+    kept.append(f"Researched while {listing(labels, 'and')} could not be used; this saved "
+                f"answer is reused for at most {minutes} minute{'s' if minutes != 1 else ''}.")
+    cap = outage_ttl_s if result.max_cache_seconds is None \
+        else min(outage_ttl_s, result.max_cache_seconds)
+    return result.model_copy(update={
+        "answer": result.answer.model_copy(update={"limitations": kept}),
+        "max_cache_seconds": cap,
+    })
+
+
+def _shared(steps: Strategies) -> Callable[[], Strategies]:
+    """Stateless steps (no model): one set serves every job."""
+    return lambda: steps
+
+
