@@ -13,6 +13,7 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from adapters.http.job_views import question_of
 from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Source, Stage
 
 CONTENT_SECURITY_POLICY = (
@@ -59,7 +60,7 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
     running = job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS)
     ended = next((e for e in reversed(events) if e.terminal), None)
     return _ENV.get_template("answer.html").render(
-        job=job, token=token, running=running, question=str(job.request.get("question", "")),
+        job=job, token=token, running=running, question=question_of(job),
         stages=_stages(events), result=result, body=_body(result) if result else None,
         confidence=result.answer.confidence.value if result else None,
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,
