@@ -55,14 +55,11 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
                 "create one (researchbot keys create --tenant NAME), listen on 127.0.0.1, or "
                 "set web.allow_anonymous = true to serve without keys")
 
-        async def anonymous_allowed() -> bool:
-            return web.allow_anonymous or (local and not await keys.any_active())
-
         limiter = await stack.enter_async_context(_limiter(settings))
         services = ApiServices(
             jobs=front.jobs, keys=keys, links=front.links, feedback=front.feedback,
             limiter=limiter, default_tenant=settings.tenant,
-            anonymous_allowed=anonymous_allowed, readiness=_readiness(front),
+            loopback=local, allow_anonymous=web.allow_anonymous, readiness=_readiness(front),
             metrics=_metrics(front) if web.metrics else None)
         yield create_app(services)
 

@@ -1,0 +1,2 @@
+"""The app's routers: the research API (jobs), its progress stream (events), the answer pages
+(pages), and the operations endpoints (health)."""

@@ -1,0 +1,103 @@
+"""The research API: submit a question, list, read, cancel and retry jobs, rate an answer.
+
+    POST   /v1/research              submit a question: 202 with the job's links
+    GET    /v1/jobs                  the caller's tenant's recent jobs
+    GET    /v1/jobs/{id}             a job (once completed: the `ask --json` object)
+    DELETE /v1/jobs/{id}             cancel it
+    POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache
+    POST   /v1/jobs/{id}/feedback    rate its answer"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from adapters.http.auth import AccessedJob, ApiCaller, Caller, admit, rater_of
+from adapters.http.errors import ApiError
+from adapters.http.job_views import job_response, job_summary, links_of
+from adapters.http.schemas import (
+    Accepted,
+    FeedbackBody,
+    FeedbackStored,
+    JobList,
+    JobResponse,
+    ResearchBody,
+)
+from adapters.http.services import ApiServices, Services
+from core.errors import InvalidQuestionError
+from core.models import ConversationTurn, JobStatus, ResearchRequest
+from core.store.feedback import Feedback
+
+router = APIRouter()
+
+
+@router.post("/v1/research", status_code=202, response_model=Accepted, tags=["research"],
+             summary="Research a question")
+async def research(body: ResearchBody, response: Response, who: ApiCaller,
+                   services: Services) -> Accepted:
+    context = [ConversationTurn(question=turn.question, answer=turn.answer)
+               for turn in body.context]
+    request = ResearchRequest(question=body.question, context=context, tenant=who.tenant,
+                              user=who.user, platform="api", depth=body.depth,
+                              bypass_cache=body.bypass_cache)
+    return await _submit(services, request, who, response)
+
+
+@router.get("/v1/jobs", response_model=JobList, tags=["jobs"], summary="Recent jobs")
+async def recent(who: ApiCaller, services: Services,
+                 limit: Annotated[int, Query(ge=1, le=100)] = 20,
+                 status: JobStatus | None = None) -> JobList:
+    jobs = await services.jobs.recent(who.tenant, limit, status)
+    return JobList(jobs=[job_summary(job, links_of(job.id, services.links)) for job in jobs])
+
+
+@router.get("/v1/jobs/{job_id}", response_model=JobResponse, tags=["jobs"],
+            response_model_exclude_unset=True,
+            summary="A job, with its answer once completed")
+async def get_job(access: AccessedJob, services: Services) -> JobResponse:
+    return job_response(access.job, links_of(access.job.id, services.links))
+
+
+@router.delete("/v1/jobs/{job_id}", status_code=202, response_model=JobResponse,
+               response_model_exclude_unset=True, tags=["jobs"], summary="Cancel a job")
+async def cancel(access: AccessedJob, services: Services) -> JobResponse:
+    job = access.job
+    if not await services.jobs.cancel(job.id):
+        raise ApiError(409, "conflict", f"the job already ended ({job.status.value})")
+    return job_response(await services.jobs.result(job.id), links_of(job.id, services.links))
+
+
+@router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Accepted,
+             tags=["jobs"], summary="Ask the job's question again, bypassing the cache")
+async def retry(access: AccessedJob, response: Response, services: Services) -> Accepted:
+    who = access.caller
+    request = access.job.request.model_copy(update={
+        "bypass_cache": True, "user": who.user,
+        "platform": "api" if who.channel == "api" else "web"})
+    return await _submit(services, request, who, response)
+
+
+@router.post("/v1/jobs/{job_id}/feedback", status_code=201, response_model=FeedbackStored,
+             tags=["jobs"], summary="Rate a job's answer")
+async def rate(access: AccessedJob, body: FeedbackBody, request: Request,
+               services: Services) -> FeedbackStored:
+    job, who = access.job, access.caller
+    await services.feedback.add(Feedback(job_id=job.id, rater=rater_of(who, request),
+                                         tenant=job.tenant, channel=who.channel,
+                                         rating=body.rating, comment=body.comment))
+    return FeedbackStored(job_id=job.id, rating=body.rating, comment=body.comment)
+
+
+async def _submit(services: ApiServices, request: ResearchRequest, who: Caller,
+                  response: Response) -> Accepted:
+    """Queue the question once the limiter admits it; 202 with Location and links. The job
+    service validates the request (400 when it cannot be researched)."""
+    wait_s = await admit(services, who)
+    try:
+        job_id = await services.jobs.submit(request, start_after_s=wait_s)
+    except InvalidQuestionError as error:
+        raise ApiError(400, "invalid_question", str(error)) from None
+    response.headers["Location"] = f"/v1/jobs/{job_id}"
+    return Accepted(job_id=job_id, status=JobStatus.PENDING,
+                    links=links_of(job_id, services.links))

@@ -1,0 +1,50 @@
+"""What the app serves from, and how a route asks for it: `ApiServices` is opened and closed
+by the caller (bot/serve.py) and kept in the app's state with the app's one `JobFeeds`; a
+route declares `services: Services` or `feeds: Feeds` and FastAPI hands them over."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from adapters.chat.limits import QuestionLimiter
+from adapters.http.feeds import JobFeeds
+from core.jobs.service import JobService
+from core.store.access import ApiKeys, ShareLinks
+from core.store.feedback import FeedbackStore
+
+MetricsRenderer = Callable[[], Awaitable[tuple[bytes, str]]]
+
+
+@dataclass(frozen=True)
+class ApiServices:
+    """What the app serves from; opened and closed by the caller (bot/serve.py)."""
+
+    jobs: JobService
+    keys: ApiKeys
+    links: ShareLinks
+    feedback: FeedbackStore
+    limiter: QuestionLimiter
+    default_tenant: str
+    # Whether a request without a key is served (as `default_tenant`): adapters/http/auth.py
+    loopback: bool  # the server listens on a loopback address only
+    allow_anonymous: bool  # web.allow_anonymous: keyless requests are served whatever keys exist
+    readiness: Callable[[], Awaitable[dict[str, str]]]
+    metrics: MetricsRenderer | None = None  # GET /metrics is served only with it
+
+
+def services_of(request: Request) -> ApiServices:
+    services: ApiServices = request.app.state.services
+    return services
+
+
+def feeds_of(request: Request) -> JobFeeds:
+    feeds: JobFeeds = request.app.state.feeds
+    return feeds
+
+
+Services = Annotated[ApiServices, Depends(services_of)]
+Feeds = Annotated[JobFeeds, Depends(feeds_of)]
