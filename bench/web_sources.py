@@ -31,8 +31,8 @@ from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
-from core.sources.base import SearchQuery
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource

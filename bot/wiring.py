@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.research.pipeline import ResearchPipeline
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
-    from core.sources.base import SearchSource
+    from core.sources.protocol import SearchSource
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore
@@ -255,7 +255,8 @@ async def open_web(settings: Settings, embedder: Embedder,
     import diskcache
 
     from core.sources.arxiv import ArxivSource
-    from core.sources.policy import CircuitBreaker, SourcePolicy
+    from core.sources.breaker import CircuitBreaker
+    from core.sources.policy import SourcePolicy
     from core.sources.pubmed import PubMedSource
     from core.sources.searxng import SearxngSource
     from core.sources.tavily import TavilySource
@@ -271,7 +272,7 @@ async def open_web(settings: Settings, embedder: Embedder,
 
         from core.errors import ConfigurationError
         from core.redact import safe_url
-        from core.sources.shared import SharedLimits
+        from core.sources.shared_limits import SharedLimits
 
         url = config.redis_url.get_secret_value()
         try:  # short timeouts, one quick retry: a slow Redis sends a process to its own limits

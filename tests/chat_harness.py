@@ -20,8 +20,8 @@ from core.jobs.delivery import RetryPolicy
 from core.models import Job, QueryIntent, ResearchRequest, Source
 from core.research.build import build_jobs, build_pipeline
 from core.research.pipeline import ResearchPipeline
-from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 from core.store.access import ShareLinks
 from core.store.conversations import ConversationStore
 from core.store.feedback import FeedbackStore

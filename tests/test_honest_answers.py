@@ -24,8 +24,9 @@ from core.models import Citation, Confidence, ResearchRequest, Source, SourceFai
 from core.research.build import build_pipeline, local_sources
 from core.research.intake import detect_intent
 from core.research.pipeline import ResearchPipeline
-from core.sources.base import SearchQuery
-from core.sources.policy import CircuitBreaker, SourcePolicy
+from core.sources.breaker import CircuitBreaker
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.wikipedia import WikipediaSource
 from core.store.jobs import JobStore
 from core.web.net import api_session

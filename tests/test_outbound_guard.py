@@ -14,8 +14,8 @@ from aiohttp import web
 from tavily import AsyncTavilyClient
 
 from core.errors import BlockedAddressError, SourceError
-from core.sources.base import SearchQuery
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
 from core.web.fetch import FetchError, PageFetcher

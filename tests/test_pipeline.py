@@ -11,8 +11,8 @@ from core.errors import InvalidQuestionError, SourceError
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
 from core.research.build import build_pipeline
 from core.research.pipeline import ResearchPipeline
-from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 from core.store.jobs import JobStore
 
 

@@ -22,8 +22,8 @@ from core.llm.prompts import PromptLibrary
 from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
-from core.sources.base import SearchQuery
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
 from core.web.fetch import FetchError, PageFetcher

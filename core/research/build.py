@@ -18,8 +18,8 @@ from core.jobs.service import DeliveryFactory, JobService
 from core.research.pipeline import ResearchPipeline
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
-from core.sources.base import SearchSource
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.protocol import SearchSource
 from core.store.deliveries import DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore

@@ -28,7 +28,7 @@ from core.research.replies import (
     Synthesis,
     Understanding,
 )
-from core.sources.base import SearchSource
+from core.sources.protocol import SearchSource
 from core.text import terms
 
 PASSAGE_CHARS = 1500

@@ -1,5 +1,5 @@
 """Search sources: each implements `SearchSource` and receives its clients from outside."""
 
-from core.sources.base import SearchQuery, SearchSource
+from core.sources.protocol import SearchQuery, SearchSource
 
 __all__ = ["SearchQuery", "SearchSource"]

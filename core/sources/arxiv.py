@@ -7,9 +7,10 @@ import re
 import aiohttp
 
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
-from core.sources.policy import SourcePolicy, parse_xml
+from core.sources.api_requests import parse_xml
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
+from core.sources.search_hits import parse_date, web_source
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
 _ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}

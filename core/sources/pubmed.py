@@ -10,9 +10,10 @@ import aiohttp
 
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
-from core.sources.policy import SourcePolicy, parse_xml
+from core.sources.api_requests import parse_xml
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
+from core.sources.search_hits import parse_date, web_source
 
 DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import ResponseTooLargeError, SourceError, SourceResponseTooLargeError
+from core.errors import (
+    ResponseTooLargeError,
+    SourceError,
+    SourceHttpError,
+    SourceResponseTooLargeError,
+)
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
-from core.sources.policy import SourceHttpError, SourcePolicy
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
+from core.sources.search_hits import parse_date, web_source
 
 
 class TavilySource:

@@ -9,9 +9,9 @@ import aiohttp
 
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
+from core.sources.search_hits import parse_date, web_source
 
 DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
 

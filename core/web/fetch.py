@@ -25,7 +25,7 @@ from core.metrics import SOURCE_FETCHES
 from core.models import Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.documents import UnreadableDocumentError, looks_binary, read_document
-from core.sources.common import parse_date
+from core.sources.search_hits import parse_date
 from core.web.net import AddressGuard, BlockedAddressError, guarded_get, read_capped
 
 ROBOTS_MAX_BYTES = 512 * 1024
