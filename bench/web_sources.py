@@ -31,6 +31,7 @@ from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
+from core.sources.pages import page_text
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.pubmed import PubMedSource
@@ -110,8 +111,11 @@ async def fetching(web: FakeWeb, count: int) -> list[list[Any]]:
             urls = [f"{web.base}/page/{n}" for n in range(count)]
             started = time.perf_counter()
             outcomes = await fetcher.fetch_many(urls)
+            texts = await asyncio.gather(*(asyncio.to_thread(page_text, o)
+                                           for o in outcomes.values()
+                                           if not isinstance(o, Exception)))
             wall = time.perf_counter() - started
-        ok = sum(1 for o in outcomes.values() if not isinstance(o, Exception))
+        ok = sum(1 for text in texts if text.text)
         rows.append([per_host, count, f"{size_kb:.0f}", ok, f"{wall:.2f}",
                      f"{ok / wall:.1f}"])
     return rows

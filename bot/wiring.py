@@ -26,11 +26,11 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.research.pipeline import ResearchPipeline
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.sources.pages import PageReader
     from core.sources.protocol import SearchSource
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore
-    from core.web.fetch import PageReader
 
 
 @dataclass
@@ -256,12 +256,13 @@ async def open_web(settings: Settings, embedder: Embedder,
 
     from core.sources.arxiv import ArxivSource
     from core.sources.breaker import CircuitBreaker
+    from core.sources.pages import PageReader
     from core.sources.policy import SourcePolicy
     from core.sources.pubmed import PubMedSource
     from core.sources.searxng import SearxngSource
     from core.sources.tavily import TavilySource
     from core.sources.wikipedia import WikipediaSource
-    from core.web.fetch import PageFetcher, PageReader
+    from core.web.fetch import PageFetcher
     from core.web.net import AddressGuard, api_session, capped_http_client, guarded_session
 
     shared = redis = None

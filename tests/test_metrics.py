@@ -24,11 +24,12 @@ from core.models import Depth, JobStatus, ProgressEvent, ResearchRequest, Resear
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.pages import PageReader
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
 from core.store.jobs import JobStore
-from core.web.fetch import PageFetcher, PageReader
+from core.web.fetch import PageFetcher
 from core.web.net import guarded_session
 from tests.chat_harness import BrokenSynthesizer
 from tests.cluster import cluster, free_port, wait_until

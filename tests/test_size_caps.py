@@ -16,7 +16,7 @@ from tavily import AsyncTavilyClient
 
 from core.answer.grading import outage_notes
 from core.config import LLMSettings
-from core.errors import SourceError, SourceResponseTooLargeError
+from core.errors import FetchError, SourceError, SourceResponseTooLargeError
 from core.llm.gateway import MAX_REPLY_BYTES, LLMError, ModelGateway, Role, Usage
 from core.llm.prompts import PromptLibrary
 from core.models import QueryIntent
@@ -26,7 +26,7 @@ from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
-from core.web.fetch import FetchError, PageFetcher
+from core.web.fetch import PageFetcher
 from core.web.net import capped_http_client, guarded_session
 from tests.local_server import LocalServer
 

@@ -20,12 +20,13 @@ from core.research.pipeline import ResearchPipeline
 from core.research.planning import route_sources
 from core.sources.arxiv import ArxivSource
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.pages import PageReader
 from core.sources.policy import SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
 from core.store.jobs import JobStore
-from core.web.fetch import PageFetcher, PageReader
+from core.web.fetch import PageFetcher
 from core.web.net import guarded_session
 from tests.fake_web import Article, FakeWeb
 

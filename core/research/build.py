@@ -19,11 +19,11 @@ from core.research.pipeline import ResearchPipeline
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.pages import PageReader
 from core.sources.protocol import SearchSource
 from core.store.deliveries import DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
-from core.web.fetch import PageReader
 
 if TYPE_CHECKING:
     from core.jobs.queue import JobQueue

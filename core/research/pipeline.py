@@ -37,9 +37,9 @@ from core.research.plain import plain_steps
 from core.research.run import JobRun, ProgressCallback, ms
 from core.research.search import SearchScope
 from core.retrieval.embedding import Embedder
+from core.sources.pages import PageReader
 from core.sources.protocol import SearchSource, SourceKind
 from core.store.jobs import JobStore
-from core.web.fetch import PageReader
 
 ScopeFunction = Callable[[str], Awaitable[str]]
 

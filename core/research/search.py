@@ -15,10 +15,10 @@ from core.errors import ConfigurationError, SourceError
 from core.models import QueryIntent, Source, SourceFailure
 from core.research.planning import ResearchPlan
 from core.sources.failure_kinds import failure_kind
+from core.sources.pages import PageReader
 from core.sources.policy import CALL_DEADLINE
 from core.sources.protocol import Capabilities, SearchQuery, SearchSource, SourceKind
 from core.sources.trust import blocked, source_prior
-from core.web.fetch import PageReader
 
 log = logging.getLogger(__name__)
 
