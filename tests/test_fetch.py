@@ -11,7 +11,13 @@ from core.errors import FetchError
 from core.models import Source, SourceMetadata
 from core.sources.pages import PageReader
 from core.web.fetch import PageFetcher, decode
-from core.web.net import BlockedAddressError, GuardedResolver, check_url, guarded_session
+from core.web.net import (
+    AddressGuard,
+    BlockedAddressError,
+    GuardedResolver,
+    check_url,
+    guarded_session,
+)
 from tests.conftest import write_pdf
 from tests.fake_web import FakeWeb
 
@@ -58,9 +64,12 @@ async def web(tmp_path: Path) -> AsyncIterator[FakeWeb]:
 
 
 @pytest.fixture
-async def fetcher() -> AsyncIterator[PageFetcher]:
-    async with guarded_session("researchbot-test", allow_loopback=True) as session:
-        yield PageFetcher(session, max_bytes=1024 * 1024, timeout_s=5, allow_loopback=True)
+async def fetcher(web: FakeWeb) -> AsyncIterator[PageFetcher]:
+    # The fake site on 127.0.0.1 is trusted as a configured endpoint would be; any other
+    # private address, this machine's other ports included, stays refused.
+    guard = AddressGuard.trusting(web.base)
+    async with guarded_session("researchbot-test", guard=guard) as session:
+        yield PageFetcher(session, max_bytes=1024 * 1024, timeout_s=5, guard=guard)
 
 
 @pytest.fixture
@@ -135,7 +144,7 @@ def test_private_addresses_and_other_schemes_are_refused(url: str) -> None:
 
 async def test_a_name_resolving_to_this_machine_is_refused() -> None:
     with pytest.raises(BlockedAddressError, match="resolves to a private"):
-        await GuardedResolver(allow_loopback=False).resolve("localhost", 80)
+        await GuardedResolver().resolve("localhost", 80)
     async with guarded_session("t") as session:
         fetcher = PageFetcher(session, timeout_s=5)
         with pytest.raises(FetchError, match="refused"):

@@ -27,7 +27,7 @@ from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
 from core.store.jobs import JobStore
 from core.web.fetch import PageFetcher
-from core.web.net import guarded_session
+from core.web.net import AddressGuard, guarded_session
 from tests.fake_web import Article, FakeWeb
 
 CAT_PAGE = """<html><head><title>Cat sleep, explained</title></head><body>
@@ -60,8 +60,10 @@ async def web() -> AsyncIterator[FakeWeb]:
 
 
 @pytest.fixture
-async def sessions() -> AsyncIterator[tuple[aiohttp.ClientSession, aiohttp.ClientSession]]:
-    async with aiohttp.ClientSession() as api, guarded_session("t", allow_loopback=True) as pages:
+async def sessions(web: FakeWeb
+                   ) -> AsyncIterator[tuple[aiohttp.ClientSession, aiohttp.ClientSession]]:
+    async with aiohttp.ClientSession() as api, \
+            guarded_session("t", guard=AddressGuard.trusting(web.base)) as pages:
         yield api, pages
 
 
@@ -79,7 +81,8 @@ def _pipeline(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge
         "pubmed": PubMedSource(api, policy("pubmed"), web.base + "/eutils"),
         "searxng": SearxngSource(api, policy("searxng"), web.base + "/searx"),
     }
-    reader = PageReader(PageFetcher(pages, timeout_s=5, allow_loopback=True), embedder)
+    reader = PageReader(PageFetcher(pages, timeout_s=5, guard=AddressGuard.trusting(web.base)),
+                        embedder)
     return build_pipeline(JobStore(engine), sources, embedder,
                           PipelineSettings(min_relevance=0.2, **settings), pages=reader)
 

@@ -47,8 +47,7 @@ class PageFetcher:
 
     def __init__(self, session: aiohttp.ClientSession, *, user_agent: str = "researchbot",
                  max_bytes: int = 5 * 1024 * 1024, concurrency: int = 8, per_host: int = 2,
-                 timeout_s: float = 10.0, allow_loopback: bool = False,
-                 guard: AddressGuard | None = None) -> None:
+                 timeout_s: float = 10.0, guard: AddressGuard | None = None) -> None:
         self._session = session
         self._agent = user_agent
         self._max_bytes = max_bytes
@@ -56,7 +55,7 @@ class PageFetcher:
         self._per_host = per_host
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._timeout_s = timeout_s
-        self._guard = guard or AddressGuard(allow_loopback)
+        self._guard = guard or AddressGuard()
         self._robots: dict[str, tuple[float, Protego | None]] = {}
         self._robots_locks: dict[str, asyncio.Lock] = {}
 
