@@ -68,14 +68,23 @@ class PageReader:
         self._passage_chars = passage_chars
 
     async def text_of(self, url: str) -> PageText:
-        """The page at `url` fetched and read; each outcome counted in source_fetch_total."""
+        """The page at `url` fetched and read, both within the fetcher's time limit; each
+        outcome counted in source_fetch_total."""
         try:
-            page = await asyncio.to_thread(page_text, await self._fetcher.fetch(url))
+            page = await self._fetch_and_read(url)
         except FetchError as error:
             SOURCE_FETCHES.labels(error.outcome).inc()
             raise
         SOURCE_FETCHES.labels("ok").inc()
         return page
+
+    async def _fetch_and_read(self, url: str) -> PageText:
+        limit_s = self._fetcher.timeout_s
+        try:
+            async with asyncio.timeout(limit_s):
+                return await asyncio.to_thread(page_text, await self._fetcher.fetch(url))
+        except TimeoutError:
+            raise FetchError(f"{url}: timed out after {limit_s:g} s", "timeout") from None
 
     async def texts_of(self, urls: Sequence[str]) -> dict[str, PageText | FetchError]:
         async def one(url: str) -> PageText | FetchError:

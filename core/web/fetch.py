@@ -54,7 +54,7 @@ class PageFetcher:
         self._all = asyncio.Semaphore(concurrency)
         self._per_host = per_host
         self._hosts: dict[str, asyncio.Semaphore] = {}
-        self._timeout_s = timeout_s
+        self.timeout_s = timeout_s
         self._guard = guard or AddressGuard()
         self._robots: dict[str, tuple[float, Protego | None]] = {}
         self._robots_locks: dict[str, asyncio.Lock] = {}
@@ -71,10 +71,10 @@ class PageFetcher:
 
     async def fetch(self, url: str) -> FetchedPage:
         try:
-            async with asyncio.timeout(self._timeout_s):
+            async with asyncio.timeout(self.timeout_s):
                 return await self._fetch(url)
         except TimeoutError:
-            raise FetchError(f"{url}: timed out after {self._timeout_s:g} s", "timeout") from None
+            raise FetchError(f"{url}: timed out after {self.timeout_s:g} s", "timeout") from None
         except BlockedAddressError as error:
             raise FetchError(f"{url}: refused: {error}", "blocked") from None
         except RedirectError as error:
