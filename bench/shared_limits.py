@@ -31,10 +31,11 @@ from redis.asyncio import Redis
 
 from bench.tables import table
 from core.models import QueryIntent
-from core.sources.base import SearchQuery
-from core.sources.policy import SingleFlight, SourcePolicy
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
-from core.sources.shared import SharedLimits
+from core.sources.shared_limits import SharedLimits
+from core.sources.single_flight import SingleFlight
 from tests.fake_web import Article, FakeWeb
 
 T = TypeVar("T")

@@ -31,14 +31,15 @@ from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
-from core.sources.base import SearchQuery
+from core.sources.pages import page_text
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
 from core.sources.wikipedia import WikipediaSource
 from core.web.fetch import PageFetcher
-from core.web.net import guarded_session
+from core.web.net import AddressGuard, guarded_session
 from tests.fake_web import Article, FakeWeb
 
 LATENCY_S = {"/tavily/search": 0.30, "/w/api.php": 0.12, "/arxiv/query": 0.25,
@@ -103,15 +104,19 @@ async def fetching(web: FakeWeb, count: int) -> list[list[Any]]:
     size_kb = len(_page(0)) / 1024
     rows = []
     for per_host in (2, 8):
-        async with guarded_session("bench", allow_loopback=True) as session:
+        guard = AddressGuard.trusting(web.base)
+        async with guarded_session("bench", guard=guard) as session:
             fetcher = PageFetcher(session, per_host=per_host, concurrency=8, timeout_s=60,
-                                  allow_loopback=True)
+                                  guard=guard)
             await fetcher.fetch(f"{web.base}/page/0")  # robots.txt and imports, once
             urls = [f"{web.base}/page/{n}" for n in range(count)]
             started = time.perf_counter()
             outcomes = await fetcher.fetch_many(urls)
+            texts = await asyncio.gather(*(asyncio.to_thread(page_text, o)
+                                           for o in outcomes.values()
+                                           if not isinstance(o, Exception)))
             wall = time.perf_counter() - started
-        ok = sum(1 for o in outcomes.values() if not isinstance(o, Exception))
+        ok = sum(1 for text in texts if text.text)
         rows.append([per_host, count, f"{size_kb:.0f}", ok, f"{wall:.2f}",
                      f"{ok / wall:.1f}"])
     return rows

@@ -24,6 +24,8 @@ from core.redact import redact, safe_url
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
+    from core.sources.protocol import SourceProbe
+
 log = logging.getLogger(__name__)
 
 Status = Literal["ok", "FAIL", "off"]
@@ -164,26 +166,22 @@ async def check_queue(settings: Settings) -> Check:
 # ---- the models --------------------------------------------------------------------------
 
 async def check_embedding(settings: Settings, call: bool) -> Check:
+    """The embedder as core.retrieval.embedding builds it; a model behind litellm is only
+    asked for a vector on request (--call-models)."""
     config = settings.embedding
 
     async def probe() -> str:
         from core.retrieval.embedding import build_embedder
 
+        embedder = await asyncio.to_thread(build_embedder, config)  # the provider must be known
         if config.model == "builtin":
-            embedder = await asyncio.to_thread(build_embedder, config)
             vectors = await asyncio.to_thread(embedder.embed, [PROBE_QUERY])
             return f"builtin {embedder.name}: loads, {vectors.shape[1]} dimensions"
-        await asyncio.to_thread(build_embedder, config)  # the provider must be known
         if not call:
             return f"{config.model}: provider known (not called; --call-models to try it)"
-        import litellm
-
-        key = config.api_key.get_secret_value() if config.api_key else None
         started = time.monotonic()
         try:
-            await litellm.aembedding(model=config.model, input=[PROBE_QUERY],
-                                     api_base=config.api_base, api_key=key,
-                                     timeout=SERVICE_TIMEOUT_S)
+            await asyncio.to_thread(embedder.embed, [PROBE_QUERY])
         except Exception as error:  # litellm raises many types; named, body not repeated
             raise ConfigurationError(f"called: {_model_failure(error)}") from None
         return f"{config.model}: called, answered in {time.monotonic() - started:.1f} s"
@@ -222,15 +220,9 @@ async def check_model(settings: Settings, setting: str, model: str, call: bool) 
 
 
 async def _call_model(settings: Settings, model: str) -> None:
-    """One completion of one token: the cheapest proof that the key and the model work."""
-    import litellm
+    from core.llm.gateway import ping_model
 
-    config = settings.llm
-    key = config.api_key.get_secret_value() if config.api_key else None
-    await litellm.acompletion(
-        model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=1,
-        api_base=config.api_base, api_key=key, timeout=SERVICE_TIMEOUT_S,
-        num_retries=0, max_retries=0)
+    await ping_model(settings.llm, model, SERVICE_TIMEOUT_S)
 
 
 def _model_failure(error: Exception) -> str:
@@ -267,61 +259,28 @@ async def require_models(settings: Settings) -> None:
 
 # ---- the web sources ---------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Probe:
-    """One quick request that shows a source answers."""
-
-    url: str
-    params: dict[str, str] | None = None
-    body: dict[str, Any] | None = None  # sent as JSON with POST
-    headers: dict[str, str] | None = None
-
-
-def source_probes(settings: Settings) -> dict[str, tuple[str, Probe | None, str]]:
-    """Each web source: its setting, the request that tries it (None: off) and why off."""
-    config = settings.sources
-    query = {"format": "json"}
-    pubmed = {"db": "pubmed", "term": PROBE_QUERY, "retmax": "1", "retmode": "json"}
-    if config.pubmed_api_key is not None:
-        pubmed["api_key"] = config.pubmed_api_key.get_secret_value()
-    tavily_key = config.tavily_api_key.get_secret_value() if config.tavily_api_key else ""
-    return {
-        "wikipedia": ("sources.wikipedia_api", Probe(
-            config.wikipedia_api.format(language="en"),
-            {"action": "query", "list": "search", "srsearch": PROBE_QUERY, "srlimit": "1",
-             **query}) if config.wikipedia else None, "sources.wikipedia = false"),
-        "arxiv": ("sources.arxiv_api", Probe(
-            config.arxiv_api, {"search_query": f"all:{PROBE_QUERY}", "max_results": "1"})
-            if config.arxiv else None, "sources.arxiv = false"),
-        "pubmed": ("sources.pubmed_api", Probe(
-            config.pubmed_api.rstrip("/") + "/esearch.fcgi", pubmed)
-            if config.pubmed else None, "sources.pubmed = false"),
-        "searxng": ("sources.searxng_url", Probe(
-            config.searxng_url.rstrip("/") + "/search", {"q": PROBE_QUERY, **query})
-            if config.searxng_url else None, "not configured"),
-        "tavily": ("sources.tavily_api_key", Probe(
-            config.tavily_api.rstrip("/") + "/search", body={"query": PROBE_QUERY,
-                                                              "max_results": 1},
-            headers={"Authorization": f"Bearer {tavily_key}"})
-            if tavily_key else None, "not configured"),
-    }
-
-
 async def check_sources(settings: Settings, timeout_s: float) -> list[Check]:
-    probes = source_probes(settings)
+    """One row a registered source (core.sources.registry), probed with the one request its
+    module declares."""
+    from core.sources.registry import SOURCES
+
+    config = settings.sources
     if settings.pipeline.local_only:
-        return [Check(f"source {name}", setting, "off", "pipeline.local_only = true")
-                for name, (setting, _, _) in probes.items()]
+        return [Check(f"source {spec.name}", spec.setting, "off", "pipeline.local_only = true")
+                for spec in SOURCES]
     from core.web.net import api_session
 
-    async with api_session(settings.sources.user_agent) as session:
+    enabled = [spec for spec in SOURCES if spec.enabled(config)]
+    async with api_session(config.user_agent,
+                           trusted=[spec.endpoint(config) or "" for spec in enabled]) as session:
         return list(await asyncio.gather(*(
-            _row(f"source {name}", setting, _reach(session, probe), timeout_s)
-            if probe else _off(f"source {name}", setting, why)
-            for name, (setting, probe, why) in probes.items())))
+            _row(f"source {spec.name}", spec.setting, _reach(session, spec.probe(config)),
+                 timeout_s)
+            if spec in enabled else _off(f"source {spec.name}", spec.setting, spec.off_reason)
+            for spec in SOURCES)))
 
 
-def _reach(session: Any, probe: Probe) -> Callable[[], Awaitable[str]]:
+def _reach(session: Any, probe: SourceProbe) -> Callable[[], Awaitable[str]]:
     async def request() -> str:
         started = time.monotonic()
         method = "POST" if probe.body is not None else "GET"

@@ -32,11 +32,11 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.research.researcher import Researcher, ScopeFunction
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
-    from core.sources.base import SearchSource
+    from core.sources.pages import PageReader
+    from core.sources.protocol import SearchSource
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore
-    from core.web.fetch import PageReader
 
 
 @dataclass
@@ -297,22 +297,21 @@ class Web:
 @asynccontextmanager
 async def open_web(settings: Settings, embedder: Embedder,
                    trusted_pages: Sequence[str] = ()) -> AsyncIterator[Web]:
-    """The web and academic sources the settings switch on, their HTTP sessions and response
-    cache, and the page reader; nothing at all when every tenant is local-only."""
+    """The web and academic sources the settings switch on (core.sources.registry), their
+    HTTP sessions and response cache, and the page reader; nothing at all when every tenant
+    is local-only."""
     config = settings.sources
     if settings.pipeline.local_only:
         yield Web({}, None)
         return
     import diskcache
 
-    from core.sources.arxiv import ArxivSource
-    from core.sources.policy import CircuitBreaker, SourcePolicy
-    from core.sources.pubmed import PubMedSource
-    from core.sources.searxng import SearxngSource
-    from core.sources.tavily import TavilySource
-    from core.sources.wikipedia import WikipediaSource
-    from core.web.fetch import PageFetcher, PageReader
-    from core.web.net import AddressGuard, api_session, capped_http_client, guarded_session
+    from core.sources.breaker import CircuitBreaker
+    from core.sources.pages import PageReader
+    from core.sources.policy import SourcePolicy
+    from core.sources.registry import SOURCES
+    from core.web.fetch import PageFetcher
+    from core.web.net import AddressGuard, api_session, guarded_session
 
     shared = redis = None
     if config.redis_url is not None:
@@ -322,7 +321,7 @@ async def open_web(settings: Settings, embedder: Embedder,
 
         from core.errors import ConfigurationError
         from core.redact import safe_url
-        from core.sources.shared import SharedLimits
+        from core.sources.shared_limits import SharedLimits
 
         url = config.redis_url.get_secret_value()
         try:  # short timeouts, one quick retry: a slow Redis sends a process to its own limits
@@ -335,47 +334,26 @@ async def open_web(settings: Settings, embedder: Embedder,
     cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
         if config.cache_ttl_hours > 0 else None
 
-    max_response = int(config.max_response_mb * 1024 * 1024)
-
-    def policy(name: str, rate: float | None = None) -> SourcePolicy:
+    def policy(name: str, rate_per_s: float | None = None) -> SourcePolicy:
         return SourcePolicy(
-            name, concurrency=config.concurrency, rate_per_s=rate or config.rate_per_second,
+            name, concurrency=config.concurrency,
+            rate_per_s=rate_per_s or config.rate_per_second,
             timeout_s=config.timeout_s, attempts=config.attempts,
             breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset_s),
             cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600,
-            max_response_bytes=max_response, shared=shared)
+            max_response_bytes=int(config.max_response_mb * 1024 * 1024), shared=shared)
 
+    enabled = [spec for spec in SOURCES if spec.enabled(config)]
     # The configured API endpoints may be on the user's LAN; names a redirect leads to may not.
     api = api_session(config.user_agent, connect_timeout_s=max(1.0, config.timeout_s / 2),
-                      trusted=[config.searxng_url or "", config.wikipedia_api, config.arxiv_api,
-                               config.pubmed_api])
+                      trusted=[spec.endpoint(config) or "" for spec in enabled])
     page_guard = AddressGuard.trusting(*trusted_pages)
     pages = guarded_session(config.user_agent, guard=page_guard)
-    tavily = None
-    tavily_http = None
+    opened = AsyncExitStack()
     try:
-        found: dict[str, SearchSource] = {}
-        if config.wikipedia:
-            found["wikipedia"] = WikipediaSource(api, policy("wikipedia"), config.wikipedia_api)
-        if config.arxiv:
-            found["arxiv"] = ArxivSource(api, policy("arxiv", min(config.rate_per_second, 1.0)),
-                                         config.arxiv_api)
-        if config.pubmed:
-            key = config.pubmed_api_key.get_secret_value() if config.pubmed_api_key else None
-            found["pubmed"] = PubMedSource(api, policy("pubmed", 10.0 if key else None),
-                                           config.pubmed_api, key)
-        if config.searxng_url:
-            found["searxng"] = SearxngSource(api, policy("searxng"), config.searxng_url)
-        if config.tavily_api_key is not None:
-            from tavily import AsyncTavilyClient
-
-            tavily_http = capped_http_client(max_response)
-            tavily = AsyncTavilyClient(api_key=config.tavily_api_key.get_secret_value(),
-                                       api_base_url=config.tavily_api, client=tavily_http)
-            found["tavily"] = TavilySource(
-                tavily, policy("tavily"), search_depth=config.tavily_search_depth,
-                include_domains=config.tavily_include_domains,
-                exclude_domains=config.tavily_exclude_domains)
+        found: dict[str, SearchSource] = {
+            spec.name: await opened.enter_async_context(spec.open(config, api, policy))
+            for spec in enabled}
         fetcher = PageFetcher(pages, user_agent="researchbot",
                               max_bytes=int(config.max_page_mb * 1024 * 1024),
                               concurrency=config.fetch_concurrency,
@@ -385,10 +363,7 @@ async def open_web(settings: Settings, embedder: Embedder,
             else None
         yield Web(found, reader)
     finally:
-        if tavily is not None:
-            await tavily.close()
-        if tavily_http is not None:
-            await tavily_http.aclose()
+        await opened.aclose()
         await api.close()
         await pages.close()
         if cache is not None:

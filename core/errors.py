@@ -8,10 +8,14 @@
     │                           network or not http(s); refused before any connection is made
     ├── RedirectError           a redirect without a target, or more redirects than the limit
     ├── ResponseTooLargeError   an answer passed its size cap while streaming (decoded bytes count)
+    ├── FetchError              a web page was not fetched or read; `outcome` names the kind
     ├── SourceError             a search source failed (outage, timeout); carries the source name
     │   ├── SourceTimeoutError
     │   ├── SourceUnreachableError  no connection (no network, name not found, refused)
-    │   └── SourceResponseTooLargeError  its answer passed sources.max_response_mb
+    │   ├── SourceResponseTooLargeError  its answer passed sources.max_response_mb
+    │   ├── SourceHttpError     it answered a non-2xx status (429 and 5xx are retried)
+    │   ├── SourceDroppedError  the connection broke mid-call (retried)
+    │   └── SourceBusyError     never sent: no turn (rate limit, concurrency) before the deadline
     ├── StoreError              the job store or a cache could not be read or written
     ├── JobNotFoundError        no job has that id
     └── JobFailedError          a job ended without an answer (its stored reason)
@@ -57,6 +61,16 @@ class ResponseTooLargeError(ResearchBotError):
         self.read = read
 
 
+class FetchError(ResearchBotError):
+    """A page was not fetched; the message says why (refused, too big, not text, ...) and
+    `outcome` names the kind (source_fetch_total): blocked, robots, too_large, timeout,
+    http_error, not_a_page or error."""
+
+    def __init__(self, message: str, outcome: str = "error") -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
 class SourceError(ResearchBotError):
     """A search source failed. An outage, not an empty result."""
 
@@ -78,6 +92,28 @@ class SourceUnreachableError(SourceError):
 class SourceResponseTooLargeError(SourceError):
     """A search source answered with more than `sources.max_response_mb`: it was not read
     further. Not retried (it would answer the same)."""
+
+
+class SourceHttpError(SourceError):
+    """A non-2xx answer; `retry_after` from the response when it said."""
+
+    def __init__(self, source: str, status: int, retry_after: float | None = None) -> None:
+        super().__init__(source, f"HTTP {status}", status)
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        return self.status == 429 or (self.status or 0) >= 500
+
+
+class SourceDroppedError(SourceError):
+    """The connection broke mid-call: worth another attempt."""
+
+
+class SourceBusyError(SourceError):
+    """The call waited for its turn (a concurrency slot, the rate limit: this process's or the
+    one shared in Redis) until its time was nearly up, and was never sent. The source is busy
+    with other questions, not down: the breaker does not count it."""
 
 
 class StoreError(ResearchBotError):

@@ -20,8 +20,8 @@ from core.config import CacheSettings, PipelineSettings
 from core.jobs.delivery import RetryPolicy
 from core.jobs.service import JobService
 from core.models import QueryIntent, ResearchRequest, Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 from core.store.access import ShareLinks
 from core.store.conversations import ConversationStore
 from core.store.feedback import FeedbackStore

@@ -1,5 +1,5 @@
-"""The page fetcher against local pages through the guarded session: boilerplate, charsets,
-size cap, PDF, robots.txt, and server-side request forgery refused."""
+"""The page fetcher and the page reader against local pages through the guarded session:
+boilerplate, charsets, size cap, PDF, robots.txt, and server-side request forgery refused."""
 
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 
+from core.errors import FetchError
 from core.models import Source, SourceMetadata
-from core.web.fetch import FetchError, PageFetcher, PageReader, decode
-from core.web.net import BlockedAddressError, GuardedResolver, check_url, guarded_session
+from core.sources.pages import PageReader
+from core.web.fetch import PageFetcher, decode
+from core.web.net import (
+    AddressGuard,
+    BlockedAddressError,
+    GuardedResolver,
+    check_url,
+    guarded_session,
+)
 from tests.conftest import write_pdf
 from tests.fake_web import FakeWeb
 
@@ -47,6 +55,7 @@ async def web(tmp_path: Path) -> AsyncIterator[FakeWeb]:
         "/paper.pdf": (pdf.read_bytes(), "application/pdf"),
         "/image.png": (b"\x89PNG\r\n\x1a\n" + b"\x00" * 100, "image/png"),
         "/notes.txt": (b"Cats groom themselves for hours every day.", "text/plain"),
+        "/fake.html": (b"\x00\x01\x02\xff" * 64, "text/html"),
         "/private/secret": (b"<html><body><p>secret</p></body></html>", "text/html"),
     }
     await server.start()
@@ -55,14 +64,22 @@ async def web(tmp_path: Path) -> AsyncIterator[FakeWeb]:
 
 
 @pytest.fixture
-async def fetcher() -> AsyncIterator[PageFetcher]:
-    async with guarded_session("researchbot-test", allow_loopback=True) as session:
-        yield PageFetcher(session, max_bytes=1024 * 1024, timeout_s=5, allow_loopback=True)
+async def fetcher(web: FakeWeb) -> AsyncIterator[PageFetcher]:
+    # The fake site on 127.0.0.1 is trusted as a configured endpoint would be; any other
+    # private address, this machine's other ports included, stays refused.
+    guard = AddressGuard.trusting(web.base)
+    async with guarded_session("researchbot-test", guard=guard) as session:
+        yield PageFetcher(session, max_bytes=1024 * 1024, timeout_s=5, guard=guard)
+
+
+@pytest.fixture
+def reader(fetcher: PageFetcher, embedder: Any) -> PageReader:
+    return PageReader(fetcher, embedder, pages=5, passage_chars=120)
 
 
 async def test_the_main_text_is_kept_and_the_boilerplate_dropped(web: FakeWeb,
-                                                                 fetcher: PageFetcher) -> None:
-    page = await fetcher.fetch(f"{web.base}/cats")
+                                                                 reader: PageReader) -> None:
+    page = await reader.text_of(f"{web.base}/cats")
     assert "12 and 16 hours" in page.text and "crepuscular" in page.text
     for noise in ("cookies", "Shop", "newsletter", "All rights reserved"):
         assert noise not in page.text
@@ -71,20 +88,27 @@ async def test_the_main_text_is_kept_and_the_boilerplate_dropped(web: FakeWeb,
 
 
 async def test_charsets_from_the_header_and_from_the_page(web: FakeWeb,
-                                                          fetcher: PageFetcher) -> None:
-    latin = await fetcher.fetch(f"{web.base}/latin")
+                                                          reader: PageReader) -> None:
+    latin = await reader.text_of(f"{web.base}/latin")
     assert "Le café crème coûte deux euros à Besançon" in latin.text
-    meta = await fetcher.fetch(f"{web.base}/meta-charset")
+    meta = await reader.text_of(f"{web.base}/meta-charset")
     assert "Naïve café “quotes”" in meta.text
     # No header, no <meta>, not UTF-8: charset detection.
     assert decode("Grüße aus Köln".encode("utf-16"), None) == "Grüße aus Köln"
 
 
-async def test_pdfs_and_plain_text_are_read(web: FakeWeb, fetcher: PageFetcher) -> None:
-    pdf = await fetcher.fetch(f"{web.base}/paper.pdf")
+async def test_pdfs_and_plain_text_are_read(web: FakeWeb, reader: PageReader) -> None:
+    pdf = await reader.text_of(f"{web.base}/paper.pdf")
     assert "Cats sleep most of the day." in pdf.text and pdf.content_type == "application/pdf"
-    text = await fetcher.fetch(f"{web.base}/notes.txt")
+    text = await reader.text_of(f"{web.base}/notes.txt")
     assert text.text == "Cats groom themselves for hours every day."
+
+
+async def test_binary_content_labelled_as_a_page_is_not_read(web: FakeWeb,
+                                                            reader: PageReader) -> None:
+    with pytest.raises(FetchError, match="binary content labelled text/html") as refused:
+        await reader.text_of(f"{web.base}/fake.html")
+    assert refused.value.outcome == "not_a_page"
 
 
 @pytest.mark.parametrize("path, reason", [
@@ -120,7 +144,7 @@ def test_private_addresses_and_other_schemes_are_refused(url: str) -> None:
 
 async def test_a_name_resolving_to_this_machine_is_refused() -> None:
     with pytest.raises(BlockedAddressError, match="resolves to a private"):
-        await GuardedResolver(allow_loopback=False).resolve("localhost", 80)
+        await GuardedResolver().resolve("localhost", 80)
     async with guarded_session("t") as session:
         fetcher = PageFetcher(session, timeout_s=5)
         with pytest.raises(FetchError, match="refused"):
@@ -135,13 +159,12 @@ async def test_robots_rules_are_read_once_per_site(web: FakeWeb, fetcher: PageFe
 
 
 async def test_the_reader_puts_the_best_passage_of_each_page_in_place_of_the_snippet(
-    web: FakeWeb, fetcher: PageFetcher, embedder: Any,
+    web: FakeWeb, reader: PageReader,
 ) -> None:
     hit = Source(id="s1", title="Cat sleep", url=f"{web.base}/cats", snippet="Cats sleep...",
                  content="Cats sleep...", metadata=SourceMetadata(provider="tavily"))
     missing = hit.model_copy(update={"id": "s2", "url": f"{web.base}/missing"})
     local = Source(id="s3", title="Notes", path="/notes.md", content="Local notes.")
-    reader = PageReader(fetcher, embedder, pages=5, passage_chars=120)
     read, problems = await reader.read("How many hours do cats sleep?", [hit, missing, local],
                                        snippet_providers={"tavily"})
     assert "12 and 16 hours" in read[0].content and read[0].metadata.author == "Dr. Whiskers"
@@ -163,4 +186,4 @@ async def test_robots_wildcards_end_anchors_and_allow_are_understood(
     with pytest.raises(FetchError, match=r"disallowed by robots\.txt"):
         await fetcher.fetch(f"{web.base}/cats")
     allowed = await fetcher.fetch(f"{web.base}/cats/public")
-    assert allowed.text == "Cats are welcome here."
+    assert allowed.body == b"Cats are welcome here."

@@ -23,8 +23,9 @@ from core.config import CacheSettings, PipelineSettings
 from core.errors import SourceUnreachableError
 from core.models import Citation, Confidence, ResearchRequest, Source, SourceFailure, SourceMetadata
 from core.research.intake import detect_intent
-from core.sources.base import SearchQuery
-from core.sources.policy import CircuitBreaker, SourcePolicy
+from core.sources.breaker import CircuitBreaker
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.wikipedia import WikipediaSource
 from core.web.net import api_session
 from tests.job_client import JobClient

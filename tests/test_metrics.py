@@ -24,11 +24,12 @@ from core.metrics import render_metrics
 from core.models import Depth, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.pages import PageReader
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
-from core.web.fetch import PageFetcher, PageReader
-from core.web.net import guarded_session
+from core.web.fetch import PageFetcher
+from core.web.net import AddressGuard, guarded_session
 from tests.chat_harness import BrokenSynthesizer
 from tests.cluster import cluster, free_port, wait_until
 from tests.conftest import POSTGRES_URL, REDIS_URL
@@ -151,7 +152,7 @@ async def test_web_sources_count_latency_errors_and_page_fetches(
                ("source_fetch_total", {"outcome": "robots"})]
     before = samples(counted)
     async with aiohttp.ClientSession() as api, \
-            guarded_session("t", allow_loopback=True) as pages:
+            guarded_session("t", guard=AddressGuard.trusting(web.base)) as pages:
         def policy(name: str) -> SourcePolicy:
             return SourcePolicy(name, timeout_s=5, attempts=1, rate_per_s=100)
 
@@ -159,7 +160,8 @@ async def test_web_sources_count_latency_errors_and_page_fetches(
             "local": LocalKnowledgeBaseSource(knowledge_base, 3),
             "wikipedia": WikipediaSource(api, policy("wikipedia"), web.base + "/w/api.php"),
             "searxng": SearxngSource(api, policy("searxng"), web.base + "/searx")}
-        reader = PageReader(PageFetcher(pages, timeout_s=5, allow_loopback=True), embedder)
+        reader = PageReader(PageFetcher(pages, timeout_s=5,
+                                        guard=AddressGuard.trusting(web.base)), embedder)
         research = build_research(sources, embedder,
                                   PipelineSettings(min_relevance=0.2), pages=reader)
         service = build_jobs(research, sqlite_engine, progress_interval_s=0.0)

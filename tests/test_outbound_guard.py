@@ -13,12 +13,12 @@ import pytest
 from aiohttp import web
 from tavily import AsyncTavilyClient
 
-from core.errors import BlockedAddressError, SourceError
-from core.sources.base import SearchQuery
+from core.errors import BlockedAddressError, FetchError, SourceError
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
-from core.web.fetch import FetchError, PageFetcher
+from core.web.fetch import PageFetcher
 from core.web.net import (
     AddressGuard,
     GuardedResolver,
@@ -176,7 +176,7 @@ async def test_a_robots_txt_redirect_inside_is_not_followed(
     site.robots_to = _target(template, inside, inside6)
     page = await fetcher.fetch(f"{site.base}/cats")
     # robots.txt counts as unavailable (RFC 9309): the page itself is read, nothing inside.
-    assert "sixteen hours" in page.text
+    assert b"sixteen hours" in page.body
     assert site.hits == ["/robots.txt", "/cats"]
     assert inside.hits == [] and inside6.hits == []
 

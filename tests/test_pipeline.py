@@ -10,8 +10,8 @@ from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import CacheSettings, PipelineSettings
 from core.errors import InvalidQuestionError, JobFailedError, SourceError
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
-from core.sources.base import Capabilities, SearchQuery, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 from core.store.jobs import JobStore
 from tests.job_client import JobClient
 

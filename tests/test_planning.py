@@ -1,7 +1,7 @@
 from core.research.intake import detect_intent
 from core.research.planning import plan_queries, route_sources
-from core.sources.base import Capabilities, SourceKind
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.protocol import Capabilities, SourceKind
 from core.sources.wikipedia import WikipediaSource
 
 LOCAL = {"local": LocalKnowledgeBaseSource.capabilities}

@@ -22,10 +22,11 @@ from core.errors import SourceError, SourceUnreachableError
 from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import SearchOutcome, run_search
-from core.sources.base import SearchQuery
-from core.sources.policy import CircuitBreaker, SourcePolicy
+from core.sources.breaker import CircuitBreaker
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
-from core.sources.shared import SharedLimits, rate_window
+from core.sources.shared_limits import SharedLimits, rate_window
 from tests.conftest import REDIS_URL, redis_server
 from tests.fake_web import Article, Failure, FakeWeb
 
@@ -289,7 +290,7 @@ async def test_a_call_that_never_got_its_turn_is_busy_not_down(
 async def test_without_redis_every_process_keeps_its_own_limits(
     fake: TimedWeb, session: Any, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="core.sources.shared")
+    caplog.set_level(logging.WARNING, logger="core.sources.shared_limits")
     redis = Redis.from_url(f"redis://127.0.0.1:{_closed_port()}/0", socket_connect_timeout=1.0,
                            socket_timeout=1.0, retry=Retry(NoBackoff(), 1))
     try:
@@ -307,7 +308,7 @@ async def test_without_redis_every_process_keeps_its_own_limits(
         assert policy.breaker.state == "open"  # this process's breaker took over
     finally:
         await redis.aclose()
-    warned = [r for r in caplog.records if r.name == "core.sources.shared"]
+    warned = [r for r in caplog.records if r.name == "core.sources.shared_limits"]
     assert len(warned) == 1 and "sources.redis_url" in warned[0].getMessage()
 
 

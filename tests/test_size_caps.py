@@ -16,18 +16,18 @@ from tavily import AsyncTavilyClient
 
 from core.answer.grading import outage_notes
 from core.config import LLMSettings
-from core.errors import SourceError, SourceResponseTooLargeError
+from core.errors import FetchError, SourceError, SourceResponseTooLargeError
 from core.llm.gateway import MAX_REPLY_BYTES, LLMError, ModelGateway, Role, Usage
 from core.llm.prompts import PromptLibrary
 from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
-from core.sources.base import SearchQuery
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
-from core.web.fetch import FetchError, PageFetcher
-from core.web.net import capped_http_client, guarded_session
+from core.web.fetch import PageFetcher
+from core.web.net import AddressGuard, capped_http_client, guarded_session
 from tests.local_server import LocalServer
 
 CAP = 256 * 1024
@@ -172,8 +172,9 @@ async def test_tavily_answers_are_capped_too(server: Oversized, answer: str) -> 
 async def test_pages_are_capped_while_streaming(server: Oversized, path: str) -> None:
     server.bombs.add("/page/bomb")
     server.declared.add("/page/declared")
-    async with guarded_session("t", allow_loopback=True) as session:
-        fetcher = PageFetcher(session, max_bytes=CAP, timeout_s=10, allow_loopback=True)
+    guard = AddressGuard.trusting(server.base)
+    async with guarded_session("t", guard=guard) as session:
+        fetcher = PageFetcher(session, max_bytes=CAP, timeout_s=10, guard=guard)
         with pytest.raises(FetchError, match=r"larger than 0\.25 MB"):
             await fetcher.fetch(server.base + path)
     assert server.sent.get(path, 0) < CAP + SLACK

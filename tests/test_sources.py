@@ -17,10 +17,11 @@ from core.models import QueryIntent, TimeConstraint
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
-from core.sources.base import SearchQuery
-from core.sources.common import canonical_url
-from core.sources.policy import CircuitBreaker, SourcePolicy
+from core.sources.breaker import CircuitBreaker
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
 from core.sources.pubmed import PubMedSource
+from core.sources.search_hits import canonical_url
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
 from core.sources.wikipedia import WikipediaSource

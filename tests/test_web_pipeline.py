@@ -19,12 +19,13 @@ from core.models import ResearchRequest
 from core.research.planning import route_sources
 from core.sources.arxiv import ArxivSource
 from core.sources.local import LocalKnowledgeBaseSource
+from core.sources.pages import PageReader
 from core.sources.policy import SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
-from core.web.fetch import PageFetcher, PageReader
-from core.web.net import guarded_session
+from core.web.fetch import PageFetcher
+from core.web.net import AddressGuard, guarded_session
 from tests.fake_web import Article, FakeWeb
 from tests.job_client import JobClient
 
@@ -58,8 +59,10 @@ async def web() -> AsyncIterator[FakeWeb]:
 
 
 @pytest.fixture
-async def sessions() -> AsyncIterator[tuple[aiohttp.ClientSession, aiohttp.ClientSession]]:
-    async with aiohttp.ClientSession() as api, guarded_session("t", allow_loopback=True) as pages:
+async def sessions(web: FakeWeb
+                   ) -> AsyncIterator[tuple[aiohttp.ClientSession, aiohttp.ClientSession]]:
+    async with aiohttp.ClientSession() as api, \
+            guarded_session("t", guard=AddressGuard.trusting(web.base)) as pages:
         yield api, pages
 
 
@@ -77,7 +80,8 @@ def _pipeline(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge
         "pubmed": PubMedSource(api, policy("pubmed"), web.base + "/eutils"),
         "searxng": SearxngSource(api, policy("searxng"), web.base + "/searx"),
     }
-    reader = PageReader(PageFetcher(pages, timeout_s=5, allow_loopback=True), embedder)
+    reader = PageReader(PageFetcher(pages, timeout_s=5, guard=AddressGuard.trusting(web.base)),
+                        embedder)
     research = build_research(sources, embedder,
                               PipelineSettings(min_relevance=0.2, **settings), pages=reader)
     return JobClient(build_jobs(research, engine, progress_interval_s=0.0))

@@ -378,7 +378,7 @@ class JobService:
         """Store why the job failed (nothing of the exception is kept beyond this call) and
         tell the person."""
         message = user_message(error)
-        kind = failure_kind(error)
+        kind = failure_of(error)
         if kind == FailureKind.ERROR:
             log.error("job %s failed: %s: %s", job_id, type(error).__name__,
                       redact(str(error))[:500], extra=dict(fields))
@@ -470,7 +470,7 @@ def validated(request: ResearchRequest) -> ResearchRequest:
                                       "context": context})
 
 
-def failure_kind(error: BaseException) -> FailureKind:
+def failure_of(error: BaseException) -> FailureKind:
     """How a failure is told: the person's to fix, a setting's, or ours."""
     if isinstance(error, InvalidQuestionError):
         return FailureKind.INVALID

@@ -261,21 +261,31 @@ class ModelGateway:
     async def _call(self, model: str, messages: list[dict[str, str]], limit_s: float,
                     max_tokens: int) -> Any:
         settings = self._settings
-        arguments: dict[str, Any] = {
-            "model": model, "messages": messages, "temperature": settings.temperature,
-            "timeout": limit_s, "max_tokens": max_tokens,
-            "response_format": {"type": "json_object"},
-            "num_retries": 0, "max_retries": 0, "drop_params": True,
-        }
-        if settings.api_base:
-            arguments["api_base"] = settings.api_base
-        if settings.api_key is not None:
-            arguments["api_key"] = settings.api_key.get_secret_value()
-        import litellm
+        return await _completion(
+            settings, model=model, messages=messages, temperature=settings.temperature,
+            timeout=limit_s, max_tokens=max_tokens, response_format={"type": "json_object"},
+            drop_params=True)
 
-        litellm.suppress_debug_info = True
-        cap_model_replies()
-        return await litellm.acompletion(**arguments)
+
+async def ping_model(settings: LLMSettings, model: str, timeout_s: float) -> None:
+    """One completion of one token, not retried: the cheapest proof that the key and the
+    model work (`researchbot check`, a bot's start-up check). Raises litellm's own error, so
+    that the caller can tell a refused key (401, 403) or model (404) from a busy one."""
+    await _completion(settings, model=model, messages=[{"role": "user", "content": "Say OK."}],
+                      max_tokens=1, timeout=timeout_s)
+
+
+async def _completion(settings: LLMSettings, **arguments: Any) -> Any:
+    """litellm's completion on the configured endpoint and key, its retries left to us."""
+    if settings.api_base:
+        arguments["api_base"] = settings.api_base
+    if settings.api_key is not None:
+        arguments["api_key"] = settings.api_key.get_secret_value()
+    import litellm
+
+    litellm.suppress_debug_info = True
+    cap_model_replies()
+    return await litellm.acompletion(num_retries=0, max_retries=0, **arguments)
 
 
 def cap_model_replies(max_bytes: int = MAX_REPLY_BYTES) -> None:

@@ -28,7 +28,7 @@ from core.research.model_replies import (
     Understanding,
 )
 from core.research.planning import PlannedQuery, ResearchPlan
-from core.sources.base import SearchSource
+from core.sources.protocol import SearchSource
 from core.text import terms
 
 PASSAGE_CHARS = 1500

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from core.models import QueryIntent, QuestionType
-from core.sources.base import Capabilities, SourceKind
+from core.sources.protocol import Capabilities, SourceKind
 
 
 class PlannedQuery(BaseModel):

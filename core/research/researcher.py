@@ -35,8 +35,8 @@ from core.research.model_steps import ResearchLoop
 from core.research.record import ProgressSink, ResearchRecord, ms
 from core.research.search import SearchScope
 from core.retrieval.embedding import Embedder
-from core.sources.base import SearchSource, SourceKind
-from core.web.fetch import PageReader
+from core.sources.pages import PageReader
+from core.sources.protocol import SearchSource, SourceKind
 
 ScopeFunction = Callable[[str], Awaitable[str]]
 

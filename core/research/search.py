@@ -11,19 +11,14 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from core.errors import (
-    ConfigurationError,
-    SourceError,
-    SourceResponseTooLargeError,
-    SourceTimeoutError,
-    SourceUnreachableError,
-)
+from core.errors import ConfigurationError, SourceError
 from core.models import QueryIntent, Source, SourceFailure
 from core.research.planning import ResearchPlan
-from core.sources.base import Capabilities, SearchQuery, SearchSource, SourceKind
-from core.sources.policy import CALL_DEADLINE, SourceBusyError
-from core.sources.quality import blocked, source_prior
-from core.web.fetch import PageReader
+from core.sources.failure_kinds import failure_kind
+from core.sources.pages import PageReader
+from core.sources.policy import CALL_DEADLINE
+from core.sources.protocol import Capabilities, SearchQuery, SearchSource, SourceKind
+from core.sources.trust import blocked, source_prior
 
 log = logging.getLogger(__name__)
 
@@ -145,18 +140,3 @@ async def _search_one(
         return SourceFailure(source=source.name, query=query.text, label=source.label,
                              reason=str(error), kind=failure_kind(error))
 
-
-def failure_kind(error: SourceError) -> str:
-    if isinstance(error, SourceUnreachableError):
-        return "unreachable"
-    if isinstance(error, SourceTimeoutError):
-        return "timeout"
-    if isinstance(error, SourceBusyError):
-        return "busy"  # never sent: our own limits, not the source, ran out of time
-    if isinstance(error, SourceResponseTooLargeError):
-        return "too_large"
-    if error.status == 429:
-        return "rate_limited"
-    if error.status in (401, 403):
-        return "refused"
-    return "error"

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import re
+from contextlib import AbstractAsyncContextManager, nullcontext
 
 import aiohttp
 
+from core.config import SourcesSettings
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
-from core.sources.policy import SourcePolicy, parse_xml
+from core.sources.api_requests import parse_xml
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import (
+    PROBE_QUERY,
+    Capabilities,
+    PolicyFactory,
+    SearchQuery,
+    SearchSource,
+    SourceKind,
+    SourceProbe,
+    SourceSpec,
+)
+from core.sources.search_hits import parse_date, web_source
 
 DEFAULT_API = "https://export.arxiv.org/api/query"
 _ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
@@ -27,18 +39,43 @@ class ArxivSource:
         self._api_url = api_url
 
     async def search(self, query: SearchQuery) -> list[Source]:
-        words = re.findall(r"[\w-]+", query.text)[:12]
-        if not words:
+        expression = _expression(query.text)
+        if not expression:
             return []
         limit = min(query.limit, 20)
-        expression = " AND ".join(f"all:{word}" for word in words)
 
         async def fetch() -> str:
-            return await self._policy.get_text(self._session, self._api_url, {
-                "search_query": expression, "start": "0", "max_results": str(limit),
-                "sortBy": "relevance"})
+            return await self._policy.get_text(self._session, self._api_url,
+                                               _query_params(expression, limit))
 
         return parse_feed(await self._policy.call(f"{expression}|{limit}", fetch), limit)
+
+
+def _expression(text: str) -> str:
+    """The search expression: every word (at most 12) in any field."""
+    return " AND ".join(f"all:{word}" for word in re.findall(r"[\w-]+", text)[:12])
+
+
+def _query_params(expression: str, limit: int) -> dict[str, str]:
+    return {"search_query": expression, "start": "0", "max_results": str(limit),
+            "sortBy": "relevance"}
+
+
+def _open(config: SourcesSettings, session: aiohttp.ClientSession,
+          policy: PolicyFactory) -> AbstractAsyncContextManager[SearchSource]:
+    # arXiv asks for no more than one request every few seconds.
+    rate = min(config.rate_per_second, 1.0)
+    return nullcontext(ArxivSource(session, policy("arxiv", rate), config.arxiv_api))
+
+
+def _probe(config: SourcesSettings) -> SourceProbe:
+    return SourceProbe(config.arxiv_api, _query_params(_expression(PROBE_QUERY), 1))
+
+
+SOURCE = SourceSpec(
+    name=ArxivSource.name, label=ArxivSource.label, setting="sources.arxiv_api",
+    enabled=lambda config: config.arxiv, off_reason="sources.arxiv = false",
+    endpoint=lambda config: config.arxiv_api, open=_open, probe=_probe)
 
 
 def parse_feed(xml: str, limit: int = 20) -> list[Source]:

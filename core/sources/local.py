@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.models import Source
 from core.retrieval.kb.knowledge_base import KnowledgeBase
-from core.sources.base import Capabilities, SearchQuery, SourceKind
+from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 
 
 class LocalKnowledgeBaseSource:

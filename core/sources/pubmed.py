@@ -4,15 +4,27 @@ efetch for the abstracts. No key needed; an API key raises NCBI's rate limit."""
 from __future__ import annotations
 
 import re
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import aiohttp
 
+from core.config import SourcesSettings
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
-from core.sources.policy import SourcePolicy, parse_xml
+from core.sources.api_requests import parse_xml
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import (
+    PROBE_QUERY,
+    Capabilities,
+    PolicyFactory,
+    SearchQuery,
+    SearchSource,
+    SourceKind,
+    SourceProbe,
+    SourceSpec,
+)
+from core.sources.search_hits import parse_date, web_source
 
 DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 
@@ -27,15 +39,14 @@ class PubMedSource:
         self._session = session
         self._policy = policy
         self._api_url = api_url.rstrip("/")
-        self._key = {"api_key": api_key} if api_key else {}
+        self._key = _key_params(api_key)
 
     async def search(self, query: SearchQuery) -> list[Source]:
         limit = min(query.limit, 20)
 
         async def fetch() -> list[dict[str, Any]]:
-            found = await self._policy.get_json(self._session, f"{self._api_url}/esearch.fcgi", {
-                "db": "pubmed", "term": query.text, "retmode": "json", "retmax": str(limit),
-                "sort": "relevance", **self._key})
+            url, params = _esearch(self._api_url, self._key, query.text, limit)
+            found = await self._policy.get_json(self._session, url, params)
             ids = _ids(found)[:limit]
             if not ids:
                 return []
@@ -72,6 +83,40 @@ class PubMedSource:
                 author=", ".join(a for a in authors if a)[:300] or None,
                 identifiers={"PMID": record["pmid"], "DOI": doi or "", "in": journal}))
         return sources
+
+
+def _esearch(api_url: str, key: dict[str, str], term: str,
+             limit: int) -> tuple[str, dict[str, str]]:
+    """The URL and parameters of the search for PMIDs, the first request of a search."""
+    return f"{api_url}/esearch.fcgi", {"db": "pubmed", "term": term, "retmode": "json",
+                                       "retmax": str(limit), "sort": "relevance", **key}
+
+
+def _key_params(api_key: str | None) -> dict[str, str]:
+    return {"api_key": api_key} if api_key else {}
+
+
+def _key(config: SourcesSettings) -> str | None:
+    return config.pubmed_api_key.get_secret_value() if config.pubmed_api_key else None
+
+
+def _open(config: SourcesSettings, session: aiohttp.ClientSession,
+          policy: PolicyFactory) -> AbstractAsyncContextManager[SearchSource]:
+    key = _key(config)
+    # NCBI allows 10 requests a second with a key, 3 without.
+    return nullcontext(PubMedSource(session, policy("pubmed", 10.0 if key else None),
+                                    config.pubmed_api, key))
+
+
+def _probe(config: SourcesSettings) -> SourceProbe:
+    return SourceProbe(*_esearch(config.pubmed_api.rstrip("/"), _key_params(_key(config)),
+                                 PROBE_QUERY, 1))
+
+
+SOURCE = SourceSpec(
+    name=PubMedSource.name, label=PubMedSource.label, setting="sources.pubmed_api",
+    enabled=lambda config: config.pubmed, off_reason="sources.pubmed = false",
+    endpoint=lambda config: config.pubmed_api, open=_open, probe=_probe)
 
 
 def _ids(found: Any) -> list[str]:

@@ -1,15 +1,35 @@
-"""Tavily web search through tavily-python's async client (created by the caller, on an httpx
-client whose answers are capped: core.web.net.CappedTransport)."""
+"""Tavily web search through tavily-python's async client (opened by `SOURCE.open`, on an
+httpx client whose answers are capped: core.web.net.CappedTransport)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from core.errors import ResponseTooLargeError, SourceError, SourceResponseTooLargeError
+import aiohttp
+
+from core.config import SourcesSettings
+from core.errors import (
+    ResponseTooLargeError,
+    SourceError,
+    SourceHttpError,
+    SourceResponseTooLargeError,
+)
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
-from core.sources.policy import SourceHttpError, SourcePolicy
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import (
+    PROBE_QUERY,
+    Capabilities,
+    PolicyFactory,
+    SearchQuery,
+    SearchSource,
+    SourceKind,
+    SourceProbe,
+    SourceSpec,
+)
+from core.sources.search_hits import parse_date, web_source
+from core.web.net import capped_http_client
 
 
 class TavilySource:
@@ -79,3 +99,43 @@ def _as_source_error(error: Exception) -> Exception:
     if name in ("ConnectError", "ReadError", "RemoteProtocolError", "WriteError"):
         return ConnectionError(f"{name}: {error}")
     return SourceError("tavily", f"{name}: {error}"[:300])
+
+
+def _key(config: SourcesSettings) -> str:
+    return config.tavily_api_key.get_secret_value() if config.tavily_api_key else ""
+
+
+@asynccontextmanager
+async def _open(config: SourcesSettings, session: aiohttp.ClientSession,
+                policy: PolicyFactory) -> AsyncIterator[SearchSource]:
+    """Tavily talks through its own client (not `session`), on an httpx client capped at
+    the policy's response size; both are closed with the source."""
+    from tavily import AsyncTavilyClient
+
+    tavily_policy = policy("tavily")
+    http = capped_http_client(tavily_policy.max_response_bytes)
+    try:
+        client = AsyncTavilyClient(api_key=_key(config), api_base_url=config.tavily_api,
+                                   client=http)
+        try:
+            yield TavilySource(client, tavily_policy, search_depth=config.tavily_search_depth,
+                               include_domains=config.tavily_include_domains,
+                               exclude_domains=config.tavily_exclude_domains)
+        finally:
+            await client.close()
+    finally:
+        await http.aclose()
+
+
+def _probe(config: SourcesSettings) -> SourceProbe:
+    """The search request tavily-python's client sends, for one result."""
+    return SourceProbe(config.tavily_api.rstrip("/") + "/search",
+                       body={"query": PROBE_QUERY, "max_results": 1},
+                       headers={"Authorization": f"Bearer {_key(config)}"})
+
+
+SOURCE = SourceSpec(
+    name=TavilySource.name, label=TavilySource.label, setting="sources.tavily_api_key",
+    enabled=lambda config: bool(_key(config)), off_reason="not configured",
+    endpoint=lambda config: None,  # reached through Tavily's own client, not the API session
+    open=_open, probe=_probe)

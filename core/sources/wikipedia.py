@@ -3,15 +3,26 @@ the wiki's language follows the question's."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import aiohttp
 
+from core.config import SourcesSettings
 from core.errors import SourceError
 from core.models import Source
-from core.sources.base import Capabilities, SearchQuery, SourceKind
-from core.sources.common import parse_date, web_source
 from core.sources.policy import SourcePolicy
+from core.sources.protocol import (
+    PROBE_QUERY,
+    Capabilities,
+    PolicyFactory,
+    SearchQuery,
+    SearchSource,
+    SourceKind,
+    SourceProbe,
+    SourceSpec,
+)
+from core.sources.search_hits import parse_date, web_source
 
 DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
 
@@ -33,10 +44,8 @@ class WikipediaSource:
         limit = min(query.limit, 10)
 
         async def fetch() -> list[dict[str, Any]]:
-            found = await self._policy.get_json(self._session, api, {
-                "action": "query", "list": "search", "srsearch": query.text,
-                "srlimit": str(limit), "format": "json", "formatversion": "2",
-                "srprop": "snippet|timestamp"})
+            found = await self._policy.get_json(self._session, api,
+                                                _search_params(query.text, limit))
             hits = _records(_path(found, "query", "search"))[:limit]
             if not hits:
                 return []
@@ -59,6 +68,27 @@ class WikipediaSource:
                                           published=parse_date(page.get("timestamp")
                                                                or page.get("touched"))))
         return sources
+
+
+def _search_params(text: str, limit: int) -> dict[str, str]:
+    return {"action": "query", "list": "search", "srsearch": text, "srlimit": str(limit),
+            "format": "json", "formatversion": "2", "srprop": "snippet|timestamp"}
+
+
+def _open(config: SourcesSettings, session: aiohttp.ClientSession,
+          policy: PolicyFactory) -> AbstractAsyncContextManager[SearchSource]:
+    return nullcontext(WikipediaSource(session, policy("wikipedia"), config.wikipedia_api))
+
+
+def _probe(config: SourcesSettings) -> SourceProbe:
+    return SourceProbe(config.wikipedia_api.format(language="en"),
+                       _search_params(PROBE_QUERY, 1))
+
+
+SOURCE = SourceSpec(
+    name=WikipediaSource.name, label=WikipediaSource.label, setting="sources.wikipedia_api",
+    enabled=lambda config: config.wikipedia, off_reason="sources.wikipedia = false",
+    endpoint=lambda config: config.wikipedia_api, open=_open, probe=_probe)
 
 
 def _records(items: list[Any] | None) -> list[dict[str, Any]]:

@@ -62,17 +62,17 @@ def _embedded_ipv4(ip: IPAddress) -> IPAddress:
     return ip
 
 
-def ip_allowed(ip: IPAddress, allow_loopback: bool = False) -> bool:
-    """Public unicast addresses only (loopback when allowed, for tests on 127.0.0.1)."""
+def ip_allowed(ip: IPAddress) -> bool:
+    """Public unicast addresses only."""
     ip = _embedded_ipv4(ip)
     if ip.is_loopback:
-        return allow_loopback
+        return False
     return ip.is_global and not (ip.is_private or ip.is_link_local or ip.is_multicast
                                  or ip.is_reserved or ip.is_unspecified)
 
 
-def address_allowed(address: str, allow_loopback: bool = False) -> bool:
-    return ip_allowed(ipaddress.ip_address(address.split("%", 1)[0]), allow_loopback)
+def address_allowed(address: str) -> bool:
+    return ip_allowed(ipaddress.ip_address(address.split("%", 1)[0]))
 
 
 def host_address(host: str) -> IPAddress | None:
@@ -102,13 +102,13 @@ def endpoint(url: URL) -> HostPort:
 @dataclass(frozen=True)
 class AddressGuard:
     """Which URLs outbound requests may reach: public addresses, plus the `trusted` endpoints
-    (host, port) the user configured (a SearXNG on their LAN), plus loopback in tests."""
+    (host, port) the user configured (a SearXNG on their LAN). Tests trust their local
+    servers' endpoints the same way."""
 
-    allow_loopback: bool = False
     trusted: frozenset[HostPort] = field(default_factory=frozenset)
 
     @classmethod
-    def trusting(cls, *urls: str, allow_loopback: bool = False) -> AddressGuard:
+    def trusting(cls, *urls: str) -> AddressGuard:
         """A guard that trusts the endpoints of `urls` (ones that do not parse are skipped)."""
         found = set()
         for url in urls:
@@ -118,7 +118,7 @@ class AddressGuard:
                 continue
             if host:
                 found.add((host, port))
-        return cls(allow_loopback, frozenset(found))
+        return cls(frozenset(found))
 
     def trusts(self, host: str, port: int) -> bool:
         return (host.lower().rstrip("."), port) in self.trusted
@@ -141,24 +141,24 @@ class AddressGuard:
         host = parsed.raw_host.lower().rstrip(".")
         literal = host_address(host)
         if literal is None:
-            if (host == "localhost" or host.endswith(".localhost")) and not self.allow_loopback:
+            if host == "localhost" or host.endswith(".localhost"):
                 raise BlockedAddressError(f"{host} is this machine")
             return parsed  # a name: the resolver judges its addresses
-        if not ip_allowed(literal, self.allow_loopback):
+        if not ip_allowed(literal):
             raise BlockedAddressError(f"{parsed.raw_host} is a private or reserved address "
                                       f"({literal})")
         return parsed
 
     def check_address(self, address: str, host: str, port: int) -> None:
         """Refuse a resolved or connected `address` unless public or the endpoint trusted."""
-        if self.trusts(host, port) or address_allowed(address, self.allow_loopback):
+        if self.trusts(host, port) or address_allowed(address):
             return
         raise BlockedAddressError(f"{host} resolves to a private or reserved address")
 
 
-def check_url(url: str, allow_loopback: bool = False) -> str:
+def check_url(url: str) -> str:
     """The URL when it is http(s) to a name or a public address; BlockedAddressError else."""
-    AddressGuard(allow_loopback).check(url)
+    AddressGuard().check(url)
     return url
 
 
@@ -166,9 +166,9 @@ class GuardedResolver(AbstractResolver):
     """Resolves like the system, then refuses names with any non-public address (unless the
     guard trusts that endpoint)."""
 
-    def __init__(self, allow_loopback: bool = False, guard: AddressGuard | None = None) -> None:
+    def __init__(self, guard: AddressGuard | None = None) -> None:
         self._inner = ThreadedResolver()
-        self._guard = guard or AddressGuard(allow_loopback)
+        self._guard = guard or AddressGuard()
 
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
@@ -195,10 +195,10 @@ def guarded_socket(guard: AddressGuard) -> Callable[[Any], socket.socket]:
     return open_socket
 
 
-def guarded_session(user_agent: str, allow_loopback: bool = False, limit: int = 32,
+def guarded_session(user_agent: str, limit: int = 32,
                     guard: AddressGuard | None = None) -> aiohttp.ClientSession:
     """A session for fetching pages found on the web."""
-    guard = guard or AddressGuard(allow_loopback)
+    guard = guard or AddressGuard()
     connector = aiohttp.TCPConnector(resolver=GuardedResolver(guard=guard), limit=limit,
                                      ttl_dns_cache=60, socket_factory=guarded_socket(guard))
     return aiohttp.ClientSession(connector=connector, headers={"User-Agent": user_agent},

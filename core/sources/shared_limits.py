@@ -4,9 +4,9 @@ the source for all of them.
 
 The rate limit is a moving window in Redis (the `limits` library: at most N calls in any
 window of its length). The breaker is one hash a source (failures in a row, open until, the
-kind of failure that opened it, until when a half-open trial is under way), changed by small
-Lua scripts so that two processes never both take the trial. Times are wall-clock seconds
-(`clock`), as every process must read the same clock.
+kind of failure that opened it (core.sources.failure_kinds), until when a half-open trial is
+under way), changed by small Lua scripts so that two processes never both take the trial.
+Times are wall-clock seconds (`clock`), as every process must read the same clock.
 
 When Redis cannot be reached or answers slowly, every source falls back to its in-process
 limiter and breaker (logged once) and Redis is tried again after a rest: a Redis hiccup never
@@ -28,8 +28,9 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from core.errors import SourceError, SourceTimeoutError, SourceUnreachableError
-from core.sources.policy import LocalGuard, failure_class, paused_error
+from core.errors import SourceError
+from core.sources.failure_kinds import failure_kind, paused_error
+from core.sources.guards import LocalGuard
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -68,11 +69,6 @@ end
 redis.call('EXPIRE', KEYS[1], ARGV[7])
 return failures
 """
-
-# What a paused source reports, by the name stored with the breaker (failure_class).
-_KINDS: dict[str, type[SourceError]] = {
-    cls.__name__: cls for cls in (SourceError, SourceTimeoutError, SourceUnreachableError)}
-
 
 class SharedLimits:
     """One Redis client's rate limits and breakers, one SharedGuard a source. The client
@@ -187,7 +183,7 @@ class SharedGuard:
         breaker = self._local.breaker
         await self._shared.failed_script(keys=[self._key], args=[
             self._shared.clock(), breaker.threshold, breaker.reset_s,
-            failure_class(error).__name__, "" if error.status is None else error.status,
+            failure_kind(error), "" if error.status is None else error.status,
             int(trip), max(BREAKER_TTL_S, int(2 * breaker.reset_s))])
 
     async def release(self) -> None:
@@ -202,12 +198,11 @@ class SharedGuard:
     async def _paused_error(self) -> SourceError:
         kind, status = await self._shared.redis.execute_command("HMGET", self._key, "kind",
                                                                 "status")
-        return paused_error(self._name, _failure_kind(kind), int(status) if status else None)
+        return paused_error(self._name, _text(kind), int(status) if status else None)
 
 
-def _failure_kind(name: Any) -> type[SourceError]:
-    text = name.decode() if isinstance(name, bytes) else str(name or "")
-    return _KINDS.get(text, SourceError)
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value or "")
 
 
 def rate_window(rate_per_s: float) -> RateLimitItem:
