@@ -34,6 +34,7 @@ from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
@@ -59,7 +60,8 @@ async def run_tier(workdir: Path, depth: Depth, latency_s: float, source_s: floa
     engine = await open_database(sqlite_url(str(workdir / f"{depth.value}.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
     embedder = OnnxMiniLMEmbedder()
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     corpus = workdir / "corpus"
     if not corpus.exists():
         corpus.mkdir()

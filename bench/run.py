@@ -36,6 +36,7 @@ from core.research.build import build_pipeline, local_sources
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection, open_chroma
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from core.store.jobs import JobStore
 
@@ -79,7 +80,7 @@ async def main() -> None:
     if not args.only_cache:
         ensure_corpus()
         corpus = pick_pages(args.pages, workdir)
-        kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+        kb = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder, KnowledgeBaseSettings())
         await bench_index_and_retrieval(kb, embedder, corpus)
     await bench_cache_latency(chroma, embedder, args.cache_sizes)
     if not args.only_cache:

@@ -23,6 +23,7 @@ from core.jobs.worker import run_worker
 from core.models import Depth, JobStatus, ResearchRequest
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.conversations import ConversationStore
 from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
@@ -54,7 +55,8 @@ class Deployment:
 @pytest.fixture
 async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
                      corpus: Path) -> AsyncIterator[Deployment]:
-    knowledge_base = KnowledgeBase(sqlite_engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = {**local_sources(knowledge_base, PipelineSettings()), "slow": SlowSource(3.0)}
     pipeline = build_pipeline(JobStore(sqlite_engine), sources, embedder, PipelineSettings())

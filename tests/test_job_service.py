@@ -14,6 +14,7 @@ from core.jobs.service import JobService
 from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
@@ -23,7 +24,8 @@ QUESTION = "How many hours a day do cats sleep?"
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    slow_s: float = 0.0, synthesizer: Any = None) -> JobService:
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = local_sources(knowledge_base, PipelineSettings())
     if slow_s:

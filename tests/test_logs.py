@@ -18,6 +18,7 @@ from core.models import JobStatus, ResearchRequest
 from core.redact import REDACTOR
 from core.research.build import build_jobs, build_pipeline, local_sources
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.jobs import JobStore
 from tests.chat_harness import BrokenSynthesizer
 
@@ -49,7 +50,8 @@ def _lines(buffer: io.StringIO) -> list[dict[str, Any]]:
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    synthesizer: Any = None) -> JobService:
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     pipeline = build_pipeline(JobStore(engine), local_sources(knowledge_base, PipelineSettings()),
                               embedder, PipelineSettings(), synthesizer=synthesizer)
