@@ -25,8 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.schema import CreateIndex
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.schema import CreateIndex
 
 from core.errors import ConfigurationError
 from core.redact import redact, safe_url
