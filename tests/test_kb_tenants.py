@@ -25,7 +25,7 @@ MOON = "# Moon\n\nThe gravity of the Moon raises the tides of the oceans.\n"
 
 
 class _HeldCatalogue(KnowledgeCatalogue):
-    """Records every read of a tenant's passages (one a corpus build); a read for a tenant
+    """Records every read of a tenant's passages (each is a corpus build); a read for a tenant
     in `held` waits for the test, one for a tenant in `failing` fails."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
