@@ -31,6 +31,7 @@ from core.config import KnowledgeBaseSettings
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from tests.chat_harness import Options
 from tests.conftest import CORPUS, Indexed
@@ -55,7 +56,8 @@ async def _parts(workdir: Path) -> tuple[Indexed, Any]:
     engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
     embedder = OnnxMiniLMEmbedder()
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     return Indexed(engine, chroma, knowledge_base, corpus, workdir), embedder
 
 

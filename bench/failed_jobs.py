@@ -70,6 +70,16 @@ def job_service(engine: Any, kb: Any, embedder: Any, writer: FailingWriter) -> A
     return build_jobs(research, engine, progress_interval_s=0.0)
 
 
+def catalogue(engine: Any) -> Any:
+    """What the knowledge base keeps its catalogue in (the engine itself, before core/store
+    owned the catalogue)."""
+    try:
+        from core.store.catalogue import KnowledgeCatalogue
+    except ImportError:
+        return engine
+    return KnowledgeCatalogue(engine)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=4000)
@@ -86,7 +96,7 @@ async def main() -> None:
         (work / "docs" / "cats.md").write_text("# Cats\n\nCats sleep 12 to 16 hours a day.\n")
         engine = await open_database(sqlite_url(str(work / "jobs.sqlite3")))
         embedder = OnnxMiniLMEmbedder()
-        kb = KnowledgeBase(engine, open_chroma(work / "chroma", None), embedder,
+        kb = KnowledgeBase(catalogue(engine), open_chroma(work / "chroma", None), embedder,
                            KnowledgeBaseSettings())
         await kb.index([work / "docs"], "bench")
         writer = FailingWriter()

@@ -10,8 +10,8 @@ memory with many tenants.
    tenants' searches run `--concurrency` at a time, once with nothing else going on and once
    while the large tenant's catalogue changes and is searched again and again, so that it is
    rebuilt back to back. "one lock" is the code before per-tenant loading (one lock for every
-   tenant, held during a rebuild; `GlobalLockKnowledgeBase` below reproduces it), "per tenant"
-   the code now.
+   tenant, held during a rebuild; `GlobalLockCorpora` below reproduces it), "per tenant" the
+   code now.
 2. Memory. `--rss-tenants` tenants of `--rss-chunks` generated chunks each, each searched once
    in a process of its own: RSS growth with `max_loaded_tenants` 64 against no cap.
 """
@@ -36,15 +36,16 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.tables import table
 from core.config import KnowledgeBaseSettings
-from core.models import utcnow
-from core.retrieval.embedding import OnnxMiniLMEmbedder
-from core.retrieval.kb.knowledge_base import KnowledgeBase, _Corpus
-from core.retrieval.vectors import open_chroma
-from core.store.database import kb_chunks, kb_files, open_database, sqlite_url
+from core.retrieval.embedding import Embedder, OnnxMiniLMEmbedder
+from core.retrieval.kb.corpus import Corpus, TenantCorpora
+from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.retrieval.kb.search import KnowledgeSearch
+from core.retrieval.vectors import TenantCollections, VectorStore, open_chroma
+from core.store.catalogue import CatalogueChunk, CatalogueFile, KnowledgeCatalogue
+from core.store.database import open_database, sqlite_url
 from tests.conftest import CORPUS
 
 LARGE = "large"
@@ -53,24 +54,38 @@ QUESTIONS = ["How many hours a day do cats sleep?", "Which city did Mount Vesuvi
 UNCAPPED = 10**9
 
 
-class GlobalLockKnowledgeBase(KnowledgeBase):
+class GlobalLockCorpora(TenantCorpora):
     """The code before per-tenant loading: one lock for every tenant, held while a tenant's
     corpus is rebuilt, and every corpus kept."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, catalogue: KnowledgeCatalogue, settings: KnowledgeBaseSettings) -> None:
+        super().__init__(catalogue, settings)
+        self._generations = catalogue
         self._lock = asyncio.Lock()
-        self._corpora: dict[str, _Corpus] = {}
+        self._corpora: dict[str, Corpus] = {}
 
-    async def _corpus(self, tenant: str, generation: int | None = None) -> _Corpus:
+    async def get(self, tenant: str, generation: int | None = None) -> Corpus:
         async with self._lock:
-            generation = await self._stored_generation(tenant)
+            generation = await self._generations.generation(tenant)
             cached = self._corpora.get(tenant)
             if cached is not None and cached.generation == generation:
                 return cached
-            corpus = await self._load_corpus(tenant, generation)
+            corpus = await self.build(tenant, generation)
             self._corpora[tenant] = corpus
             return corpus
+
+
+class GlobalLockKnowledgeBase:
+    """Search as it was before per-tenant loading (nothing is indexed through it)."""
+
+    def __init__(self, catalogue: KnowledgeCatalogue, vectors: VectorStore, embedder: Embedder,
+                 settings: KnowledgeBaseSettings) -> None:
+        self.corpora = GlobalLockCorpora(catalogue, settings)
+        self._search = KnowledgeSearch(catalogue, self.corpora, TenantCollections(vectors, "kb"),
+                                       embedder, settings)
+
+    async def search(self, query: str, tenant: str) -> Any:
+        return await self._search.search(query, tenant)
 
 
 # ---- generated text ------------------------------------------------------------------------
@@ -90,29 +105,25 @@ class Words:
         return " ".join(self._rng.choice(self._vocabulary, size=words, p=self._weights))
 
 
-async def write_catalogue(engine: AsyncEngine, kb: KnowledgeBase, tenant: str, chunks: int,
+async def write_catalogue(catalogue: KnowledgeCatalogue, tenant: str, chunks: int,
                           words: Words, per_file: int = 50) -> None:
     """`chunks` chunks of ~250 words straight into the catalogue, as an index run leaves them."""
-    files, rows = [], []
     for number in range(0, chunks, per_file):
         file_id = f"{tenant}-{number // per_file}"[-32:]
         count = min(per_file, chunks - number)
-        files.append({"tenant": tenant, "path": f"/docs/{tenant}/{file_id}.md",
-                      "file_id": file_id, "sha256": "0" * 64, "title": words.text(4),
-                      "author": None, "published": None, "chunks": count,
-                      "words": 250 * count, "indexed_at": utcnow()})
-        rows += [{"tenant": tenant, "id": f"{file_id}-{n}", "file_id": file_id, "ordinal": n,
-                  "text": words.text(250), "location": None} for n in range(count)]
-    async with engine.begin() as connection:
-        await connection.execute(kb_files.insert(), files)
-        await connection.execute(kb_chunks.insert(), rows)
-        await kb._bump(connection, tenant)
+        file = CatalogueFile(path=f"/docs/{tenant}/{file_id}.md", file_id=file_id,
+                             sha256="0" * 64, title=words.text(4), author=None,
+                             published=None, words=250 * count)
+        await catalogue.add_file(tenant, file, [
+            CatalogueChunk(id=f"{file_id}-{n}", ordinal=n, text=words.text(250),
+                           location=None) for n in range(count)])
 
 
-async def change(kb: KnowledgeBase, tenant: str) -> None:
-    """What an index run leaves for search: a new catalogue generation."""
-    async with kb._engine.begin() as connection:
-        await kb._bump(connection, tenant)
+async def change(catalogue: KnowledgeCatalogue, tenant: str) -> None:
+    """What an index run leaves for search: a new catalogue generation (here, the removal of
+    a file that was never there)."""
+    await catalogue.forget_file(tenant, "/docs/nowhere.md", "nowhere", worker="bench")
+    await catalogue.settle(tenant, "nowhere")
 
 
 # ---- 1. latency ----------------------------------------------------------------------------
@@ -123,22 +134,24 @@ async def latency(args: argparse.Namespace, workdir: Path) -> None:
     embedder = OnnxMiniLMEmbedder()
     settings = KnowledgeBaseSettings()
     small = [f"small-{n}" for n in range(args.small)]
-    setup = KnowledgeBase(engine, chroma, embedder, settings)
+    catalogue = KnowledgeCatalogue(engine)
+    setup = KnowledgeBase(catalogue, chroma, embedder, settings)
     docs = workdir / "docs"
     docs.mkdir()
     for name, text in CORPUS.items():
         (docs / name).write_text(text, encoding="utf-8")
     for tenant in small:
         await setup.index([docs], tenant)
-    await write_catalogue(engine, setup, LARGE, args.large_chunks, Words(1))
+    await write_catalogue(catalogue, LARGE, args.large_chunks, Words(1))
     rows = []
     for label, kind in (("one lock", GlobalLockKnowledgeBase), ("per tenant", KnowledgeBase)):
-        kb = kind(engine, chroma, embedder, settings)
+        kb = kind(catalogue, chroma, embedder, settings)
         for tenant in [*small, LARGE]:  # everything loaded once, as in a running bot
             await kb.search(QUESTIONS[0], tenant)
-        rows.append([label, "idle", *await measure(kb, small, args, rebuilding=False)])
+        rows.append([label, "idle",
+                     *await measure(kb, catalogue, small, args, rebuilding=False)])
         rows.append([label, "rebuilt back to back",
-                     *await measure(kb, small, args, rebuilding=True)])
+                     *await measure(kb, catalogue, small, args, rebuilding=True)])
     table(f"1. Search latency of {args.small} small tenants, {args.concurrency} searches at a "
           f"time, while a tenant of {args.large_chunks} chunks is idle or rebuilt back to back "
           f"({args.searches} searches, {os.cpu_count()} cores)",
@@ -148,12 +161,12 @@ async def latency(args: argparse.Namespace, workdir: Path) -> None:
     await engine.dispose()
 
 
-async def measure(kb: KnowledgeBase, small: list[str], args: argparse.Namespace,
-                  rebuilding: bool) -> list[object]:
+async def measure(kb: Any, catalogue: KnowledgeCatalogue, small: list[str],
+                  args: argparse.Namespace, rebuilding: bool) -> list[object]:
     stop = asyncio.Event()
     rebuilds: list[float] = []
     large_searches: list[float] = []
-    rebuilder = asyncio.create_task(rebuild_until(kb, stop, rebuilds, large_searches)
+    rebuilder = asyncio.create_task(rebuild_until(kb, catalogue, stop, rebuilds, large_searches)
                                     if rebuilding else stop.wait())
     times = await search_small(kb, small, args.searches, args.concurrency)
     stop.set()
@@ -163,20 +176,20 @@ async def measure(kb: KnowledgeBase, small: list[str], args: argparse.Namespace,
             float(np.mean(rebuilds)) if rebuilds else "-"]
 
 
-async def rebuild_until(kb: KnowledgeBase, stop: asyncio.Event, rebuilds: list[float],
-                        large_searches: list[float]) -> None:
+async def rebuild_until(kb: Any, catalogue: KnowledgeCatalogue, stop: asyncio.Event,
+                        rebuilds: list[float], large_searches: list[float]) -> None:
     while not stop.is_set():
-        await change(kb, LARGE)
+        await change(catalogue, LARGE)
         started = time.perf_counter()
         await kb.search(QUESTIONS[1], LARGE)  # one lock: rebuilds; per tenant: starts one
         large_searches.append((time.perf_counter() - started) * 1000)
-        entry = kb._loaded.get(LARGE)
-        if entry is not None and entry.rebuild is not None:
-            await entry.rebuild
+        rebuild = kb.corpora.rebuild_of(LARGE)
+        if rebuild is not None:
+            await rebuild
         rebuilds.append(time.perf_counter() - started)
 
 
-async def search_small(kb: KnowledgeBase, small: list[str], searches: int,
+async def search_small(kb: Any, small: list[str], searches: int,
                        concurrency: int) -> list[float]:
     times: list[float] = []
     gate = asyncio.Semaphore(concurrency)
@@ -199,11 +212,10 @@ def pct(values: list[float], q: int) -> float:
 
 async def write_rss_tenants(workdir: Path, tenants: int, chunks: int) -> None:
     engine = await open_database(sqlite_url(str(workdir / "rss.sqlite3")))
-    kb = KnowledgeBase(engine, open_chroma(workdir / "rss-chroma", None), OnnxMiniLMEmbedder(),
-                       KnowledgeBaseSettings())
+    catalogue = KnowledgeCatalogue(engine)
     words = Words(2)
     for n in range(tenants):
-        await write_catalogue(engine, kb, f"t{n}", chunks, words)
+        await write_catalogue(catalogue, f"t{n}", chunks, words)
     await engine.dispose()
 
 
@@ -211,7 +223,7 @@ async def rss_child(workdir: Path, tenants: int, cap: int) -> dict[str, Any]:
     """Run in a process of its own: RSS before and after searching every tenant once."""
     engine = await open_database(sqlite_url(str(workdir / "rss.sqlite3")))
     chroma = open_chroma(workdir / "rss-chroma", None)
-    kb = KnowledgeBase(engine, chroma, OnnxMiniLMEmbedder(),
+    kb = KnowledgeBase(KnowledgeCatalogue(engine), chroma, OnnxMiniLMEmbedder(),
                        KnowledgeBaseSettings(max_loaded_tenants=cap))
     await kb.search(QUESTIONS[0], "t0")  # models, bm25s and the store loaded
     gc.collect()
@@ -219,7 +231,7 @@ async def rss_child(workdir: Path, tenants: int, cap: int) -> dict[str, Any]:
     for n in range(tenants):
         await kb.search(QUESTIONS[n % len(QUESTIONS)], f"t{n}")
     gc.collect()
-    result = {"before": before, "after": rss_mb(), "loaded": len(kb._loaded.tenants())}
+    result = {"before": before, "after": rss_mb(), "loaded": len(kb.corpora.loaded_tenants())}
     chroma.close()
     await engine.dispose()
     return result

@@ -39,6 +39,7 @@ from core.models import Depth, ResearchRequest, ResearchResult
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from tests.conftest import CORPUS
 from tests.fake_openai import FakeOpenAI
@@ -70,7 +71,8 @@ async def run_rate(workdir: Path, fault_rate: float, verifier_error: float, seed
                    embedder: Any) -> list[object]:
     engine = await open_database(sqlite_url(str(workdir / f"faults-{fault_rate}.sqlite3")))
     chroma = open_chroma(workdir / f"chroma-{fault_rate}", None)
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     corpus = workdir / "corpus"
     if not corpus.exists():
         corpus.mkdir()

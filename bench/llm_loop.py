@@ -34,6 +34,7 @@ from core.models import Depth, ResearchRequest
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from tests.chat_harness import SlowSource
 from tests.conftest import CORPUS
@@ -58,7 +59,8 @@ async def run_tier(workdir: Path, depth: Depth, latency_s: float, source_s: floa
     engine = await open_database(sqlite_url(str(workdir / f"{depth.value}.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
     embedder = OnnxMiniLMEmbedder()
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     corpus = workdir / "corpus"
     if not corpus.exists():
         corpus.mkdir()

@@ -36,6 +36,7 @@ from core.models import ResearchRequest
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection, open_chroma
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 
 DOCS = Path("/usr/share/doc/python3.11/html")
@@ -78,8 +79,9 @@ async def main() -> None:
     if not args.only_cache:
         ensure_corpus()
         corpus = pick_pages(args.pages, workdir)
-        kb = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
-        await bench_index_and_retrieval(kb, embedder, corpus)
+        catalogue = KnowledgeCatalogue(engine)
+        kb = KnowledgeBase(catalogue, chroma, embedder, KnowledgeBaseSettings())
+        await bench_index_and_retrieval(kb, catalogue, embedder, corpus)
     await bench_cache_latency(chroma, embedder, args.cache_sizes)
     if not args.only_cache:
         await bench_ask(engine, chroma, embedder, kb)
@@ -88,8 +90,8 @@ async def main() -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-async def bench_index_and_retrieval(kb: KnowledgeBase, embedder: OnnxMiniLMEmbedder,
-                                    corpus: Path) -> None:
+async def bench_index_and_retrieval(kb: KnowledgeBase, catalogue: KnowledgeCatalogue,
+                                    embedder: OnnxMiniLMEmbedder, corpus: Path) -> None:
     # 1. Indexing vs embedding alone
     report = await kb.index([corpus], "bench")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -97,8 +99,7 @@ async def bench_index_and_retrieval(kb: KnowledgeBase, embedder: OnnxMiniLMEmbed
         table("1. Re-index of an unchanged corpus (stores reused from --data-dir)",
               ["documents", "seconds"], [[len(report.unchanged), report.seconds]])
     else:
-        rows = (await kb._corpus("bench")).rows.values()
-        texts = [f"{r['title']}\n{r['text']}" for r in rows]
+        texts = [f"{p.title}\n{p.text}" for p in await catalogue.passages("bench")]
         started = time.perf_counter()
         embedder.embed(texts)
         embed_s = time.perf_counter() - started

@@ -86,6 +86,7 @@ async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     from core.config import KnowledgeBaseSettings
     from core.retrieval.embedding import OnnxMiniLMEmbedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.store.catalogue import KnowledgeCatalogue
     from core.store.database import open_database, sqlite_url
     from tests.conftest import CORPUS
 
@@ -101,7 +102,8 @@ async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     await asyncio.to_thread(subprocess.run, index, env=env, check=True, capture_output=True)
     engine = await open_database(sqlite_url(str(data / "researchbot.sqlite3")))
     store = open_store(mode, data / "chroma", url)
-    kb = KnowledgeBase(engine, store, OnnxMiniLMEmbedder(threads=2), KnowledgeBaseSettings())
+    kb = KnowledgeBase(KnowledgeCatalogue(engine), store, OnnxMiniLMEmbedder(threads=2),
+                       KnowledgeBaseSettings())
     await kb.search(QUESTIONS[0], "local")
     (docs / "cats.md").write_text(CORPUS["cats.md"] + "\nCats purr.\n")
     (docs / "tea.txt").unlink()

@@ -6,11 +6,9 @@ benchmarks build the application through the same functions (`build_research`,
 from __future__ import annotations
 
 import functools
-import itertools
 import os
-import signal
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -138,21 +136,6 @@ async def open_jobs(settings: Settings) -> AsyncIterator[JobService]:
         await engine.dispose()
 
 
-def crash_test_kill_switch() -> Callable[[], None] | None:
-    """For tests/test_index_crash.py only: RESEARCHBOT_TEST_SIGKILL_AT_WRITE_EDGE=N makes this
-    process SIGKILL itself at the N-th edge of a vector write (just before or just after one)."""
-    at = int(os.environ.get("RESEARCHBOT_TEST_SIGKILL_AT_WRITE_EDGE", "0") or 0)
-    if at <= 0:
-        return None
-    edges = itertools.count(1)
-
-    def edge() -> None:
-        if next(edges) == at:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return edge
-
-
 @asynccontextmanager
 async def open_queue(settings: Settings) -> AsyncIterator[JobQueue | None]:
     """The job queue when `queue.url` is set (None: jobs run in the process that took them).
@@ -237,6 +220,7 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
     from core.store.access import ShareLinks
+    from core.store.catalogue import KnowledgeCatalogue
     from core.store.conversations import ConversationStore
     from core.store.database import open_database
     from core.store.feedback import FeedbackStore
@@ -252,13 +236,13 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
             )
         queue = None if in_process else await stack.enter_async_context(open_queue(settings))
         embedder = build_embedder(settings.embedding)
-        chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url,
-                             crash_test_kill_switch())
+        chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url)
         stack.callback(chroma.close)
         index_cache = diskcache.Cache(str(settings.data_dir / "index-cache"),
                                       size_limit=2**30)
-        knowledge_base = KnowledgeBase(engine, chroma, embedder, settings.knowledge_base,
-                                       index_cache, worker_id(), worker_alive)
+        knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                       settings.knowledge_base, index_cache, worker_id(),
+                                       worker_alive)
 
         async def cache_scope(tenant: str) -> str:
             return f"kb{await knowledge_base.generation(tenant)}"

@@ -257,8 +257,9 @@ def kb_settings() -> Any:
 @pytest.fixture
 def knowledge_base(sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: Any) -> Any:
     from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.store.catalogue import KnowledgeCatalogue
 
-    return KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+    return KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, kb_settings)
 
 
 # Tenants whose knowledge base holds CORPUS in the chat front ends' tests: Slack workspaces
@@ -275,6 +276,7 @@ def indexed_template(tmp_path_factory: pytest.TempPathFactory, embedder: Any) ->
     from core.config import KnowledgeBaseSettings
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
+    from core.store.catalogue import KnowledgeCatalogue
 
     folder = tmp_path_factory.mktemp("indexed")
     docs = folder / "corpus"
@@ -285,7 +287,8 @@ def indexed_template(tmp_path_factory: pytest.TempPathFactory, embedder: Any) ->
     async def build() -> None:
         engine = await _sqlite_engine(made)
         chroma = open_chroma(made / "chroma", None)
-        knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+        knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                       KnowledgeBaseSettings())
         for tenant in CHAT_TENANTS:
             await knowledge_base.index([docs], tenant)
         chroma.close()
@@ -325,14 +328,15 @@ async def indexed(tmp_path: Path, indexed_template: Path, embedder: Any,
     corpus already indexed for CHAT_TENANTS (indexing it again finds every file unchanged)."""
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
+    from core.store.catalogue import KnowledgeCatalogue
 
     world = tmp_path / "indexed"
     world.mkdir()
     _copy_store(indexed_template, world)
     engine = await _sqlite_engine(world)
     chroma = open_chroma(world / "chroma", None)
-    yield Indexed(engine, chroma, KnowledgeBase(engine, chroma, embedder, kb_settings),
-                  indexed_template / "corpus", world)
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder, kb_settings)
+    yield Indexed(engine, chroma, knowledge_base, indexed_template / "corpus", world)
     chroma.close()
     await engine.dispose()
 

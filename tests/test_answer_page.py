@@ -42,6 +42,7 @@ async def store(tmp_path: Path, served_store: Path, embedder: Any, kb_settings: 
     """The indexed test corpus plus a document whose title is an HTML attack."""
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import open_chroma
+    from core.store.catalogue import KnowledgeCatalogue
 
     data = served_store
     docs = tmp_path / "otters"
@@ -49,7 +50,8 @@ async def store(tmp_path: Path, served_store: Path, embedder: Any, kb_settings: 
     (docs / "otters.md").write_text(OTTERS, encoding="utf-8")
     engine = await open_database(api_settings(data).store_url)
     chroma = open_chroma(data / "chroma", None)
-    await KnowledgeBase(engine, chroma, embedder, kb_settings).index([docs], TENANT)
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder, kb_settings)
+    await knowledge_base.index([docs], TENANT)
     chroma.close()
     await engine.dispose()
     return data

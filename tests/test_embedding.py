@@ -9,6 +9,7 @@ from core.config import EmbeddingSettings, KnowledgeBaseSettings
 from core.errors import ConfigurationError
 from core.retrieval.embedding import LiteLLMEmbedder, OnnxMiniLMEmbedder, build_embedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from tests.fake_openai import DIMENSIONS, FakeOpenAI
 
 
@@ -41,7 +42,7 @@ async def test_litellm_embedder_indexes_and_searches(
                                  api_key=SecretStr("test-key"), batch_size=4)
     embedder = build_embedder(settings)
     assert isinstance(embedder, LiteLLMEmbedder)
-    kb = KnowledgeBase(sqlite_engine, chroma, embedder, KnowledgeBaseSettings())
+    kb = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, KnowledgeBaseSettings())
     report = await kb.index([corpus], "t1")
     assert len(report.added) == 5
     assert fake_openai.requests and all(len(r["input"]) <= 4 for r in fake_openai.requests)

@@ -1,10 +1,11 @@
 """kill -9 at any point of `researchbot index` (add, update, remove), then index again: the
 catalogue and the vectors agree, on SQLite and on PostgreSQL.
 
-The index process kills itself at a chosen edge of a vector write (RESEARCHBOT_TEST_SIGKILL_AT_
-WRITE_EDGE, bot/wiring.py): each write batch has an edge before it and one after. Storing a
-file is: forget its rows, delete its vectors (edges 1, 2), upsert new ones (edges 3, 4),
-write its rows; removing a file is: forget its rows, delete its vectors (edges 1, 2)."""
+The index process is the real command line, started by tests/kill_at_write_edge.py, which
+kills it at a chosen edge of a vector write: each write batch has an edge before it and one
+after. Storing a file is: forget its rows, delete its vectors (edges 1, 2), upsert new ones
+(edges 3, 4), write its rows; removing a file is: forget its rows, delete its vectors (edges
+1, 2)."""
 
 from __future__ import annotations
 
@@ -57,11 +58,15 @@ def store_url(request: pytest.FixtureRequest, clean_env: Path) -> str:
     return str(request.getfixturevalue("postgres_database"))
 
 
+KILLER = Path(__file__).with_name("kill_at_write_edge.py")
+
+
 def _index(docs: Path, store_url: str, kill_at_edge: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RESEARCHBOT_STORE__URL": store_url,
-           "RESEARCHBOT_TEST_SIGKILL_AT_WRITE_EDGE": str(kill_at_edge)}
-    return subprocess.run([sys.executable, "-m", "bot", "index", str(docs), "--tenant", TENANT],
-                          capture_output=True, text=True, env=env, timeout=120)
+    """`researchbot index`, killed at the edge numbered `kill_at_edge` (0: never)."""
+    env = {**os.environ, "RESEARCHBOT_STORE__URL": store_url}
+    command = [sys.executable, str(KILLER), str(kill_at_edge), "index", str(docs),
+               "--tenant", TENANT]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
 
 
 def _killed(docs: Path, store_url: str, edge: int) -> None:
@@ -81,7 +86,8 @@ async def open_store(clean_env: Path, store_url: str, embedder: Any) -> AsyncIte
     from core.config import KnowledgeBaseSettings
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import VectorCollection, open_chroma
-    from core.store.database import kb_chunks, kb_files, kb_pending, open_database
+    from core.store.catalogue import KnowledgeCatalogue
+    from core.store.database import kb_chunks, kb_files, open_database
 
     engines: list[Any] = []
     stores: list[Any] = []
@@ -91,17 +97,16 @@ async def open_store(clean_env: Path, store_url: str, embedder: Any) -> AsyncIte
         engines.append(engine)
         store = open_chroma(clean_env / "chroma", None)
         stores.append(store)
+        catalogue = KnowledgeCatalogue(engine)
         async with engine.connect() as connection:
             chunks = (await connection.execute(select(kb_chunks.c.id, kb_chunks.c.file_id)
                                                .where(kb_chunks.c.tenant == TENANT))).all()
             files = set((await connection.execute(select(kb_files.c.file_id)
                                                   .where(kb_files.c.tenant == TENANT))).scalars())
-            pending = (await connection.execute(select(kb_pending)
-                                                .where(kb_pending.c.tenant == TENANT))).all()
         assert {row.file_id for row in chunks} == files  # no chunk without its file, nor back
-        assert not pending
+        assert not await catalogue.pending(TENANT)
         vectors = await VectorCollection(store, "kb", TENANT).ids()
-        kb = KnowledgeBase(engine, store, embedder, KnowledgeBaseSettings())
+        kb = KnowledgeBase(catalogue, store, embedder, KnowledgeBaseSettings())
         return {row.id for row in chunks}, set(vectors), kb
 
     yield look
@@ -179,7 +184,7 @@ async def test_a_store_from_before_gains_the_pending_table(tmp_path: Path) -> No
 def test_a_full_disk_is_one_line_naming_the_folder(tmp_path: Path) -> None:
     import errno
 
-    from core.retrieval.vectors import full_disk_error
+    from core.store.full_disk import full_disk_error
 
     full = full_disk_error("vector store", OSError(errno.ENOSPC, "No space left on device"),
                            tmp_path)

@@ -24,6 +24,7 @@ from core.jobs.service import CANCELLED, JobService
 from core.models import Depth, JobStatus, ResearchRequest
 from core.research.record import ignore_progress
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.conversations import ConversationStore
 from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
@@ -55,7 +56,8 @@ class Deployment:
 @pytest.fixture
 async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
                      corpus: Path) -> AsyncIterator[Deployment]:
-    knowledge_base = KnowledgeBase(sqlite_engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = {**local_sources(knowledge_base, PipelineSettings()), "slow": SlowSource(3.0)}
     research = build_research(sources, embedder, PipelineSettings())

@@ -16,6 +16,7 @@ from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.service import JobService
 from core.models import FailureKind, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from core.store.events import JobEvents
 from tests.chat_harness import SlowSource
 
@@ -24,7 +25,8 @@ QUESTION = "How many hours a day do cats sleep?"
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    slow_s: float = 0.0, synthesizer: Any = None) -> JobService:
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = local_sources(knowledge_base, PipelineSettings())
     if slow_s:

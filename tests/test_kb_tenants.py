@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 
 from core.config import KnowledgeBaseSettings
-from core.retrieval.kb.knowledge_base import KnowledgeBase, _Corpus, _file_id
+from core.retrieval.kb.corpus import Corpus
+from core.retrieval.kb.indexer import file_id_of
+from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.retrieval.vectors import VectorCollection
+from core.store.catalogue import KnowledgeCatalogue, Passage
 
 PROMPTLY = 20.0
 
@@ -20,8 +24,9 @@ TEA = "# Tea\n\nA cup of black tea has about 47 milligrams of caffeine.\n"
 MOON = "# Moon\n\nThe gravity of the Moon raises the tides of the oceans.\n"
 
 
-class _HeldKnowledgeBase(KnowledgeBase):
-    """Records every corpus build; a build of a tenant in `held` waits for the test."""
+class _HeldCatalogue(KnowledgeCatalogue):
+    """Records every read of a tenant's passages (each is a corpus build); a read for a tenant
+    in `held` waits for the test, one for a tenant in `failing` fails."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -30,26 +35,37 @@ class _HeldKnowledgeBase(KnowledgeBase):
         self.entered: dict[str, asyncio.Event] = {}
         self.failing: set[str] = set()
 
-    def hold(self, tenant: str) -> asyncio.Event:
-        self.entered[tenant] = asyncio.Event()
-        self.held[tenant] = asyncio.Event()
-        return self.held[tenant]
-
-    async def _load_corpus(self, tenant: str, generation: int) -> _Corpus:
+    async def passages(self, tenant: str) -> list[Passage]:
         self.builds.append(tenant)
         if tenant in self.held:
             self.entered[tenant].set()
             await self.held[tenant].wait()
         if tenant in self.failing:
             raise OSError("the catalogue went away")
-        return await super()._load_corpus(tenant, generation)
+        return await super().passages(tenant)
+
+
+class _HeldKnowledgeBase(KnowledgeBase):
+    """A knowledge base over a `_HeldCatalogue`, with its records at hand."""
+
+    def __init__(self, catalogue: _HeldCatalogue, *args: Any, **kwargs: Any) -> None:
+        super().__init__(catalogue, *args, **kwargs)
+        self.catalogue = catalogue
+        self.builds = catalogue.builds
+        self.entered = catalogue.entered
+        self.failing = catalogue.failing
+
+    def hold(self, tenant: str) -> asyncio.Event:
+        self.catalogue.entered[tenant] = asyncio.Event()
+        self.catalogue.held[tenant] = asyncio.Event()
+        return self.catalogue.held[tenant]
 
 
 def _knowledge_base(engine: Any, chroma: Any, embedder: Any, **kwargs: Any
                     ) -> _HeldKnowledgeBase:
     settings = KnowledgeBaseSettings(**{k: v for k, v in kwargs.items() if k != "clock"})
     clock = {"clock": kwargs["clock"]} if "clock" in kwargs else {}
-    return _HeldKnowledgeBase(engine, chroma, embedder, settings, **clock)
+    return _HeldKnowledgeBase(_HeldCatalogue(engine), chroma, embedder, settings, **clock)
 
 
 @pytest.fixture
@@ -73,10 +89,10 @@ def _names(hits: list[Any]) -> set[str]:
     return {Path(h.path).name for h in hits}
 
 
-def _running_rebuild(kb: KnowledgeBase, tenant: str) -> asyncio.Task[_Corpus]:
-    entry = kb._loaded.get(tenant)
-    assert entry is not None and entry.rebuild is not None, "no rebuild running"
-    return entry.rebuild
+def _running_rebuild(kb: KnowledgeBase, tenant: str) -> asyncio.Task[Corpus]:
+    rebuild = kb.corpora.rebuild_of(tenant)
+    assert rebuild is not None, "no rebuild running"
+    return rebuild
 
 
 async def test_a_rebuild_never_holds_up_another_tenants_search(
@@ -155,9 +171,8 @@ async def test_rows_deleted_before_their_vectors_are_not_returned(
     assert "cats.md" in _names(await kb.search("cats sleep", "a"))
     release = kb.hold("a")
     path = str(folder.resolve() / "cats.md")
-    async with kb._writing() as connection:
-        await kb._forget(connection, "a", path, _file_id(path))
-    assert await kb._collection("a").count() == 2
+    await kb.catalogue.forget_file("a", path, file_id_of(path), worker="")
+    assert await VectorCollection(kb.vectors, "kb", "a").count() == 2
     hits = await asyncio.wait_for(kb.search("cats sleep", "a"), PROMPTLY)
     assert "cats.md" not in _names(hits)
     release.set()
@@ -209,11 +224,11 @@ async def test_at_most_max_loaded_tenants_stay_loaded(
     for tenant in "abc":
         await _index(kb, tmp_path / tenant, tenant, {"cats.md": CATS})
         await kb.search("cats sleep", tenant)
-    assert kb._loaded.tenants() == ["b", "c"]
+    assert kb.corpora.loaded_tenants() == ["b", "c"]
     await kb.search("cats sleep", "b")
     assert kb.builds == ["a", "b", "c"]  # b was still loaded
     await kb.search("cats sleep", "a")  # a was evicted: built again, c (least recent) goes
-    assert kb.builds == ["a", "b", "c", "a"] and kb._loaded.tenants() == ["b", "a"]
+    assert kb.builds == ["a", "b", "c", "a"] and kb.corpora.loaded_tenants() == ["b", "a"]
 
 
 async def test_a_tenant_idle_too_long_is_dropped(
@@ -229,6 +244,6 @@ async def test_a_tenant_idle_too_long_is_dropped(
     await kb.search("cats sleep", "b")
     now[0] = 61.0
     await kb.search("cats sleep", "b")
-    assert kb._loaded.tenants() == ["b"]
+    assert kb.corpora.loaded_tenants() == ["b"]
     await kb.search("cats sleep", "a")
     assert kb.builds == ["a", "b", "a"]

@@ -7,6 +7,8 @@ import pytest
 from core.config import KnowledgeBaseSettings
 from core.errors import IndexingError
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.retrieval.vectors import VectorCollection
+from core.store.catalogue import KnowledgeCatalogue
 
 
 async def test_index_then_search_each_format(knowledge_base: Any, corpus: Path) -> None:
@@ -30,7 +32,7 @@ async def test_index_then_search_each_format(knowledge_base: Any, corpus: Path) 
 async def test_reindex_is_incremental(
     any_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path
 ) -> None:
-    knowledge_base = KnowledgeBase(any_engine, chroma, embedder, kb_settings)
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(any_engine), chroma, embedder, kb_settings)
     await knowledge_base.index([corpus], "t1")
     again = await knowledge_base.index([corpus], "t1")
     assert len(again.unchanged) == 5 and not again.added and again.chunks == 0
@@ -40,18 +42,14 @@ async def test_reindex_is_incremental(
     third = await knowledge_base.index([corpus], "t1")
     assert [Path(p).name for p in third.updated] == ["tea.txt"]
     assert [Path(p).name for p in third.removed] == ["cats.md"]
-    assert await knowledge_base.stats("t1") == (4, await _chunk_count(knowledge_base, "t1"))
+    catalogued = await KnowledgeCatalogue(any_engine).passages("t1")
+    assert await knowledge_base.stats("t1") == (4, len(catalogued))
     hits = await knowledge_base.search("How long do cats sleep?", "t1", limit=8)
     assert all(not (h.path or "").endswith("cats.md") for h in hits)
     tea = await knowledge_base.search("oolong oxidised", "t1", limit=1)
     assert "Oolong" in tea[0].content
     assert all("47 milligrams" not in h.content for h in
                await knowledge_base.search("caffeine in black tea", "t1", limit=8))
-
-
-async def _chunk_count(knowledge_base: Any, tenant: str) -> int:
-    corpus = await knowledge_base._corpus(tenant)
-    return len(corpus.ids)
 
 
 async def test_tenants_are_isolated(knowledge_base: Any, corpus: Path) -> None:
@@ -77,7 +75,7 @@ async def test_bad_files_are_skipped_with_a_reason(
     (folder / "image.png").write_bytes(b"\x89PNG")
     (folder / "dangling.md").symlink_to(folder / "gone.md")
     settings = KnowledgeBaseSettings(max_file_mb=1)
-    kb = KnowledgeBase(sqlite_engine, chroma, embedder, settings)
+    kb = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, settings)
     report = await kb.index([folder], "t1")
     skipped = {Path(p).name: reason for p, reason in report.skipped}
     assert [Path(p).name for p in report.added] == ["good.md"]
@@ -108,25 +106,26 @@ class _FailingEmbedder:
 async def test_interrupted_index_leaves_a_consistent_store(
     sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path, kb_settings: Any
 ) -> None:
-    first = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+    first = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, kb_settings)
     await first.index([corpus], "t1")
     for name in ("cats.md", "tea.txt"):
         path = corpus / name
         path.write_text(path.read_text() + "\n\nAn added closing line about updates.\n")
-    broken = KnowledgeBase(sqlite_engine, chroma, _FailingEmbedder(embedder, 1), kb_settings)
+    catalogue = KnowledgeCatalogue(sqlite_engine)
+    broken = KnowledgeBase(catalogue, chroma, _FailingEmbedder(embedder, 1), kb_settings)
     with pytest.raises(KeyboardInterrupt):
         await broken.index([corpus], "t1")
     # Search still answers from complete files only, and no orphan vectors leak through.
-    fresh = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings)
+    fresh = KnowledgeBase(catalogue, chroma, embedder, kb_settings)
+    catalogued = {passage.id for passage in await catalogue.passages("t1")}
     for hit in await fresh.search("closing line about updates", "t1", limit=10):
-        assert hit.id in (await fresh._corpus("t1")).rows
+        assert hit.id in catalogued
     rerun = await fresh.index([corpus], "t1")
     # cats.md was finished before the interruption; only tea.txt is left to do.
     assert [Path(p).name for p in rerun.updated] == ["tea.txt"] and not rerun.added
     files, chunks = await fresh.stats("t1")
     assert files == 5
-    vectors = await fresh._collection("t1").count()
-    assert vectors == chunks
+    assert await VectorCollection(chroma, "kb", "t1").count() == chunks
 
 
 async def test_a_saved_bm25_index_is_reused_only_while_current(
@@ -136,19 +135,22 @@ async def test_a_saved_bm25_index_is_reused_only_while_current(
     import diskcache
 
     with diskcache.Cache(str(tmp_path / "index-cache")) as index_cache:
-        first = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
+        first = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, kb_settings,
+                              index_cache)
         await first.index([corpus], "t1")
         before = await first.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
         generation, ids, _ = index_cache.get("bm25:t1")
         assert generation == await first.generation("t1") and len(ids) > 5
 
-        second = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
+        second = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, kb_settings,
+                               index_cache)
         again = await second.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
         assert [s.id for s in again] == [s.id for s in before]
 
         (corpus / "tea.txt").write_text("Rooibos is a herbal infusion from South Africa.")
         await second.index([corpus], "t1")
-        third = KnowledgeBase(sqlite_engine, chroma, embedder, kb_settings, index_cache)
+        third = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder, kb_settings,
+                              index_cache)
         fresh = await third.search("rooibos herbal infusion", "t1", limit=1, mode="bm25")
         assert "Rooibos" in fresh[0].content
 

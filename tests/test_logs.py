@@ -18,6 +18,7 @@ from core.jobs.service import JobService
 from core.models import JobStatus, ResearchRequest
 from core.redact import REDACTOR
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.catalogue import KnowledgeCatalogue
 from tests.chat_harness import BrokenSynthesizer
 
 QUESTION = "How many hours a day do cats sleep?"
@@ -48,7 +49,8 @@ def _lines(buffer: io.StringIO) -> list[dict[str, Any]]:
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    synthesizer: Any = None) -> JobService:
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     research = build_research(local_sources(knowledge_base, PipelineSettings()),
                               embedder, PipelineSettings(), synthesizer=synthesizer)

@@ -28,6 +28,7 @@ from core.sources.pages import PageReader
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
+from core.store.catalogue import KnowledgeCatalogue
 from core.web.fetch import PageFetcher
 from core.web.net import AddressGuard, guarded_session
 from tests.chat_harness import BrokenSynthesizer
@@ -59,7 +60,8 @@ def moved(before: list[float], names: list[tuple[str, dict[str, str]]]) -> list[
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
                    synthesizer: Any = None) -> JobService:
-    knowledge_base = KnowledgeBase(engine, chroma, embedder, KnowledgeBaseSettings())
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     research = build_research(local_sources(knowledge_base, PipelineSettings()),
                               embedder, PipelineSettings(), synthesizer=synthesizer,

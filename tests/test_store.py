@@ -135,3 +135,30 @@ async def test_a_jobs_table_without_the_failure_column_gets_it(any_engine: Any) 
         assert (await again.get(old.id)).failure == FailureKind.ERROR
     finally:
         await upgraded.dispose()
+
+
+async def test_a_store_from_before_the_file_index_gains_it(any_engine: Any) -> None:
+    """Search joins each chunk to its file by (tenant, file_id) (issue 23: 20k chunks took
+    seconds while each file was looked up among all of the tenant's)."""
+    from sqlalchemy import inspect, text
+
+    from core.store.database import open_database
+
+    url = any_engine.url.render_as_string(hide_password=False)
+    async with any_engine.begin() as connection:
+        await connection.execute(text("DROP INDEX ix_kb_files_file"))
+    upgraded = await open_database(url)
+    try:
+        async with upgraded.connect() as connection:
+            indexes = await connection.run_sync(
+                lambda sync: {i["name"]: i["column_names"]
+                              for i in inspect(sync).get_indexes("kb_files")})
+            assert indexes["ix_kb_files_file"] == ["tenant", "file_id"]
+            if upgraded.dialect.name == "sqlite":
+                plan = " ".join(str(row[-1]) for row in await connection.execute(text(
+                    "EXPLAIN QUERY PLAN SELECT kb_chunks.id, kb_files.path FROM kb_chunks "
+                    "JOIN kb_files ON kb_files.tenant = kb_chunks.tenant AND "
+                    "kb_files.file_id = kb_chunks.file_id WHERE kb_chunks.tenant = 't1'")))
+                assert "ix_kb_files_file (tenant=? AND file_id=?)" in plan
+    finally:
+        await upgraded.dispose()

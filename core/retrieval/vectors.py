@@ -18,10 +18,8 @@ fails on the ids it does not know ("Error finding id"). `SharedLocalChroma` make
 from __future__ import annotations
 
 import asyncio
-import errno
 import hashlib
 import os
-import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,20 +30,13 @@ from typing import Any
 import numpy as np
 
 from core.errors import ConfigurationError, ResearchBotError, StoreError
+from core.store.full_disk import full_disk_error
 
-WriteEdge = Callable[[], None]
-
-# Below this much free space a failed write is reported as a full disk: chroma's own messages
-# ("Failed to apply logs to the metadata segment") do not say so.
-_NEARLY_FULL_BYTES = 16 * 1024 * 1024
 _LOCK_FILE = "researchbot-writes.lock"
 
 
-def open_chroma(path: Path | None, url: str | None, on_write_edge: WriteEdge | None = None
-                ) -> VectorStore:
-    """A Chroma server's client for `url`, else the embedded store under `path`.
-
-    `on_write_edge` runs just before and just after every write batch (crash tests use it)."""
+def open_chroma(path: Path | None, url: str | None) -> VectorStore:
+    """A Chroma server's client for `url`, else the embedded store under `path`."""
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     import chromadb
     from chromadb.config import Settings
@@ -72,11 +63,11 @@ def open_chroma(path: Path | None, url: str | None, on_write_edge: WriteEdge | N
                 f"knowledge_base.chroma_url: cannot reach the Chroma server at {safe_url(url)} "
                 f"({redact(reason)}): start it, or unset knowledge_base.chroma_url for the "
                 "embedded store") from None
-        return VectorStore(client, on_write_edge)
+        return VectorStore(client)
     if path is None:
         raise ConfigurationError("a chroma path or URL is needed")
     try:
-        return SharedLocalChroma(path, settings, on_write_edge)
+        return SharedLocalChroma(path, settings)
     except ResearchBotError:
         raise
     except Exception as error:  # chromadb raises many types; all mean it cannot open
@@ -88,10 +79,9 @@ class VectorStore:
     """Where the collections live. This base talks to a Chroma server, which orders concurrent
     readers and writers itself; `SharedLocalChroma` adds what the embedded store needs."""
 
-    def __init__(self, client: Any, on_write_edge: WriteEdge | None = None) -> None:
+    def __init__(self, client: Any) -> None:
         self._client = client
         self._handles: dict[str, Any] = {}
-        self._edge = on_write_edge or _nothing
         self._batch: int | None = None
         self.folder: Path | None = None
 
@@ -99,10 +89,7 @@ class VectorStore:
         return getattr(self._handle(name), method)(**arguments)
 
     def write(self, name: str, method: str, **arguments: Any) -> Any:
-        self._edge()
-        result = getattr(self._handle(name), method)(**arguments)
-        self._edge()
-        return result
+        return getattr(self._handle(name), method)(**arguments)
 
     def max_batch_size(self) -> int:
         if self._batch is None:
@@ -127,8 +114,7 @@ class VectorStore:
 class SharedLocalChroma(VectorStore):
     """The embedded PersistentClient, safe to share between the processes of one machine."""
 
-    def __init__(self, path: Path, settings: Any, on_write_edge: WriteEdge | None = None
-                 ) -> None:
+    def __init__(self, path: Path, settings: Any) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self._path = path
         self._settings = settings
@@ -136,7 +122,7 @@ class SharedLocalChroma(VectorStore):
         with self._lock.exclusive():
             self._seen = self._lock.counter()
             client, system = _private_client(path, settings)
-        super().__init__(client, on_write_edge)
+        super().__init__(client)
         self._system: Any = system
         self._batch = int(client.get_max_batch_size())
         self.folder = path
@@ -275,10 +261,6 @@ def _unshareable(folder: Path, why: str) -> str:
             "knowledge_base.chroma_url = \"http://localhost:8000\"")
 
 
-def _nothing() -> None:
-    """No write hook."""
-
-
 @dataclass
 class VectorHit:
     id: str
@@ -370,34 +352,15 @@ class VectorCollection:
             raise (full or StoreError(f"vector store: {error}")) from error
 
 
-def full_disk_error(what: str, error: BaseException, folder: Path | None,
-                    opaque: bool = False) -> StoreError | None:
-    """One clear line when a store write failed for want of space, naming the folder; None
-    when the error is something else. `opaque`: the library's messages do not say "disk
-    full" (chroma: "Failed to apply logs to the metadata segment"), so little free space
-    left in the folder is taken as the reason."""
-    if folder is None or not (_says_disk_full(error) or (opaque and _nearly_full(folder))):
-        return None
-    free = shutil.disk_usage(folder).free if folder.exists() else 0
-    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return StoreError(f"the disk is full: {folder} has {free / 2**20:.1f} MB free; free some "
-                      f"space there, then run again ({what}: {detail})")
+class TenantCollections:
+    """Each tenant's collection for one purpose, looked up once."""
 
+    def __init__(self, store: VectorStore, purpose: str) -> None:
+        self._store = store
+        self._purpose = purpose
+        self._collections: dict[str, VectorCollection] = {}
 
-def _says_disk_full(error: BaseException) -> bool:
-    chain: BaseException | None = error
-    while chain is not None:
-        if isinstance(chain, OSError) and chain.errno == errno.ENOSPC:
-            return True
-        text = str(chain).lower()
-        if "disk is full" in text or "no space left" in text:
-            return True
-        chain = chain.__cause__ or chain.__context__
-    return False
-
-
-def _nearly_full(folder: Path) -> bool:
-    try:
-        return shutil.disk_usage(folder).free < _NEARLY_FULL_BYTES
-    except OSError:
-        return False
+    def __call__(self, tenant: str) -> VectorCollection:
+        if tenant not in self._collections:
+            self._collections[tenant] = VectorCollection(self._store, self._purpose, tenant)
+        return self._collections[tenant]

@@ -26,6 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.schema import CreateIndex
 
 from core.errors import ConfigurationError
 from core.redact import redact, safe_url
@@ -70,6 +71,9 @@ kb_files = Table(
     Column("chunks", Integer, nullable=False),
     Column("words", Integer, nullable=False),
     Column("indexed_at", DateTime(timezone=True), nullable=False),
+    # Search joins every chunk to its file by (tenant, file_id): without this each chunk's
+    # file was looked up among all of the tenant's files.
+    Index("ix_kb_files_file", "tenant", "file_id"),
 )
 
 kb_chunks = Table(
@@ -211,6 +215,7 @@ async def open_database(url: str) -> AsyncEngine:
         async with engine.begin() as connection:
             await connection.run_sync(_upgrade)
             await connection.run_sync(metadata.create_all)
+            await connection.run_sync(_add_missing_indexes)
     except (OSError, DBAPIError) as error:  # OSError: refused, unknown host, timed out
         await engine.dispose()
         raise ConfigurationError(_unusable(engine.url, error)) from None
@@ -286,6 +291,17 @@ def _upgrade(connection: Connection) -> None:
     connection.execute(text(f"INSERT INTO kb_chunks ({columns}) SELECT {columns} "
                             "FROM kb_chunks_before_upgrade"))
     connection.execute(text("DROP TABLE kb_chunks_before_upgrade"))
+
+
+def _add_missing_indexes(connection: Connection) -> None:
+    """Indexes added to a table after a store was made: create_all makes only missing
+    tables (with their indexes), never an existing table's new index."""
+    inspector = inspect(connection)
+    for table in metadata.sorted_tables:
+        present = {index["name"] for index in inspector.get_indexes(table.name)}
+        for index in table.indexes:
+            if index.name not in present:  # IF NOT EXISTS: another process may be first
+                connection.execute(CreateIndex(index, if_not_exists=True))
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -1,0 +1,228 @@
+"""The knowledge-base catalogue: each tenant's indexed files, their chunks, the tenant's
+generation (its count of catalogue changes) and the files whose vectors may be left over.
+
+Every statement on kb_files, kb_chunks, kb_generations and kb_pending is here. The rows it
+returns are typed; what they mean to indexing and search is core.retrieval.kb's business.
+
+Forgetting a file records it in kb_pending in the same transaction, and writing its rows back
+(or settling a removal) clears it, so a run killed in between leaves a record of the vectors
+to delete (core.retrieval.kb.indexer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from core.models import utcnow
+from core.store.database import kb_chunks, kb_files, kb_generations, kb_pending
+from core.store.full_disk import full_disk_error
+
+_MAX_TITLE_CHARS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueFile:
+    """A file as an index run catalogues it."""
+
+    path: str
+    file_id: str
+    sha256: str
+    title: str
+    author: str | None
+    published: str | None
+    words: int
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueChunk:
+    """One chunk of a catalogued file; `id` is also its vector's id."""
+
+    id: str
+    ordinal: int
+    text: str
+    location: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A catalogued chunk with what a citation needs from its file."""
+
+    id: str
+    file_id: str
+    text: str
+    location: str | None
+    path: str
+    title: str
+    author: str | None
+    published: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFile:
+    """A file whose rows were forgotten while its vectors may still be stored."""
+
+    file_id: str
+    worker: str
+    since: datetime
+
+
+class CatalogueSize(NamedTuple):
+    files: int
+    chunks: int
+
+
+class KnowledgeCatalogue:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    # ---- reading --------------------------------------------------------------------------
+
+    async def generation(self, tenant: str) -> int:
+        """How many times the tenant's catalogue changed (0: never indexed)."""
+        async with self._engine.connect() as connection:
+            value = await connection.scalar(
+                select(kb_generations.c.generation).where(kb_generations.c.tenant == tenant))
+        return int(value or 0)
+
+    async def fingerprints(self, tenant: str) -> dict[str, str]:
+        """Each catalogued file's path and content hash."""
+        query = select(kb_files.c.path, kb_files.c.sha256).where(kb_files.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            return {row.path: row.sha256 for row in await connection.execute(query)}
+
+    async def size(self, tenant: str) -> CatalogueSize:
+        query = select(func.count(), func.coalesce(func.sum(kb_files.c.chunks), 0)) \
+            .where(kb_files.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).one()
+        return CatalogueSize(int(row[0]), int(row[1]))
+
+    async def passages(self, tenant: str) -> list[Passage]:
+        """Every chunk of the tenant with its file, by file and then in reading order."""
+        query = (
+            select(kb_chunks.c.id, kb_chunks.c.file_id, kb_chunks.c.text, kb_chunks.c.location,
+                   kb_files.c.path, kb_files.c.title, kb_files.c.author, kb_files.c.published)
+            .join(kb_files, (kb_files.c.tenant == kb_chunks.c.tenant)
+                  & (kb_files.c.file_id == kb_chunks.c.file_id))
+            .where(kb_chunks.c.tenant == tenant)
+            .order_by(kb_chunks.c.file_id, kb_chunks.c.ordinal)
+        )
+        async with self._engine.connect() as connection:
+            return [Passage(*row) for row in await connection.execute(query)]
+
+    async def catalogued(self, tenant: str, ids: Iterable[str]) -> set[str]:
+        """Those of `ids` whose chunks are catalogued."""
+        wanted = list(ids)
+        if not wanted:
+            return set()
+        query = select(kb_chunks.c.id).where(kb_chunks.c.tenant == tenant,
+                                             kb_chunks.c.id.in_(wanted))
+        async with self._engine.connect() as connection:
+            return set((await connection.execute(query)).scalars())
+
+    async def chunk_ids(self, tenant: str, file_id: str) -> set[str]:
+        """The ids of a file's catalogued chunks."""
+        query = select(kb_chunks.c.id).where(kb_chunks.c.tenant == tenant,
+                                             kb_chunks.c.file_id == file_id)
+        async with self._engine.connect() as connection:
+            return set((await connection.execute(query)).scalars())
+
+    async def pending(self, tenant: str) -> list[PendingFile]:
+        query = select(kb_pending.c.file_id, kb_pending.c.worker, kb_pending.c.since) \
+            .where(kb_pending.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [PendingFile(row.file_id, row.worker, _aware(row.since)) for row in rows]
+
+    # ---- writing --------------------------------------------------------------------------
+
+    async def forget_file(self, tenant: str, path: str, file_id: str, worker: str) -> None:
+        """Remove the file's rows and record, for `worker`, that its vectors may be left."""
+        async with self._writing() as connection:
+            await connection.execute(
+                delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == path))
+            await connection.execute(delete(kb_chunks).where(
+                kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id))
+            record = {"worker": worker, "since": utcnow()}
+            statement = _insert(connection)(kb_pending).values(tenant=tenant, file_id=file_id,
+                                                               **record)
+            await connection.execute(statement.on_conflict_do_update(
+                index_elements=["tenant", "file_id"], set_=record))
+            await _next_generation(connection, tenant)
+
+    async def add_file(self, tenant: str, file: CatalogueFile,
+                       chunks: list[CatalogueChunk]) -> None:
+        """Catalogue a file whose vectors are all stored, and settle its pending record."""
+        async with self._writing() as connection:
+            await connection.execute(kb_chunks.insert(), [
+                {"tenant": tenant, "file_id": file.file_id, "id": chunk.id,
+                 "ordinal": chunk.ordinal, "text": chunk.text, "location": chunk.location}
+                for chunk in chunks
+            ])
+            await connection.execute(kb_files.insert().values(
+                tenant=tenant, path=file.path, file_id=file.file_id, sha256=file.sha256,
+                title=file.title[:_MAX_TITLE_CHARS], author=file.author,
+                published=file.published, chunks=len(chunks), words=file.words,
+                indexed_at=utcnow()))
+            await _settle(connection, tenant, file.file_id)
+            await _next_generation(connection, tenant)
+
+    async def settle(self, tenant: str, file_id: str) -> None:
+        """The file's left-over vectors are gone: forget its pending record."""
+        async with self._writing() as connection:
+            await _settle(connection, tenant, file_id)
+
+    async def settle_pending(self, tenant: str, pending: PendingFile) -> None:
+        """Like `settle`, unless another worker recorded the file since it was read."""
+        async with self._writing() as connection:
+            await connection.execute(delete(kb_pending).where(
+                kb_pending.c.tenant == tenant, kb_pending.c.file_id == pending.file_id,
+                kb_pending.c.worker == pending.worker))
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction; a full disk under it is one clear StoreError."""
+        try:
+            async with self._engine.begin() as connection:
+                yield connection
+        except DBAPIError as error:
+            full = full_disk_error("catalogue", error, self._sqlite_folder())
+            if full is None:
+                raise
+            raise full from error
+
+    def _sqlite_folder(self) -> Path | None:
+        database = self._engine.url.database if self._engine.dialect.name == "sqlite" else None
+        return Path(database).parent if database else None
+
+
+def _insert(connection: AsyncConnection) -> Any:
+    """The dialect's INSERT, which has ON CONFLICT."""
+    return pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
+
+
+async def _settle(connection: AsyncConnection, tenant: str, file_id: str) -> None:
+    await connection.execute(delete(kb_pending).where(kb_pending.c.tenant == tenant,
+                                                      kb_pending.c.file_id == file_id))
+
+
+async def _next_generation(connection: AsyncConnection, tenant: str) -> None:
+    statement = _insert(connection)(kb_generations).values(tenant=tenant, generation=1)
+    await connection.execute(statement.on_conflict_do_update(
+        index_elements=["tenant"], set_={"generation": kb_generations.c.generation + 1}))
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands timestamps back without their zone; they were written in UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
