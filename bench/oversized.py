@@ -169,7 +169,7 @@ def _settings(case: str, base: str, data_dir: Path, uncapped: bool) -> Any:
     huge_mb = 10_000.0 if uncapped else None
     sources: dict[str, Any] = {
         "wikipedia": False, "arxiv": False, "pubmed": False, "cache_ttl_hours": 0,
-        "fetch_pages": 3, "attempts": 1, "timeout_s": 60,
+        "fetch_pages": 3, "attempts": 1, "timeout_s": 60, "trusted_pages": [base],
         "searxng_url": f"{base}/searx-{searx}" if searx else None}
     if tavily:
         sources.update(tavily_api_key="tvly-bench", tavily_api=f"{base}/tavily-{tavily}")
@@ -187,7 +187,7 @@ async def _ask(settings: Any, base: str) -> tuple[Any, list[str], float, float]:
     from bot.wiring import open_jobs, open_research
     from core.models import ResearchRequest
 
-    async with open_research(settings, trusted_pages=[base]) as research:
+    async with open_research(settings) as research:
         sampler = PeakSampler()
         started = time.perf_counter()
         result = await research.jobs.answer(await research.jobs.submit(

@@ -6,7 +6,7 @@ import logging
 
 from bot.config import DiscordSettings, Settings
 from bot.logs import configure_logging
-from bot.wiring import open_desk, open_front
+from bot.wiring import open_chat_services, open_front_end
 from core.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ async def run_discord(settings: Settings) -> None:
     from bot.doctor import require_models
 
     await require_models(settings)
-    async with open_front(settings) as research, open_desk(settings, research) as desk:
+    async with open_front_end(settings) as research, open_chat_services(settings, research) as desk:
         if config.shards is None:
             client: ResearchBot = ResearchBot(desk, dev_guild=config.dev_guild_id,
                                               sync_commands=config.sync_commands)

@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
-from bot.wiring import Front, Research, open_front
+from bot.wiring import FrontEndServices, ResearchServices, open_front_end
 from core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
 
     web = settings.web
     async with AsyncExitStack() as stack:
-        front = await stack.enter_async_context(open_front(settings))
+        front = await stack.enter_async_context(open_front_end(settings))
         keys = ApiKeys(front.engine)
         local = is_loopback(host)
         if not local and not web.allow_anonymous and not await keys.any_active():
@@ -111,7 +111,7 @@ async def _limiter(settings: Settings) -> AsyncIterator[QuestionLimiter]:
         await redis.aclose()
 
 
-def _readiness(front: Front) -> Callable[[], Awaitable[dict[str, str]]]:
+def _readiness(front: FrontEndServices) -> Callable[[], Awaitable[dict[str, str]]]:
     """Probes of what answering needs: the database, the queue, the vector store."""
 
     async def database() -> str:
@@ -128,7 +128,7 @@ def _readiness(front: Front) -> Callable[[], Awaitable[dict[str, str]]]:
         return "ok"
 
     async def vectors() -> str:
-        if not isinstance(front, Research):
+        if not isinstance(front, ResearchServices):
             return "not used"  # the workers search it; they are checked by `researchbot check`
         await asyncio.to_thread(front.knowledge_base.vectors.heartbeat)
         return "ok"
@@ -150,7 +150,7 @@ def _readiness(front: Front) -> Callable[[], Awaitable[dict[str, str]]]:
     return readiness
 
 
-def _metrics(front: Front) -> Callable[[], Awaitable[tuple[bytes, str]]]:
+def _metrics(front: FrontEndServices) -> Callable[[], Awaitable[tuple[bytes, str]]]:
     async def render() -> tuple[bytes, str]:
         from core.metrics import render_metrics
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.config import Settings, SlackSettings
 from bot.logs import configure_logging
-from bot.wiring import open_desk, open_front
+from bot.wiring import open_chat_services, open_front_end
 from core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ async def run_slack(settings: Settings) -> None:
     from bot.doctor import require_models
 
     await require_models(settings)
-    async with open_front(settings) as research, open_desk(settings, research) as desk:
+    async with open_front_end(settings) as research, open_chat_services(settings, research) as desk:
         oauth = await oauth_settings(slack, research.engine) if slack.client_id else None
         app = build_app(desk, secret, client, oauth)
         if slack.app_token is not None:

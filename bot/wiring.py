@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
 
 
 @dataclass
-class Front:
+class FrontEndServices:
     """What a front end needs: the job service, thread memory, the database, readers'
     feedback, and the signer of answer-page links."""
 
@@ -50,7 +50,7 @@ class Front:
 
 
 @dataclass
-class Research(Front):
+class ResearchServices(FrontEndServices):
     """The wired research core: what front ends submit requests to, and workers run."""
 
     researcher: Researcher
@@ -177,7 +177,7 @@ def delivery_retry(settings: Settings) -> RetryPolicy:
 
 
 @asynccontextmanager
-async def open_front(settings: Settings) -> AsyncIterator[Front]:
+async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
     """What a chat front end needs. With a queue, only the job store and the queue: the
     research runs in workers, so no model, index or source is loaded here."""
     if settings.queue.url is None:
@@ -196,21 +196,19 @@ async def open_front(settings: Settings) -> AsyncIterator[Front]:
         async with open_queue(settings) as queue:
             jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
                               worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
-            yield Front(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
+            yield FrontEndServices(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
                         await ShareLinks.load(engine))
     finally:
         await engine.dispose()
 
 
 @asynccontextmanager
-async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = (),
-                        deliveries: DeliveryFactory | None = None,
-                        in_process: bool = False) -> AsyncIterator[Research]:
-    """The research core. `trusted_pages`: URLs whose host and port the page reader may read
-    although they are private or this machine (benches' fake servers; never from settings).
-    `deliveries` rebuilds stored deliveries (a worker's). With `queue.url` set, jobs are
-    submitted to the queue and run by `JobService.run_queued` in workers, unless
-    `in_process` (the CLI, which has the research core loaded anyway, answers at once)."""
+async def open_research(settings: Settings, *, deliveries: DeliveryFactory | None = None,
+                        in_process: bool = False) -> AsyncIterator[ResearchServices]:
+    """The research core. `deliveries` rebuilds stored deliveries (a worker's). With
+    `queue.url` set, jobs are submitted to the queue and run by `JobService.run_queued` in
+    workers, unless `in_process` (the CLI, which has the research core loaded anyway,
+    answers at once)."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import diskcache
@@ -251,7 +249,7 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
             from core.llm.providers import check_llm_models
 
             check_llm_models(settings.llm)
-        web = await stack.enter_async_context(open_web(settings, embedder, trusted_pages))
+        web = await stack.enter_async_context(open_web(settings, embedder))
         researcher = build_research(
             {**local_sources(knowledge_base, settings.pipeline), **web.sources},
             embedder, settings.pipeline, settings.llm, pages=web.pages,
@@ -262,7 +260,7 @@ async def open_research(settings: Settings, *, trusted_pages: Sequence[str] = ()
                           deliveries_for=deliveries, worker=worker_id(),
                           attempt_timeout_s=attempt_timeout_s(settings))
         try:
-            yield Research(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
+            yield ResearchServices(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
                            await ShareLinks.load(engine), researcher, knowledge_base)
         finally:
             await jobs.close()
@@ -279,8 +277,7 @@ class Web:
 
 
 @asynccontextmanager
-async def open_web(settings: Settings, embedder: Embedder,
-                   trusted_pages: Sequence[str] = ()) -> AsyncIterator[Web]:
+async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]:
     """The web and academic sources the settings switch on (core.sources.registry), their
     HTTP sessions and response cache, and the page reader; nothing at all when every tenant
     is local-only."""
@@ -331,7 +328,7 @@ async def open_web(settings: Settings, embedder: Embedder,
     # The configured API endpoints may be on the user's LAN; names a redirect leads to may not.
     api = api_session(config.user_agent, connect_timeout_s=max(1.0, config.timeout_s / 2),
                       trusted=[spec.endpoint(config) or "" for spec in enabled])
-    page_guard = AddressGuard.trusting(*trusted_pages)
+    page_guard = AddressGuard.trusting(*config.trusted_pages)
     pages = guarded_session(config.user_agent, guard=page_guard)
     opened = AsyncExitStack()
     try:
@@ -365,7 +362,8 @@ def answer_pages(settings: Settings, links: ShareLinks) -> AnswerPage | None:
 
 
 @asynccontextmanager
-async def open_desk(settings: Settings, research: Front) -> AsyncIterator[ChatServices]:
+async def open_chat_services(settings: Settings, research: FrontEndServices
+                             ) -> AsyncIterator[ChatServices]:
     """What the chat front ends share: limits and event dedupe in this process, or in Redis
     when `chat.redis_url` is set (several bot processes behind one load balancer)."""
     from adapters.chat.dedupe import LocalEventLog, RedisEventLog

@@ -358,6 +358,10 @@ class SourcesSettings(_Section):
                                    "answer to a query is reused (0: never).")
     fetch_pages: int = Field(default=5, ge=0, le=20, description="Web hits whose pages are "
                              "read (the rest keep their snippet).")
+    trusted_pages: StrList = Field(
+        default_factory=list, description="Sites on your own network whose pages may be read "
+        "behind search hits (http://wiki.internal:8080, say: a SearXNG that indexes an "
+        "intranet). Every other private or loopback address stays refused.")
     fetch_concurrency: int = Field(default=8, ge=1, description="Pages fetched at once.")
     fetch_per_host: int = Field(default=2, ge=1, description="Pages fetched at once from one "
                                 "host.")

@@ -1,9 +1,13 @@
 """The one error tree of the research core.
 
     ResearchBotError
-    ├── ConfigurationError      a setting is wrong; raised at start-up, never mid-request
+    ├── ConfigurationError      a setting is wrong; found at start-up, before any request
+    │   └── CredentialRefusedError  a key or model a setting names was refused at run time
+    │                           (401/403/404): every request would fail alike; names the setting
     ├── InvalidQuestionError    the user's question cannot be researched (empty, too long, binary)
+    ├── RateLimitedError        too many questions from a person or tenant; when to ask again
     ├── IndexingError           a knowledge-base path cannot be indexed at all (missing path)
+    ├── UnreadableDocumentError a file is not the document its name says (skipped, with why)
     ├── BlockedAddressError     an outbound URL (or a redirect's target) is this machine, a private
     │                           network or not http(s); refused before any connection is made
     ├── RedirectError           a redirect without a target, or more redirects than the limit
@@ -16,14 +20,22 @@
     │   ├── SourceHttpError     it answered a non-2xx status (429 and 5xx are retried)
     │   ├── SourceDroppedError  the connection broke mid-call (retried)
     │   └── SourceBusyError     never sent: no turn (rate limit, concurrency) before the deadline
+    ├── LLMError                a model call failed for good (after retries and fallbacks)
+    │   ├── LLMOutputError      the reply was not the JSON asked for, even after a repair
+    │   ├── LLMDegradedError    too many of the job's calls failed: finish without the model
+    │   └── LLMBudgetError      the job's time or tokens are spent: the call was not made
     ├── StoreError              the job store or a cache could not be read or written
     ├── JobNotFoundError        no job has that id
     └── JobFailedError          a job ended without an answer (its stored reason)
 
-"No evidence" is not an error: it is an answer graded Insufficient.
+"No evidence" is not an error: it is an answer graded Insufficient. The HTTP front end's
+`ApiError` (adapters/http/errors.py) is not part of this tree: it is the adapter's HTTP
+answer (a status and a body), raised and caught inside the app.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 
 class ResearchBotError(Exception):
@@ -34,12 +46,32 @@ class ConfigurationError(ResearchBotError):
     """A setting is missing or invalid."""
 
 
+class CredentialRefusedError(ConfigurationError):
+    """A key or model named by a setting was refused while a job ran (HTTP 401, 403 or 404):
+    every job would fail the same way. The message names the setting to fix."""
+
+
 class InvalidQuestionError(ResearchBotError):
     """The question cannot be researched; the message is safe to show to the user."""
 
 
+class RateLimitedError(ResearchBotError):
+    """Too many questions; `retry_after_s` says when one would be accepted."""
+
+    def __init__(self, scope: str, limit: int, window_s: float, retry_after_s: float) -> None:
+        super().__init__(f"{scope} limit of {limit} questions per {window_s:g} s reached")
+        self.scope = scope
+        self.limit = limit
+        self.window_s = window_s
+        self.retry_after_s = retry_after_s
+
+
 class IndexingError(ResearchBotError):
     """A path given to the indexer cannot be indexed at all."""
+
+
+class UnreadableDocumentError(ResearchBotError):
+    """The file cannot be read as the document its name says it is."""
 
 
 class BlockedAddressError(ResearchBotError):
@@ -114,6 +146,32 @@ class SourceBusyError(SourceError):
     """The call waited for its turn (a concurrency slot, the rate limit: this process's or the
     one shared in Redis) until its time was nearly up, and was never sent. The source is busy
     with other questions, not down: the breaker does not count it."""
+
+
+class LLMError(ResearchBotError):
+    """A model call failed for good (after retries and fallbacks)."""
+
+    def __init__(self, model: str, message: str, status: int | None = None) -> None:
+        super().__init__(f"{model}: {message}")
+        self.model = model
+        self.status = status
+
+
+class LLMOutputError(LLMError):
+    """The model's reply was not the JSON asked for, even after one repair attempt."""
+
+
+class LLMDegradedError(LLMError):
+    """Too many calls of this job failed: stop calling, finish with what is gathered."""
+
+
+class LLMBudgetError(LLMError):
+    """The job's time (`kind` "time") or tokens ("tokens") are spent: the call was not made."""
+
+    def __init__(self, model: str, kind: Literal["time", "tokens"]) -> None:
+        super().__init__(model, f"the job's {'time' if kind == 'time' else 'token'} budget "
+                         "is spent")
+        self.kind = kind
 
 
 class StoreError(ResearchBotError):

@@ -152,3 +152,12 @@ def _split(paragraph: str) -> tuple[str, ...]:
         else:
             merged.append(piece)
     return tuple(merged)
+
+
+BYTES_PER_TOKEN = 4.0  # English prose runs near 4 UTF-8 bytes a model token
+
+
+def estimate_tokens(text: str, bytes_per_token: float = BYTES_PER_TOKEN) -> int:
+    """A language model's tokens in `text`, from its size; no tokenizer is loaded. Pass a
+    smaller `bytes_per_token` for a generous count (a budget reserved before a call)."""
+    return int(len(text.encode()) / bytes_per_token)

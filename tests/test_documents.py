@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from core.retrieval.kb.chunking import chunk_sections, estimate_tokens
-from core.retrieval.kb.documents import Section, UnreadableDocumentError, read_document
+from core.errors import UnreadableDocumentError
+from core.retrieval.kb.chunking import chunk_sections, wordpiece_tokens
+from core.retrieval.kb.documents import Section, read_document
 from tests.conftest import CORPUS, write_pdf
 
 
@@ -58,7 +59,7 @@ def test_chunks_respect_size_and_overlap() -> None:
     sentences = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(400))
     chunks = chunk_sections([Section(text=sentences, headings=["Long"])], 200, 30)
     assert len(chunks) > 5
-    assert all(estimate_tokens(c.text) <= 200 + 40 for c in chunks)
+    assert all(wordpiece_tokens(c.text) <= 200 + 40 for c in chunks)
     assert all(c.headings == ["Long"] for c in chunks)
     first_tail = chunks[0].text.split(". ")[-1]
     assert first_tail.rstrip(".") in chunks[1].text  # overlap carries the last sentence

@@ -6,6 +6,7 @@ it: it must record none."""
 
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -269,3 +270,26 @@ async def test_tavily_follows_no_redirect(site: Site, inside: Recorder) -> None:
         with pytest.raises(SourceError):
             await source.search(SearchQuery(text="cats", tenant="t"))
     assert site.hits == ["/tavily/search"] and inside.hits == []
+
+
+async def test_a_site_the_settings_trust_is_read_and_no_other(
+        clean_env: Path, inside: Recorder, inside6: Recorder, embedder: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sources.trusted_pages` (an intranet wiki behind a LAN SearXNG): the page reader the
+    composition root builds reads that site, and still refuses every other inside address."""
+    from bot.config import Settings
+    from bot.wiring import open_web
+
+    monkeypatch.setenv("RESEARCHBOT_PIPELINE__LOCAL_ONLY", "false")
+    wiki = f"http://127.0.0.1:{inside.port}"
+    settings = Settings(sources={"wikipedia": False, "arxiv": False, "pubmed": False,
+                                 "cache_ttl_hours": 0, "trusted_pages": [wiki]})
+    async with open_web(settings, embedder) as web:
+        assert web.pages is not None and web.sources == {}
+        page = await web.pages.text_of(f"{wiki}/wiki/cats")
+        assert "internal secret" in page.text
+        with pytest.raises(FetchError, match="refused"):
+            await web.pages.text_of(f"http://[::1]:{inside6.port}/wiki/cats")
+        with pytest.raises(FetchError, match="refused"):
+            await web.pages.text_of(f"http://127.0.0.1:{inside.port + 1}/wiki/cats")
+    assert "/wiki/cats" in inside.hits and inside6.hits == []

@@ -16,8 +16,8 @@ from tavily import AsyncTavilyClient
 
 from core.answer.grading import outage_notes
 from core.config import LLMSettings
-from core.errors import FetchError, SourceError, SourceResponseTooLargeError
-from core.llm.gateway import MAX_REPLY_BYTES, LLMError, ModelGateway, Role, Usage
+from core.errors import FetchError, LLMError, SourceError, SourceResponseTooLargeError
+from core.llm.gateway import MAX_REPLY_BYTES, ModelGateway, Role, Usage
 from core.llm.prompts import PromptLibrary
 from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan

@@ -125,18 +125,18 @@ async def test_a_workers_rebuilt_delivery_links_to_the_page(clean_env: Any,
 
 async def test_the_chat_desk_links_answers_only_under_a_public_url(clean_env: Any,
                                                                   sqlite_engine: Any) -> None:
-    """What `researchbot slack` and `discord` run with (bot/wiring.py's open_desk)."""
+    """What `researchbot slack` and `discord` run with (bot/wiring.py's open_chat_services)."""
     from bot.config import Settings
-    from bot.wiring import Front, build_jobs, open_desk
+    from bot.wiring import FrontEndServices, build_jobs, open_chat_services
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore
 
     links = await ShareLinks.load(sqlite_engine)
-    front = Front(build_jobs(None, sqlite_engine), ConversationStore(sqlite_engine),
+    front = FrontEndServices(build_jobs(None, sqlite_engine), ConversationStore(sqlite_engine),
                   sqlite_engine, FeedbackStore(sqlite_engine), links)
-    async with open_desk(Settings(web={"public_url": PUBLIC_URL}), front) as desk:
+    async with open_chat_services(Settings(web={"public_url": PUBLIC_URL}), front) as desk:
         assert desk.answer_page is not None and desk.feedback is front.feedback
         await assert_signed_page_link(sqlite_engine, desk.answer_page("job1"), "job1")
-    async with open_desk(Settings(), front) as desk:
+    async with open_chat_services(Settings(), front) as desk:
         assert desk.answer_page is None

@@ -12,7 +12,7 @@ import aiohttp
 import diskcache
 import pytest
 
-from core.errors import ConfigurationError, SourceError, SourceTimeoutError
+from core.errors import CredentialRefusedError, SourceError, SourceTimeoutError
 from core.models import QueryIntent, TimeConstraint
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
@@ -304,7 +304,7 @@ async def test_a_refused_key_stops_the_search_and_names_its_setting(
     sources = _sources(fake, session)
     plan = ResearchPlan(queries=[PlannedQuery(text="domestic cat sleep", purpose="",
                                               sources=["tavily", "wikipedia"])])
-    with pytest.raises(ConfigurationError, match=r"sources\.tavily_api_key") as refused:
+    with pytest.raises(CredentialRefusedError, match=r"sources\.tavily_api_key") as refused:
         await run_search(plan, sources, "t", QueryIntent(), 5, timeout_s=5.0)
     assert "tvly-test" not in str(refused.value)
     # A keyless source refusing a request is an outage, reported as a limitation.

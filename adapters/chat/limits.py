@@ -11,18 +11,7 @@ import time
 import uuid
 from typing import Any, Protocol
 
-from core.errors import ResearchBotError
-
-
-class RateLimitedError(ResearchBotError):
-    """Too many questions; `retry_after_s` says when one would be accepted."""
-
-    def __init__(self, scope: str, limit: int, window_s: float, retry_after_s: float) -> None:
-        super().__init__(f"{scope} limit of {limit} questions per {window_s:g} s reached")
-        self.scope = scope
-        self.limit = limit
-        self.window_s = window_s
-        self.retry_after_s = retry_after_s
+from core.errors import RateLimitedError
 
 
 class QuestionLimiter(Protocol):

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from adapters.chat.dedupe import EventLog
-from adapters.chat.limits import QuestionLimiter, RateLimitedError
+from adapters.chat.limits import QuestionLimiter
+from core.errors import RateLimitedError
 from core.jobs.service import JobService
 from core.models import Depth
 from core.store.conversations import ConversationStore

@@ -12,7 +12,6 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from adapters.chat.limits import RateLimitedError
 from adapters.chat.services import ChatServices, queued, refusal
 from adapters.discord.delivery import (
     NO_MENTIONS,
@@ -23,7 +22,7 @@ from adapters.discord.delivery import (
     Status,
 )
 from adapters.discord.render import render_error, render_status
-from core.errors import InvalidQuestionError
+from core.errors import InvalidQuestionError, RateLimitedError
 from core.jobs.service import FAILURE
 from core.models import Depth, ResearchRequest
 from core.store.feedback import Rating

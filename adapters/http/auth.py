@@ -16,10 +16,10 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
-from adapters.chat.limits import RateLimitedError
 from adapters.http.errors import ApiError, job_not_found, unauthorized
 from adapters.http.job_views import find_job
 from adapters.http.services import ApiServices, Services
+from core.errors import RateLimitedError
 from core.models import Job
 from core.store.access import ApiKeys
 

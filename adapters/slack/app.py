@@ -17,7 +17,6 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chat.limits import RateLimitedError
 from adapters.chat.services import ChatServices, queued, refusal
 from adapters.slack.delivery import (
     PLATFORM,
@@ -27,7 +26,7 @@ from adapters.slack.delivery import (
     key,
 )
 from adapters.slack.render import escape_mrkdwn
-from core.errors import InvalidQuestionError
+from core.errors import InvalidQuestionError, RateLimitedError
 from core.jobs.delivery import Steps
 from core.models import ConversationTurn, ResearchRequest
 from core.store.feedback import Rating

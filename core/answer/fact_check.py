@@ -24,7 +24,6 @@ budget was spent) the check did not run: `ClaimCheck.verification` says so and w
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -34,7 +33,9 @@ from pydantic import BaseModel, Field
 from core.answer.citations import best_quote, grounded, quote_supported, quotes_cover
 from core.answer.sentences import MARKER, Sentence, parse
 from core.answer.synthesis.base import Draft
-from core.llm.gateway import LLMBudgetError, LLMError, LLMOutputError, ModelGateway, Role, Usage
+from core.errors import LLMBudgetError, LLMError, LLMOutputError
+from core.llm.gateway import ModelGateway, Role, Usage
+from core.llm.quoting import attribute, quoted
 from core.models import Citation, Source
 from core.text import normalise
 
@@ -241,8 +242,8 @@ def _shown(batch: list[_Claim], sources: Sequence[Source]) -> dict[str, str]:
     """The prompt's values: the sources the batch cites, once each, and its claims."""
     shown = sorted({n for claim in batch for n in claim.cites})
     listing = "\n\n".join(
-        f"<source number=\"{n}\" title=\"{_attribute(sources[n - 1].title)}\">\n"
-        f"{_clip(_text(sources[n - 1]), SOURCE_CHARS)}\n</source>" for n in shown)
+        f"<source number=\"{n}\" title=\"{attribute(sources[n - 1].title)}\">\n"
+        f"{quoted(_text(sources[n - 1]), SOURCE_CHARS)}\n</source>" for n in shown)
     lines = "\n".join(
         f"Claim {k}: {claim.sentence.body}\nCites: "
         + ", ".join(f"[{n}]" for n in claim.cites) for k, claim in enumerate(batch, 1))
@@ -300,10 +301,3 @@ def _text(source: Source) -> str:
     return source.content or source.snippet
 
 
-def _clip(text: str, limit: int) -> str:
-    text = re.sub(r"</?\s*(source|claim)\b[^>]*>", " ", text, flags=re.I)
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
-
-
-def _attribute(text: str) -> str:
-    return re.sub(r"[\"<>\n]", " ", text)[:200]

@@ -30,14 +30,22 @@ import json
 import logging
 import random
 import re
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 from core.config import LLMSettings
-from core.errors import ConfigurationError, ResearchBotError, ResponseTooLargeError
+from core.errors import (
+    CredentialRefusedError,
+    LLMBudgetError,
+    LLMDegradedError,
+    LLMError,
+    LLMOutputError,
+    ResponseTooLargeError,
+)
 from core.llm.prompts import PromptLibrary
 from core.metrics import count_model_call
+from core.text import estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +55,7 @@ MAX_RETRY_AFTER_S = 30.0
 MIN_CALL_SECONDS = 0.2  # less time than this left: the call is not started
 MIN_REPLY_TOKENS = 64  # less room than this for a reply: the call is not started
 DEFAULT_REPLY_TOKENS = 1000
-BYTES_PER_TOKEN = 2.5  # the prompt's size is overestimated: English runs near 4 bytes a token
+GENEROUS_BYTES_PER_TOKEN = 2.5  # a prompt's tokens are overestimated before its call
 # A reply of even 100k tokens is under 2 MB of JSON; embeddings of a 64-text batch of 3072
 # dimensions as floats are ~4 MB. Past this, a reply is abandoned as it streams.
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -56,32 +64,6 @@ MAX_REPLY_BYTES = 16 * 1024 * 1024
 class Role(enum.StrEnum):
     FAST = "fast"  # intent, planning, evidence, reflection
     STRONG = "strong"  # synthesis, verification
-
-
-class LLMError(ResearchBotError):
-    """A model call failed for good (after retries and fallbacks)."""
-
-    def __init__(self, model: str, message: str, status: int | None = None) -> None:
-        super().__init__(f"{model}: {message}")
-        self.model = model
-        self.status = status
-
-
-class LLMOutputError(LLMError):
-    """The model's reply was not the JSON asked for, even after one repair attempt."""
-
-
-class LLMDegradedError(LLMError):
-    """Too many calls of this job failed: stop calling, finish with what is gathered."""
-
-
-class LLMBudgetError(LLMError):
-    """The job's time (`kind` "time") or tokens ("tokens") are spent: the call was not made."""
-
-    def __init__(self, model: str, kind: Literal["time", "tokens"]) -> None:
-        super().__init__(model, f"the job's {'time' if kind == 'time' else 'token'} budget "
-                         "is spent")
-        self.kind = kind
 
 
 class Usage(BaseModel):
@@ -209,7 +191,8 @@ class ModelGateway:
         if all(f.status in _SETTING_ERRORS for f in failures):
             # Every model of the chain refused the key or does not exist: a setting is wrong,
             # and every call of every job would fail the same way. Stop and name it.
-            raise ConfigurationError(_setting_message(self._chains[role][0], failure.status))
+            raise CredentialRefusedError(_setting_message(self._chains[role][0],
+                                                          failure.status))
         raise failure
 
     async def _within_budget(self, model: str, role: Role, messages: list[dict[str, str]],
@@ -217,7 +200,7 @@ class ModelGateway:
         """One model's attempts, with the tokens they may use reserved for their duration."""
         if usage.seconds_left() < MIN_CALL_SECONDS:
             raise LLMBudgetError(model, "time")
-        prompt = estimate_tokens(messages)
+        prompt = estimate_prompt_tokens(messages)
         room = usage.tokens_left() - prompt
         if room < MIN_REPLY_TOKENS:
             raise LLMBudgetError(model, "tokens")
@@ -321,10 +304,10 @@ def _oversized(error: BaseException) -> ResponseTooLargeError | None:
     return None
 
 
-def estimate_tokens(messages: list[dict[str, str]]) -> int:
-    """A generous count of a prompt's tokens, from its size in bytes."""
-    size = sum(len(m["content"].encode()) for m in messages)
-    return int(size / BYTES_PER_TOKEN) + 8 * len(messages)
+def estimate_prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """A generous count of a prompt's tokens (the budget is reserved before the call)."""
+    text = "".join(m["content"] for m in messages)
+    return estimate_tokens(text, GENEROUS_BYTES_PER_TOKEN) + 8 * len(messages)
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)

@@ -23,7 +23,8 @@ from core.answer.sentences import MARKER, expand
 from core.answer.synthesis.base import Draft, Synthesizer
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import LLMSettings, PipelineSettings, TierBudget
-from core.llm.gateway import MIN_CALL_SECONDS, LLMBudgetError, LLMError, ModelGateway, Role, Usage
+from core.errors import LLMBudgetError, LLMError
+from core.llm.gateway import MIN_CALL_SECONDS, ModelGateway, Role, Usage
 from core.models import (
     Confidence,
     ConversationTurn,

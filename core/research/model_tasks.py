@@ -7,14 +7,15 @@ is quoted in."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from core.answer.synthesis.base import Draft
 from core.config import LLMSettings
-from core.llm.gateway import LLMError, LLMOutputError, ModelGateway, Role, Usage
+from core.errors import LLMError, LLMOutputError
+from core.llm.gateway import ModelGateway, Role, Usage
+from core.llm.quoting import attribute, quoted
 from core.models import Citation, ConversationTurn, QueryIntent, Source
 from core.research.engine import Evidence
 from core.research.model_replies import (
@@ -29,7 +30,7 @@ from core.research.model_replies import (
 )
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.sources.protocol import SearchSource
-from core.text import terms
+from core.text import estimate_tokens, terms
 
 PASSAGE_CHARS = 1500
 EXCERPT_CHARS = 1200
@@ -153,7 +154,7 @@ async def compact(gateway: ModelGateway, usage: Usage, notes: ModelNotes,
                   evidence_ids: Sequence[str], limit_tokens: int) -> bool:
     """When the facts outgrow `limit_tokens`, the older half is summarised by the model (each
     summary keeps its source, whose full text stays in the state by reference)."""
-    if _tokens(" ".join(f.text for f in notes.facts)) <= limit_tokens:
+    if estimate_tokens(" ".join(f.text for f in notes.facts)) <= limit_tokens:
         return False
     half = max(1, len(notes.facts) // 2)
     older, newer = notes.facts[:half], notes.facts[half:]
@@ -217,14 +218,14 @@ def _numbered(items: Sequence[str]) -> str:
 
 
 def _conversation(context: Sequence[ConversationTurn]) -> str:
-    return "\n".join(f"Q: {turn.question}\nA: {_clip(turn.answer, 600)}"
+    return "\n".join(f"Q: {turn.question}\nA: {quoted(turn.answer, 600)}"
                      for turn in context[-3:]) or "(none)"
 
 
 def _passages(batch: Sequence[Source]) -> str:
     return "\n\n".join(
-        f"<passage number=\"{n}\" title=\"{_attribute(s.title)}\">\n"
-        f"{_clip(s.content or s.snippet, PASSAGE_CHARS)}\n</passage>"
+        f"<passage number=\"{n}\" title=\"{attribute(s.title)}\">\n"
+        f"{quoted(s.content or s.snippet, PASSAGE_CHARS)}\n</passage>"
         for n, s in enumerate(batch, 1))
 
 
@@ -232,23 +233,9 @@ def _evidence(evidence: Sequence[Evidence]) -> str:
     blocks = []
     for n, item in enumerate(evidence, 1):
         facts = "\n".join(f"- {fact}" for fact in item.facts) or "- (not summarised)"
-        blocks.append(f"[{n}] {_attribute(item.source.title)} ({item.source.reference})\n"
+        blocks.append(f"[{n}] {attribute(item.source.title)} ({item.source.reference})\n"
                       f"Facts:\n{facts}\n<excerpt>\n"
-                      f"{_clip(item.source.content or item.source.snippet, EXCERPT_CHARS)}\n"
+                      f"{quoted(item.source.content or item.source.snippet, EXCERPT_CHARS)}\n"
                       f"</excerpt>")
     return "\n\n".join(blocks) or "(no evidence was found)"
 
-
-def _clip(text: str, limit: int) -> str:
-    # Fetched text cannot close the block it is quoted in.
-    text = re.sub(r"</?\s*(passage|source|excerpt|conversation|question|feedback)\b[^>]*>", " ",
-                  text, flags=re.I)
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
-
-
-def _attribute(text: str) -> str:
-    return re.sub(r"[\"<>\n]", " ", text)[:200]
-
-
-def _tokens(text: str) -> int:
-    return len(text) // 4

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from core.errors import ConfigurationError, SourceError
+from core.errors import CredentialRefusedError, SourceError
 from core.models import QueryIntent, Source, SourceFailure
 from core.research.planning import ResearchPlan
 from core.sources.failure_kinds import failure_kind
@@ -99,7 +99,7 @@ async def run_search(
             for name, text in calls
         )
     )
-    refused = next((o for o in outcomes if isinstance(o, ConfigurationError)), None)
+    refused = next((o for o in outcomes if isinstance(o, CredentialRefusedError)), None)
     if refused is not None:  # a key that is refused now will be refused for every question
         raise refused
     result = SearchOutcome(queries_per_source=dict(Counter(name for name, _ in calls)))
@@ -110,7 +110,7 @@ async def run_search(
             result.failures.append(outcome.model_copy(update={"query": text}))
             # Not the query: it quotes the question, which logs leave out.
             log.warning("source %s failed: %s", name, outcome.kind)
-        elif not isinstance(outcome, ConfigurationError):
+        elif not isinstance(outcome, CredentialRefusedError):
             result.results.append(outcome)
             counts[name] += len(outcome)
             per_query[text] += len(outcome)
@@ -122,7 +122,7 @@ async def run_search(
 
 async def _search_one(
     source: SearchSource, query: SearchQuery, timeout_s: float
-) -> list[Source] | SourceFailure | ConfigurationError:
+) -> list[Source] | SourceFailure | CredentialRefusedError:
     # This stage owns the call's time: the source's policy fits its retries inside it.
     CALL_DEADLINE.set(asyncio.get_running_loop().time() + timeout_s)
     try:
@@ -134,7 +134,7 @@ async def _search_one(
     except SourceError as error:
         setting = source.capabilities.key_setting
         if setting is not None and error.status in (401, 403):
-            return ConfigurationError(
+            return CredentialRefusedError(
                 f"{setting}: {source.label} refused the key (HTTP {error.status}): set a "
                 f"valid key in {setting}, or unset it to research without this source")
         return SourceFailure(source=source.name, query=query.text, label=source.label,

@@ -11,11 +11,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from core.errors import FetchError
+from core.errors import FetchError, UnreadableDocumentError
 from core.metrics import SOURCE_FETCHES
 from core.models import Source
 from core.retrieval.embedding import Embedder
-from core.retrieval.kb.documents import UnreadableDocumentError, looks_binary, read_document
+from core.retrieval.kb.documents import looks_binary, read_document
 from core.sources.search_hits import parse_date
 from core.text import sentences
 from core.web.fetch import PAGE_TYPES, FetchedPage, PageFetcher, decode

@@ -25,7 +25,9 @@ class Chunk:
         return Section(text="", headings=self.headings, page=self.page).location
 
 
-def estimate_tokens(text: str) -> int:
+def wordpiece_tokens(text: str) -> int:
+    """The embedder's (MiniLM's) word-piece tokens in `text`, which chunk sizes are measured
+    in; a model's tokens are core.text.estimate_tokens."""
     return int(len(text.split()) * _TOKENS_PER_WORD) + 1
 
 
@@ -36,7 +38,7 @@ class _Block:
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.text)
+        return wordpiece_tokens(self.text)
 
 
 def chunk_sections(
@@ -119,7 +121,7 @@ def _overlap_tail(blocks: list[_Block], overlap: int) -> list[_Block]:
     tail: list[str] = []
     size = 0
     for sentence in reversed(_SENTENCE_END.split(blocks[-1].text)):
-        size += estimate_tokens(sentence)
+        size += wordpiece_tokens(sentence)
         if size > overlap:
             break
         tail.insert(0, sentence)
@@ -136,7 +138,7 @@ def _fit(block: _Block, limit: int) -> list[_Block]:
     current: list[str] = []
     for unit in units:
         for piece in _split_words(unit, limit):
-            if current and estimate_tokens(joiner.join([*current, piece])) > limit:
+            if current and wordpiece_tokens(joiner.join([*current, piece])) > limit:
                 parts.append(_Block(joiner.join(current), block.atomic))
                 current = []
             current.append(piece)

@@ -7,13 +7,11 @@ from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
 
+from core.errors import UnreadableDocumentError
+
 # Part of every file's content hash: a new version re-indexes files read the old way.
 READER_VERSION = "3"
 SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"})
-
-
-class UnreadableDocumentError(Exception):
-    """The file cannot be read as the document its name says it is."""
 
 
 @dataclass

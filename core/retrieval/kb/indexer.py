@@ -23,7 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.config import KnowledgeBaseSettings
-from core.errors import IndexingError
+from core.errors import IndexingError, UnreadableDocumentError
 from core.models import utcnow
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.chunking import Chunk, chunk_sections
@@ -31,7 +31,6 @@ from core.retrieval.kb.documents import (
     READER_VERSION,
     SUPPORTED_SUFFIXES,
     Document,
-    UnreadableDocumentError,
     read_document,
 )
 from core.retrieval.vectors import TenantCollections
