@@ -184,7 +184,7 @@ def _settings(case: str, base: str, data_dir: Path, uncapped: bool) -> Any:
 async def _ask(settings: Any, base: str) -> tuple[Any, list[str], float, float]:
     """The result, the pages not read, the seconds and the peak RSS rise (MB) of the question
     (the pipeline is opened before the measure starts)."""
-    from bot.wiring import open_jobs, open_research
+    from bot.wiring import open_job_reader, open_research
     from core.models import ResearchRequest
 
     async with open_research(settings) as research:
@@ -194,7 +194,7 @@ async def _ask(settings: Any, base: str) -> tuple[Any, list[str], float, float]:
             ResearchRequest(question=QUESTION, tenant="bench")))
         seconds = time.perf_counter() - started
         rise = sampler.stop()
-    async with open_jobs(settings) as jobs:
+    async with open_job_reader(settings) as jobs:
         job = await jobs.store.get(result.job_id)
     unread = [page for round_ in job.trace.iterations for page in round_.pages_unread]
     return result, unread, seconds, rise

@@ -224,9 +224,9 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
 
 async def _jobs(args: argparse.Namespace, settings: Any) -> int:
     from adapters.terminal import render_job_line
-    from bot.wiring import open_jobs
+    from bot.wiring import open_job_reader
 
-    async with open_jobs(settings) as service:
+    async with open_job_reader(settings) as service:
         jobs = await service.recent(args.tenant, args.limit)
     if not jobs:
         print("No jobs yet. Ask something: researchbot ask \"...\"")
@@ -237,10 +237,10 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 
 async def _show(args: argparse.Namespace, settings: Any) -> int:
     from adapters.terminal import render_answer_markdown, terminal_safe
-    from bot.wiring import open_jobs
+    from bot.wiring import open_job_reader
     from core.store.feedback import FeedbackStore, Rating
 
-    async with open_jobs(settings) as service:
+    async with open_job_reader(settings) as service:
         job = await service.result(args.job_id)
         delivery = await service.delivery(job.id)
         events = await service.stored_events(job.id)
@@ -334,10 +334,10 @@ async def _serve(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _keys(args: argparse.Namespace, settings: Any) -> int:
-    from bot.wiring import open_jobs
+    from bot.wiring import open_job_reader
     from core.store.access import ApiKeys, key_id_of
 
-    async with open_jobs(settings) as service:
+    async with open_job_reader(settings) as service:
         keys = ApiKeys(service.store.engine)
         if args.keys_command == "create":
             tenant = args.tenant.strip()

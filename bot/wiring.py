@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.config import LLMSettings, PipelineSettings
     from core.jobs.delivery import RetryPolicy
     from core.jobs.queue import JobQueue
+    from core.jobs.reading import JobReader
     from core.jobs.service import DeliveryFactory, JobService
     from core.research.researcher import Researcher, ScopeFunction
     from core.retrieval.embedding import Embedder
@@ -122,16 +123,18 @@ def build_jobs(research: Researcher | None, engine: AsyncEngine,
 
 
 @asynccontextmanager
-async def open_jobs(settings: Settings) -> AsyncIterator[JobService]:
-    """The job service without a research core: it reads jobs, events and deliveries (the
-    CLI's `jobs` and `show`, which should not load models and indexes to print a row)."""
-
+async def open_job_reader(settings: Settings) -> AsyncIterator[JobReader]:
+    """The reading side of the job service: jobs, events and deliveries (the CLI's `jobs`,
+    `show` and `keys`, which should not load models and indexes to print a row)."""
+    from core.jobs.reading import JobReader
     from core.store.database import open_database
+    from core.store.deliveries import DeliveryStore
+    from core.store.events import JobEvents
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
     try:
-        yield build_jobs(None, engine)
+        yield JobReader(JobStore(engine), JobEvents(engine), DeliveryStore(engine))
     finally:
         await engine.dispose()
 

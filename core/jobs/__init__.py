@@ -1,5 +1,11 @@
-"""Jobs: the job service every front end submits requests to (service), the only writer of
-job state: it validates a request once, stores the job, runs the research core (or queues
-the job for a worker: queue, queue_worker), turns the research's stage events into stored
-events and row updates, stores the result or the failure, and delivers the answer durably to
-chat platforms with best-effort progress (delivery)."""
+"""Jobs: the job service every front end submits requests to, and the only writer of job
+state.
+
+    reading         JobReader: a job, its events, its delivery, its answer once ended
+    service         JobService (a JobReader that writes): validates a request once, stores
+                    the job, runs the research core or queues the job, turns the research's
+                    stage events into stored events and row updates, stores the result or
+                    the failure, cancels, and delivers
+    delivery        durable delivery of answers to chat platforms, best-effort progress
+    queue           the SAQ queue in Redis; queue_worker: a worker process's loop
+"""

@@ -1,9 +1,10 @@
-"""The job service: the one way in to the research engine for every front end.
+"""The job service: the one way in to the research core for every front end, and the only
+writer of job state.
 
-    submit(request, delivery) -> job id      stored at once; the research runs as a task
-    events(job_id, after)                    stored progress events, then live ones
-    result(job_id) / wait(job_id)            the job row (result or error)
+    submit(request, delivery) -> job id      validated once, stored at once; run as a task
+    improve(feedback, tenant, job_id)        a request revising an earlier answer
     cancel(job_id)
+    events / result / wait / answer          the reading side (core.jobs.reading)
 
 In the embedded default the jobs run in this process. With a queue (core.jobs.queue) `submit`
 only stores and queues the job, and a worker process runs it (`run_queued`), rebuilding its
@@ -18,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
@@ -26,10 +27,10 @@ from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 from core.errors import (
     ConfigurationError,
     InvalidQuestionError,
-    JobFailedError,
     JobNotFoundError,
 )
 from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
+from core.jobs.reading import JobReader
 from core.logfields import job_log_fields
 from core.metrics import DELIVERY_FAILURES, JOBS, STAGE_DURATION
 from core.models import (
@@ -37,7 +38,6 @@ from core.models import (
     FailureKind,
     Improvement,
     Job,
-    JobEvent,
     JobStatus,
     ProgressEvent,
     ResearchRequest,
@@ -66,7 +66,7 @@ GAVE_UP = ("Sorry, the research could not be finished: the workers running it st
 DeliveryFactory = Callable[[str, dict[str, Any]], Awaitable[Delivery]]
 
 
-class JobService:
+class JobService(JobReader):
     def __init__(self, research: Researcher | None, store: JobStore, events: JobEvents,
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
                  progress_interval_s: float = 1.0, *, queue: JobQueue | None = None,
@@ -80,9 +80,7 @@ class JobService:
         self._deliveries_for = deliveries_for
         self._worker = worker
         self._attempt_timeout_s = attempt_timeout_s
-        self.store = store
-        self._events = events
-        self._deliveries = deliveries
+        super().__init__(store, events, deliveries)
         self._retry = retry or RetryPolicy()
         self._progress_interval_s = progress_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -146,11 +144,6 @@ class JobService:
                                       message=f"Taken up again (attempt {attempt})")
         await self._run(job_id, job.request, delivery, 0.0, True, handoff=True)
 
-    def events(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
-        """The job's events numbered above `after`, then new ones as they happen, up to the
-        one that ends the job."""
-        return self._events.follow(job_id, after)
-
     @property
     def queue(self) -> JobQueue | None:
         """The queue jobs are submitted to (None: they run in this process)."""
@@ -162,42 +155,14 @@ class JobService:
             raise RuntimeError("this job service only reads jobs: it has no research core")
         return self._research
 
-    async def result(self, job_id: str) -> Job:
-        return await self.store.get(job_id)
-
-    async def recent(self, tenant: str | None = None, limit: int = 20,
-                     status: JobStatus | None = None) -> list[Job]:
-        """The latest jobs, newest first (a tenant's, when given)."""
-        return await self.store.recent(tenant, limit, status)
-
-    async def stored_events(self, job_id: str, after: int = 0) -> list[JobEvent]:
-        """The job's events stored so far, without waiting for more."""
-        return await self._events.after(job_id, after)
-
     async def wait(self, job_id: str) -> Job:
         """The job once it has ended (and, run here, once its delivery has ended too)."""
         task = self._tasks.get(job_id)
-        if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
-        else:
-            async for _ in self.events(job_id):
-                pass
+        if task is None:
+            return await super().wait(job_id)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
         return await self.store.get(job_id)
-
-    async def answer(self, job_id: str) -> ResearchResult:
-        """The job's result once it has ended. A job that ended without one raises what its
-        stored failure says: InvalidQuestionError or ConfigurationError (the message names
-        what to fix), else JobFailedError with the stored reason."""
-        job = await self.wait(job_id)
-        if job.status == JobStatus.COMPLETED and job.result is not None:
-            return job.result
-        reason = job.error or f"the job ended {job.status.value}"
-        if job.failure == FailureKind.INVALID:
-            raise InvalidQuestionError(reason)
-        if job.failure == FailureKind.CONFIGURATION:
-            raise ConfigurationError(reason)
-        raise JobFailedError(reason)
 
     async def cancel(self, job_id: str) -> bool:
         """Stop the job; False when it had already ended."""
@@ -221,10 +186,6 @@ class JobService:
         await self._events.append(job_id, "cancelled", message=CANCELLED)
         JOBS.labels("cancelled", job.platform).inc()
         return True
-
-    async def delivery(self, job_id: str) -> dict[str, object] | None:
-        """The job's delivery record: platform, status, attempts, last error."""
-        return await self._deliveries.get(job_id)
 
     async def close(self) -> None:
         """Cancel the jobs still running here (the process is stopping)."""
