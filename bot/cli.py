@@ -292,15 +292,16 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
-def _delivery_json(delivery: dict[str, Any]) -> dict[str, Any]:
-    return {key: delivery[key] for key in ("platform", "status", "attempts", "error")}
+def _delivery_json(delivery: Any) -> dict[str, Any]:
+    return dict(delivery.model_dump(mode="json", include={"platform", "status", "attempts",
+                                                           "error"}))
 
 
-def _delivery_line(delivery: dict[str, Any]) -> str:
-    attempts = delivery["attempts"]
-    line = (f"delivery to {delivery['platform']}: {delivery['status']} after {attempts} "
+def _delivery_line(delivery: Any) -> str:
+    attempts = delivery.attempts
+    line = (f"delivery to {delivery.platform}: {delivery.status} after {attempts} "
             f"attempt{'s' if attempts != 1 else ''}")
-    return f"{line}; last error: {delivery['error']}" if delivery["error"] else line
+    return f"{line}; last error: {delivery.error}" if delivery.error else line
 
 
 async def _check(args: argparse.Namespace, settings: Any) -> int:

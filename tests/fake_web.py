@@ -196,3 +196,19 @@ class FakeWeb(LocalServer):
             return web.Response(status=404, text="not found")
         body, kind = self.pages[path]
         return web.Response(body=body, headers={"Content-Type": kind})
+
+
+def point_sources_at(web: FakeWeb, monkeypatch: Any, **more: str) -> None:
+    """Settings (RESEARCHBOT_* variables) that send every web source to `web`; `more` adds
+    or overrides settings by their variable's name without the prefix."""
+    for name, value in {
+        "PIPELINE__LOCAL_ONLY": "false",
+        "SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
+        "SOURCES__ARXIV_API": f"{web.base}/arxiv/query",
+        "SOURCES__PUBMED_API": f"{web.base}/eutils",
+        "SOURCES__SEARXNG_URL": f"{web.base}/searx",
+        "SOURCES__TAVILY_API": f"{web.base}/tavily",
+        "SOURCES__TAVILY_API_KEY": "tvly-test",
+        **more,
+    }.items():
+        monkeypatch.setenv(f"RESEARCHBOT_{name}", value)

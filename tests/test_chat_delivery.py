@@ -57,7 +57,7 @@ async def test_slack_a_server_error_on_the_answer_is_retried_until_it_arrives_on
     assert job.status == JobStatus.COMPLETED
     delivery = await server.desk.jobs.delivery(job.id)
     assert delivery is not None
-    assert (delivery["status"], delivery["attempts"]) == ("delivered", 4)
+    assert (delivery.status, delivery.attempts) == ("delivered", 4)
     # The answer is remembered: a reply in its thread is a follow-up.
     thread = server.slack.named("chat.postMessage")[0]["thread_ts"]
     await server.post(mention("What do they need to eat?", event_id="Ev2", ts="1700000001.1",
@@ -106,8 +106,8 @@ async def test_slack_a_delivery_that_finally_fails_is_recorded_on_the_job(
     (job,) = await _jobs(server)
     await server.desk.jobs.wait(job.id)
     delivery = await server.desk.jobs.delivery(job.id)
-    assert delivery is not None and delivery["status"] == "failed"
-    assert "HTTP 503" in str(delivery["error"])
+    assert delivery is not None and delivery.status == "failed"
+    assert "HTTP 503" in str(delivery.error)
     # `researchbot show` prints it (the job itself completed: its answer is stored).
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("RESEARCHBOT_")}
@@ -203,8 +203,8 @@ async def test_discord_a_delivery_repeated_from_scratch_posts_nothing_twice(
     jobs = bot.client.desk.jobs
     (job,) = await jobs.store.recent()
     row = await jobs.delivery(job.id)
-    assert row is not None and row["target"]["interaction_token"]
-    rebuilt = await DiscordDeliveries(bot.client, bot.client.desk.conversations)(row["target"])
+    assert row is not None and row.target["interaction_token"]
+    rebuilt = await DiscordDeliveries(bot.client, bot.client.desk.conversations)(row.target)
 
     async def keep(_: dict[str, Any]) -> None:
         return None

@@ -13,7 +13,7 @@ import pytest
 from bot.cli import main
 from tests.conftest import POSTGRES_URL, REDIS_URL, skip_or_fail
 from tests.fake_openai import FakeOpenAI
-from tests.fake_web import Failure, FakeWeb
+from tests.fake_web import Failure, FakeWeb, point_sources_at
 
 SECRET = "s3cret-pass-4711"
 
@@ -24,19 +24,6 @@ async def web() -> AsyncIterator[FakeWeb]:
     await server.start()
     yield server
     await server.stop()
-
-
-def _sources_at(web: FakeWeb, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in {
-        "PIPELINE__LOCAL_ONLY": "false",
-        "SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
-        "SOURCES__ARXIV_API": f"{web.base}/arxiv/query",
-        "SOURCES__PUBMED_API": f"{web.base}/eutils",
-        "SOURCES__SEARXNG_URL": f"{web.base}/searx",
-        "SOURCES__TAVILY_API": f"{web.base}/tavily",
-        "SOURCES__TAVILY_API_KEY": "tvly-test",
-    }.items():
-        monkeypatch.setenv(f"RESEARCHBOT_{name}", value)
 
 
 async def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -61,7 +48,7 @@ def _server_up(port: int, what: str) -> None:
 async def test_everything_embedded_and_every_source_reachable_is_ok(
         clean_env: Path, web: FakeWeb, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _sources_at(web, monkeypatch)
+    point_sources_at(web, monkeypatch)
     code, table = await _check(capsys)
     assert code == 0, table
     lines = {line.split("  ")[0]: line for line in table.splitlines() if line}
@@ -97,7 +84,7 @@ async def test_postgresql_and_redis_servers_are_ok(
 async def test_an_unreachable_redis_or_source_is_a_failed_row(
         clean_env: Path, web: FakeWeb, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _sources_at(web, monkeypatch)
+    point_sources_at(web, monkeypatch)
     monkeypatch.setenv("RESEARCHBOT_SOURCES__ARXIV_API", "http://127.0.0.1:1/arxiv/query")
     monkeypatch.setenv("RESEARCHBOT_SOURCES__SEARXNG_URL", "")
     monkeypatch.setenv("RESEARCHBOT_CHAT__REDIS_URL", f"redis://:{SECRET}@127.0.0.1:1/0")

@@ -135,7 +135,7 @@ async def test_a_job_that_keeps_losing_its_worker_stops_and_tells_the_person(
     assert job.status == JobStatus.FAILED and job.error == "stopped after 2 attempts"
     told = _shown(deployment.slack, "stopped 2 times")
     assert len(told) == 1
-    assert (await deployment.front.delivery(job_id) or {})["status"] == "delivered"
+    assert getattr(await deployment.front.delivery(job_id), "status", None) == "delivered"
 
 
 async def test_a_job_researched_before_its_worker_died_only_finishes_its_delivery(
@@ -176,7 +176,7 @@ async def test_a_post_made_just_before_its_worker_died_is_found_not_repeated(
     sources = [a for a in slack.named("chat.postMessage") if "Sources (" in str(a.get("blocks"))]
     assert len(sources) == 1
     assert slack.named("conversations.replies")  # looked before posting
-    assert (await deployment.front.delivery(job_id) or {})["status"] == "delivered"
+    assert getattr(await deployment.front.delivery(job_id), "status", None) == "delivered"
 
 
 async def test_deep_questions_wait_in_their_own_queue_and_never_hold_up_quick_ones(

@@ -127,8 +127,8 @@ async def test_delivery_retries_from_the_step_that_failed_and_progress_never_fai
     assert platform.posted == ["answer", "sources", "reaction"]  # each exactly once
     delivery = await service.delivery(job_id)
     assert delivery is not None
-    assert (delivery["status"], delivery["attempts"]) == ("delivered", 3)
-    assert set(delivery["done"]) == {"answer", "sources", "reaction"}
+    assert (delivery.status, delivery.attempts) == ("delivered", 3)
+    assert set(delivery.done) == {"answer", "sources", "reaction"}
     kinds = [event.kind async for event in service.events(job_id)]
     assert kinds[-1] == "completed"  # followers stop at the job's end ...
     stored = await JobEvents(sqlite_engine).after(job_id, 0)

@@ -13,7 +13,10 @@ from bot.doctor import check_sources
 from bot.wiring import open_web
 from core.sources.protocol import SearchQuery
 from core.sources.registry import SOURCES
-from tests.fake_web import Article, FakeWeb
+from tests.fake_web import Article, FakeWeb, point_sources_at
+
+# no response cache, no pages read: each check and search reaches the fake
+QUIET = {"SOURCES__CACHE_TTL_HOURS": "0", "SOURCES__FETCH_PAGES": "0"}
 
 
 @pytest.fixture
@@ -26,22 +29,6 @@ async def web() -> AsyncIterator[FakeWeb]:
     await server.stop()
 
 
-def _point_at(web: FakeWeb, monkeypatch: pytest.MonkeyPatch, **more: str) -> None:
-    for name, value in {
-        "PIPELINE__LOCAL_ONLY": "false",
-        "SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
-        "SOURCES__ARXIV_API": f"{web.base}/arxiv/query",
-        "SOURCES__PUBMED_API": f"{web.base}/eutils",
-        "SOURCES__SEARXNG_URL": f"{web.base}/searx",
-        "SOURCES__TAVILY_API": f"{web.base}/tavily",
-        "SOURCES__TAVILY_API_KEY": "tvly-test",
-        "SOURCES__CACHE_TTL_HOURS": "0",
-        "SOURCES__FETCH_PAGES": "0",
-        **more,
-    }.items():
-        monkeypatch.setenv(f"RESEARCHBOT_{name}", value)
-
-
 def test_every_source_module_is_registered_once() -> None:
     names = [spec.name for spec in SOURCES]
     assert names == ["wikipedia", "arxiv", "pubmed", "searxng", "tavily"]
@@ -50,7 +37,7 @@ def test_every_source_module_is_registered_once() -> None:
 
 async def test_check_has_a_row_for_every_registered_source_probing_its_api(
         clean_env: Path, web: FakeWeb, monkeypatch: pytest.MonkeyPatch) -> None:
-    _point_at(web, monkeypatch)
+    point_sources_at(web, monkeypatch, **QUIET)
     rows = await check_sources(load_settings(), timeout_s=5)
     assert [(row.component, row.setting) for row in rows] == [
         (f"source {spec.name}", spec.setting) for spec in SOURCES]
@@ -68,7 +55,7 @@ async def test_check_has_a_row_for_every_registered_source_probing_its_api(
 async def test_open_web_opens_exactly_the_sources_check_calls_enabled(
         clean_env: Path, web: FakeWeb, monkeypatch: pytest.MonkeyPatch, embedder: Any,
         switched_off: dict[str, str]) -> None:
-    _point_at(web, monkeypatch, **switched_off)
+    point_sources_at(web, monkeypatch, **QUIET, **switched_off)
     settings = load_settings()
     rows = {row.component: row for row in await check_sources(settings, timeout_s=5)}
     on = {spec.name for spec in SOURCES if rows[f"source {spec.name}"].status == "ok"}
@@ -84,7 +71,7 @@ async def test_open_web_opens_exactly_the_sources_check_calls_enabled(
 
 async def test_nothing_is_opened_or_probed_for_local_only_tenants(
         clean_env: Path, web: FakeWeb, monkeypatch: pytest.MonkeyPatch, embedder: Any) -> None:
-    _point_at(web, monkeypatch, PIPELINE__LOCAL_ONLY="true")
+    point_sources_at(web, monkeypatch, **QUIET, PIPELINE__LOCAL_ONLY="true")
     settings = load_settings()
     rows = await check_sources(settings, timeout_s=5)
     assert {row.status for row in rows} == {"off"} and len(rows) == len(SOURCES)

@@ -157,8 +157,8 @@ async def deliver(job_id: str, delivery: Delivery, store: DeliveryStore, policy:
     errors per `policy` from the first step not yet done. Records the outcome; True when
     delivered. Never raises except on cancellation."""
     row = await store.get(job_id)
-    done: dict[str, Any] = dict(row["done"]) if row else {}
-    attempts = int(row["attempts"]) if row else 0
+    done: dict[str, Any] = dict(row.done) if row else {}
+    attempts = row.attempts if row else 0
 
     async def save(steps_done: dict[str, Any]) -> None:
         await store.update(job_id, done=steps_done)

@@ -6,11 +6,10 @@ core, and the job service (core.jobs.service) extends it with everything that wr
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from core.errors import ConfigurationError, InvalidQuestionError, JobFailedError
 from core.models import FailureKind, Job, JobEvent, JobStatus, ResearchResult
-from core.store.deliveries import DeliveryStore
+from core.store.deliveries import DeliveryRecord, DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
 
@@ -38,7 +37,7 @@ class JobReader:
         """The job's events stored so far, without waiting for more."""
         return await self._events.after(job_id, after)
 
-    async def delivery(self, job_id: str) -> dict[str, Any] | None:
+    async def delivery(self, job_id: str) -> DeliveryRecord | None:
         """The job's delivery record: platform, status, attempts, last error."""
         return await self._deliveries.get(job_id)
 

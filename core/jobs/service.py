@@ -48,7 +48,7 @@ from core.models import (
 from core.redact import REDACTOR, redact
 from core.research.intake import choose_depth, detect_intent, validate_question
 from core.research.researcher import Researcher, ResearchOutcome
-from core.store.deliveries import DeliveryStore
+from core.store.deliveries import DeliveryRecord, DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
 
@@ -224,20 +224,20 @@ class JobService(JobReader):
             await self._ended(job_id, request.platform, "failed", FAILURE, delivery,
                               lambda d: lambda steps: d.failure(FAILURE, steps))
 
-    async def _rebuild(self, row: dict[str, Any] | None) -> Delivery | None:
+    async def _rebuild(self, row: DeliveryRecord | None) -> Delivery | None:
         """The job's delivery, rebuilt from its row while it is still to be done; None (and
         the delivery recorded as failed) when this process cannot post to its platform."""
-        if row is None or row["status"] != "pending":
+        if row is None or row.status != "pending":
             return None
         try:
             if self._deliveries_for is not None:
-                return await self._deliveries_for(str(row["platform"]), dict(row["target"]))
-            reason = f"this process cannot post to {row['platform']}"
+                return await self._deliveries_for(row.platform, row.target)
+            reason = f"this process cannot post to {row.platform}"
         except ConfigurationError as error:
             reason = str(error)
-        log.error("job %s: %s", row["job_id"], reason)
-        await self._deliveries.update(str(row["job_id"]), status="failed", error=reason)
-        DELIVERY_FAILURES.labels(str(row["platform"])).inc()
+        log.error("job %s: %s", row.job_id, reason)
+        await self._deliveries.update(row.job_id, status="failed", error=reason)
+        DELIVERY_FAILURES.labels(row.platform).inc()
         return None
 
     async def _cancel_requested(self, job_id: str) -> bool:
