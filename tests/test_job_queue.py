@@ -17,6 +17,7 @@ from adapters.slack.app import web_client
 from adapters.slack.delivery import SlackDeliveries, SlackDelivery
 from bot.wiring import build_jobs, build_research, local_sources
 from core.config import KnowledgeBaseSettings, PipelineSettings, QueueSettings
+from core.errors import InvalidQuestionError, JobNotFoundError
 from core.jobs.delivery import DeliveryRegistry, RetryPolicy
 from core.jobs.queue import JobQueue
 from core.jobs.queue_worker import run_worker
@@ -234,3 +235,15 @@ async def test_improve_is_queued_and_a_worker_revises_the_answer(redis: Any, lab
         stop.set()
         await running
         await queue.close()
+
+
+async def test_improve_reads_only_the_tenants_own_answers(lab: Any) -> None:
+    jobs = build_jobs(lab.research(), lab.engine, RETRY, progress_interval_s=0.0)
+    first = await jobs.submit(ResearchRequest(question=QUESTION, tenant="t1",
+                                              depth=Depth.QUICK))
+    assert (await jobs.wait(first)).status == JobStatus.COMPLETED
+    with pytest.raises(JobNotFoundError):
+        await jobs.improve("Shorter", "t2", first)
+    with pytest.raises(InvalidQuestionError, match="no finished answer"):
+        await jobs.improve("Shorter", "t2")  # t2 has no answer of its own
+    assert [job.id for job in await jobs.recent()] == [first]

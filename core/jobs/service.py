@@ -100,16 +100,19 @@ class JobService(JobReader):
         return job.id
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
-        """Start a job revising an earlier answer (job `job_id`, else the tenant's latest)
+        """Start a job revising an earlier answer (the tenant's job `job_id`, else its latest)
         following the reader's feedback: a request like any other, queued when jobs are.
         InvalidQuestionError (no job stored) when there is nothing to improve, or when this
-        process researches and has no model to revise with."""
+        process researches and has no model to revise with; JobNotFoundError for a job of
+        another tenant."""
         feedback = validate_question(feedback, what="feedback")
         if self._research is not None and not self._research.can_improve:
             raise InvalidQuestionError(
                 "improve needs a language model: set llm.fast_model (see the README)")
         base = await self.store.get(job_id) if job_id else next(
             iter(await self.store.recent(tenant, limit=1, status=JobStatus.COMPLETED)), None)
+        if base is not None and base.tenant != tenant:  # another tenant's job is not there
+            raise JobNotFoundError(f"no job with id {job_id!r}")
         if base is None or base.result is None:
             raise InvalidQuestionError("there is no finished answer to improve yet")
         request = base.request.model_copy(update={
