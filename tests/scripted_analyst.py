@@ -1,6 +1,6 @@
 """A scripted model for the loop's prompts, reading what the prompt shows it: what a small,
 literal-minded analyst would answer about the test corpus. Tests override single tasks.
-`Lab` builds the real pipeline against it."""
+`Lab` builds the real research core and job service against it."""
 
 from __future__ import annotations
 
@@ -137,7 +137,8 @@ def script(fake: FakeOpenAI) -> FakeOpenAI:
 
 
 class Lab:
-    """The scripted model server and a way to build the pipeline with given LLM settings."""
+    """The scripted model server, and the research core and job service over it with given LLM
+    settings."""
 
     def __init__(self, fake: FakeOpenAI, parts: tuple[Any, ...]) -> None:
         self.fake = fake
@@ -160,14 +161,14 @@ class Lab:
                               PipelineSettings(), self.settings(**changes),
                               cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
 
-    def pipeline(self, **changes: Any) -> JobClient:
+    def client(self, **changes: Any) -> JobClient:
         """The job service over the real research core, with these LLM settings."""
         return JobClient(build_jobs(self.research(**changes), self.engine,
                                     progress_interval_s=0.0))
 
     async def ask(self, question: str = QUESTION, **changes: Any) -> tuple[ResearchResult, Job]:
-        pipeline = self.pipeline(**changes)
-        result = await pipeline.run(ResearchRequest(question=question, tenant="t1",
+        client = self.client(**changes)
+        result = await client.run(ResearchRequest(question=question, tenant="t1",
                                                     depth=Depth.QUICK, bypass_cache=True))
         return result, await self.job(result.job_id)
 

@@ -205,9 +205,9 @@ async def test_a_follow_up_is_rewritten_with_its_context(lab: Lab) -> None:
                 "checklist": ["what cats need in their diet"], "question_type": "factual"}
 
     lab.fake.script["understand"] = resolve
-    pipeline = lab.pipeline()
+    client = lab.client()
     turn = ConversationTurn(question=QUESTION, answer="Cats sleep 12 to 16 hours [1].")
-    result = await pipeline.run(ResearchRequest(question="What do they need to eat?",
+    result = await client.run(ResearchRequest(question="What do they need to eat?",
                                                 tenant="t1", context=[turn]))
     job = await lab.job(result.job_id)
     assert job.trace.refined_question == "What do cats need to eat?"
@@ -245,10 +245,10 @@ def test_a_template_with_wrong_placeholders_stops_start_up() -> None:
 async def test_without_a_model_the_extractive_path_answers(lab: Lab, sqlite_engine: Any,
                                                            embedder: Any,
                                                            knowledge_base: Any) -> None:
-    pipeline = JobClient(build_jobs(build_research(
+    client = JobClient(build_jobs(build_research(
         local_sources(knowledge_base, PipelineSettings()), embedder, PipelineSettings()),
         sqlite_engine))
-    result = await pipeline.run(ResearchRequest(question=QUESTION, tenant="t1"))
+    result = await client.run(ResearchRequest(question=QUESTION, tenant="t1"))
     assert result.answer.metadata["synthesizer"] == "extractive"
     assert "12 and 16 hours" in result.answer.summary
     assert lab.fake.chats == []
@@ -256,11 +256,11 @@ async def test_without_a_model_the_extractive_path_answers(lab: Lab, sqlite_engi
 
 async def test_improve_searches_again_only_when_the_feedback_needs_it(lab: Lab) -> None:
     first, _ = await lab.ask()
-    pipeline = lab.pipeline()
+    client = lab.client()
     lab.fake.chats.clear()
     lab.fake.script["improve"] = lambda chat: {
         "needs_search": True, "queries": [{"text": "cats taurine meat diet"}]}
-    improved = await pipeline.improve("Also say what cats eat", "t1")
+    improved = await client.improve("Also say what cats eat", "t1")
     assert lab.fake.tasks()[:3] == ["improve", "evidence", "synthesize"]
     job = await lab.job(improved.job_id)
     assert job.trace.searched_again and job.trace.improves == first.job_id

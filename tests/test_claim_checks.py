@@ -262,7 +262,7 @@ async def test_improve_grades_its_revision_from_its_evidence_and_drops_a_failing
     lab.fake.script["synthesize"] = writes(
         f"{SLEEP} [{{n}}]. {LONGER} [{{n}}]. Kittens sleep 22 hours a day [{{n}}].")
     lab.fake.script["verify"] = judges(("22 hours",))
-    improved = await lab.pipeline().improve("Say how long kittens sleep", "t1")
+    improved = await lab.client().improve("Say how long kittens sleep", "t1")
     assert "22 hours" not in text_of(improved)
     assert f"{LONGER} [1]." in improved.answer.summary
     assert improved.answer.confidence in (Confidence.MEDIUM, Confidence.HIGH)

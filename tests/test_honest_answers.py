@@ -51,7 +51,7 @@ async def arenas(knowledge_base: Any, tmp_path: Path) -> Any:
     return knowledge_base
 
 
-def _pipeline(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None,
+def _client(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None,
               **sources: Any) -> JobClient:
     research = build_research({**local_sources(knowledge_base, PipelineSettings()), **sources},
                               embedder, PipelineSettings(), cache=cache)
@@ -61,8 +61,8 @@ def _pipeline(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None
 async def test_a_question_about_an_absent_entity_is_insufficient(
     sqlite_engine: Any, embedder: Any, arenas: Any
 ) -> None:
-    pipeline = _pipeline(sqlite_engine, embedder, arenas)
-    result = await pipeline.run(ResearchRequest(
+    client = _client(sqlite_engine, embedder, arenas)
+    result = await client.run(ResearchRequest(
         question="What is the seating capacity of the Kellermann-Rudd Arena?", tenant="t1"))
     assert result.answer.confidence == Confidence.INSUFFICIENT
     assert result.answer.summary == NOT_ANSWERED
@@ -72,7 +72,7 @@ async def test_a_question_about_an_absent_entity_is_insufficient(
     # the closest passages are listed, labelled as not answering it
     assert "do not answer it" in result.answer.detail
 
-    answered = await pipeline.run(ResearchRequest(
+    answered = await client.run(ResearchRequest(
         question="What is the seating capacity of Riverside Stadium?", tenant="t1"))
     assert answered.answer.confidence != Confidence.INSUFFICIENT
     assert "34,742" in answered.answer.summary
@@ -185,27 +185,27 @@ async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
     sqlite_engine: Any, embedder: Any, chroma: Any, arenas: Any, api: Any
 ) -> None:
     cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
-    pipeline = _pipeline(sqlite_engine, embedder, arenas, cache,
+    client = _client(sqlite_engine, embedder, arenas, cache,
                          wikipedia=_wikipedia(api, _closed_port()))
     question = "When did Riverside Stadium open?"
-    fresh = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
+    fresh = await client.run(ResearchRequest(question=question, tenant="t1"))
     assert "1995" in fresh.answer.summary
     assert ("Wikipedia could not be reached, so its results are missing from this answer."
             in fresh.answer.limitations)
-    again = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
+    again = await client.run(ResearchRequest(question=question, tenant="t1"))
     assert again.cached
     assert not any("could not be reached" in line for line in again.answer.limitations)
     assert any("Researched while Wikipedia could not be used" in line
                and "at most 10 minutes" in line for line in again.answer.limitations)
 
     brief = SemanticAnswerCache(chroma, embedder, CacheSettings(outage_ttl_minutes=0.001))
-    pipeline = _pipeline(sqlite_engine, embedder, arenas, brief,
+    client = _client(sqlite_engine, embedder, arenas, brief,
                          wikipedia=_wikipedia(api, _closed_port()))
-    first = await pipeline.run(ResearchRequest(question="Where is Riverside Stadium?",
+    first = await client.run(ResearchRequest(question="Where is Riverside Stadium?",
                                                tenant="t1"))
     assert first.answer.confidence != Confidence.INSUFFICIENT
     await asyncio.sleep(0.1)
-    later = await pipeline.run(ResearchRequest(question="Where is Riverside Stadium?",
+    later = await client.run(ResearchRequest(question="Where is Riverside Stadium?",
                                                tenant="t1"))
     assert not later.cached
 

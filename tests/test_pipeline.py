@@ -38,13 +38,13 @@ class _HangingSource:
 
 
 @pytest.fixture
-async def pipeline(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
+async def client(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
                    corpus: Path) -> JobClient:
     await knowledge_base.index([corpus], "t1")
-    return _pipeline(sqlite_engine, chroma, embedder, knowledge_base)
+    return _client(sqlite_engine, chroma, embedder, knowledge_base)
 
 
-def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any = None,
+def _client(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any = None,
               **extra: Any) -> JobClient:
     sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
     research = build_research(sources, embedder, PipelineSettings(source_timeout_s=1.0),
@@ -53,10 +53,10 @@ def _pipeline(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any
     return JobClient(build_jobs(research, engine, progress_interval_s=0.0))
 
 
-async def test_a_cited_answer_with_progress(pipeline: JobClient,
+async def test_a_cited_answer_with_progress(client: JobClient,
                                             sqlite_engine: Any) -> None:
     events: list[ProgressEvent] = []
-    result = await pipeline.run(
+    result = await client.run(
         ResearchRequest(question="How many hours a day do cats sleep?", tenant="t1"),
         events.append,
     )
@@ -78,22 +78,22 @@ async def test_a_cited_answer_with_progress(pipeline: JobClient,
     assert job.metrics["cache_stored"] is True
 
 
-async def test_second_ask_is_cached_and_bypass_refreshes(pipeline: JobClient) -> None:
+async def test_second_ask_is_cached_and_bypass_refreshes(client: JobClient) -> None:
     question = "How many hours a day do cats sleep?"
-    first = await pipeline.run(ResearchRequest(question=question, tenant="t1"))
-    second = await pipeline.run(ResearchRequest(question=question.upper(), tenant="t1"))
+    first = await client.run(ResearchRequest(question=question, tenant="t1"))
+    second = await client.run(ResearchRequest(question=question.upper(), tenant="t1"))
     assert second.cached and second.cached_at is not None and second.job_id != first.job_id
     assert second.answer.summary == first.answer.summary
-    fresh = await pipeline.run(ResearchRequest(question=question, tenant="t1",
+    fresh = await client.run(ResearchRequest(question=question, tenant="t1",
                                                bypass_cache=True))
     assert not fresh.cached
-    other_tenant = await pipeline.run(ResearchRequest(question=question, tenant="t2"))
+    other_tenant = await client.run(ResearchRequest(question=question, tenant="t2"))
     assert not other_tenant.cached
     assert other_tenant.answer.confidence == Confidence.INSUFFICIENT
 
 
-async def test_no_evidence_is_insufficient_not_a_guess(pipeline: JobClient) -> None:
-    result = await pipeline.run(
+async def test_no_evidence_is_insufficient_not_a_guess(client: JobClient) -> None:
+    result = await client.run(
         ResearchRequest(question="Who won the 1998 football world cup?", tenant="t1"))
     assert result.answer.confidence == Confidence.INSUFFICIENT
     assert result.answer.summary == NO_ANSWER
@@ -107,9 +107,9 @@ async def test_an_outage_is_reported_not_hidden(sqlite_engine: Any, chroma: Any,
                                                 embedder: Any, knowledge_base: Any,
                                                 corpus: Path) -> None:
     await knowledge_base.index([corpus], "t1")
-    pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base,
+    client = _client(sqlite_engine, chroma, embedder, knowledge_base,
                          web=_DownSource(), slow=_HangingSource())
-    result = await pipeline.run(ResearchRequest(
+    result = await client.run(ResearchRequest(
         question="What is the largest planet in the solar system?", tenant="t1"))
     assert "Jupiter" in result.answer.summary
     assert result.answer.confidence != Confidence.HIGH
@@ -120,9 +120,9 @@ async def test_an_outage_is_reported_not_hidden(sqlite_engine: Any, chroma: Any,
     assert "503" not in " ".join(result.answer.limitations)
 
 
-async def test_bad_input_stores_no_job(pipeline: JobClient, sqlite_engine: Any) -> None:
+async def test_bad_input_stores_no_job(client: JobClient, sqlite_engine: Any) -> None:
     with pytest.raises(InvalidQuestionError):
-        await pipeline.run(ResearchRequest(question="   ", tenant="t1"))
+        await client.run(ResearchRequest(question="   ", tenant="t1"))
     assert await JobStore(sqlite_engine).recent() == []
 
 
@@ -134,19 +134,19 @@ async def test_a_failure_marks_the_job_failed(sqlite_engine: Any, chroma: Any, e
         async def synthesize(self, *args: Any) -> Any:
             raise RuntimeError("synthesis exploded")
 
-    pipeline = _pipeline(sqlite_engine, chroma, embedder, knowledge_base, _BrokenSynthesizer())
+    client = _client(sqlite_engine, chroma, embedder, knowledge_base, _BrokenSynthesizer())
     with pytest.raises(JobFailedError, match="RuntimeError: synthesis exploded"):
-        await pipeline.run(ResearchRequest(question="cats?", tenant="t1", bypass_cache=True))
+        await client.run(ResearchRequest(question="cats?", tenant="t1", bypass_cache=True))
     job = (await JobStore(sqlite_engine).recent())[0]
     assert job.status == JobStatus.FAILED and "synthesis exploded" in (job.error or "")
 
 
-async def test_depth_tiers_search_more_or_less(pipeline: JobClient,
+async def test_depth_tiers_search_more_or_less(client: JobClient,
                                                sqlite_engine: Any) -> None:
     question = "What is the difference between green tea and black tea caffeine?"
     counts = {}
     for depth in ("quick", "deep"):
-        result = await pipeline.run(ResearchRequest(question=question, tenant="t1",
+        result = await client.run(ResearchRequest(question=question, tenant="t1",
                                                     depth=depth, bypass_cache=True))
         job = await JobStore(sqlite_engine).get(result.job_id)
         counts[depth] = len(job.trace.plan)
@@ -154,17 +154,17 @@ async def test_depth_tiers_search_more_or_less(pipeline: JobClient,
 
 
 async def test_a_follow_up_is_researched_with_its_conversation(
-    pipeline: JobClient, sqlite_engine: Any,
+    client: JobClient, sqlite_engine: Any,
 ) -> None:
     from core.models import ConversationTurn
 
-    first = await pipeline.run(ResearchRequest(
+    first = await client.run(ResearchRequest(
         question="How many hours a day do cats sleep?", tenant="t1"))
     turn = ConversationTurn(question=first.question, answer=first.answer.summary,
                             source_ids=[s.id for s in first.sources])
     follow_up = ResearchRequest(question="What do they need to eat?", tenant="t1",
                                 context=[turn])
-    result = await pipeline.run(follow_up)
+    result = await client.run(follow_up)
     assert "taurine" in result.answer.summary
     assert result.question == "What do they need to eat?"
     job = await JobStore(sqlite_engine).get(result.job_id)
@@ -172,7 +172,7 @@ async def test_a_follow_up_is_researched_with_its_conversation(
         "What do they need to eat? (How many hours a day do cats sleep?)")
     # What "they" means depends on the thread: such an answer is not shared through the cache.
     assert not job.metrics.get("cache_stored")
-    again = await pipeline.run(follow_up)
+    again = await client.run(follow_up)
     assert not again.cached
 
 

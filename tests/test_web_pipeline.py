@@ -66,7 +66,7 @@ async def sessions(web: FakeWeb
         yield api, pages
 
 
-def _pipeline(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge_base: Any,
+def _client(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge_base: Any,
               **settings: Any) -> JobClient:
     api, pages = sessions
 
@@ -98,8 +98,8 @@ async def test_queries_go_where_the_question_belongs(
     web: FakeWeb, sessions: Any, sqlite_engine: Any, embedder: Any, knowledge_base: Any,
     question: str, expected: str, skipped: str,
 ) -> None:
-    pipeline = _pipeline(web, sessions, sqlite_engine, embedder, knowledge_base)
-    await pipeline.run(ResearchRequest(question=question, tenant="t1"))
+    client = _client(web, sessions, sqlite_engine, embedder, knowledge_base)
+    await client.run(ResearchRequest(question=question, tenant="t1"))
     assert expected in web.hit_paths() and skipped not in web.hit_paths()
     everything = {name: kind.capabilities for name, kind in (
         ("local", LocalKnowledgeBaseSource), ("pubmed", PubMedSource), ("arxiv", ArxivSource),
@@ -110,8 +110,8 @@ async def test_queries_go_where_the_question_belongs(
 async def test_a_web_answer_reads_the_page_and_cites_it_once(
     web: FakeWeb, sessions: Any, sqlite_engine: Any, embedder: Any, knowledge_base: Any,
 ) -> None:
-    pipeline = _pipeline(web, sessions, sqlite_engine, embedder, knowledge_base)
-    result = await pipeline.run(ResearchRequest(question="How many hours a day do cats sleep?",
+    client = _client(web, sessions, sqlite_engine, embedder, knowledge_base)
+    result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
                                                 tenant="t1"))
     text = result.answer.summary + " " + result.answer.detail
     assert "15 hours a day" in text  # from the page, not the search snippet
@@ -125,9 +125,9 @@ async def test_a_web_answer_reads_the_page_and_cites_it_once(
 async def test_blocked_domains_never_become_sources(
     web: FakeWeb, sessions: Any, sqlite_engine: Any, embedder: Any, knowledge_base: Any,
 ) -> None:
-    pipeline = _pipeline(web, sessions, sqlite_engine, embedder, knowledge_base,
+    client = _client(web, sessions, sqlite_engine, embedder, knowledge_base,
                          block_domains=["cats.example"])
-    result = await pipeline.run(ResearchRequest(question="How many hours a day do cats sleep?",
+    result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
                                                 tenant="t1"))
     assert result.sources and not any(s.metadata.domain == "cats.example"
                                       for s in result.sources)
@@ -140,8 +140,8 @@ async def test_a_local_only_tenant_makes_no_web_request(
     corpus: Path, settings: dict[str, Any],
 ) -> None:
     await knowledge_base.index([corpus], "private-team")
-    pipeline = _pipeline(web, sessions, sqlite_engine, embedder, knowledge_base, **settings)
-    result = await pipeline.run(ResearchRequest(question="How many hours a day do cats sleep?",
+    client = _client(web, sessions, sqlite_engine, embedder, knowledge_base, **settings)
+    result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
                                                 tenant="private-team"))
     assert web.hits == []
     assert "12 and 16 hours" in result.answer.summary
@@ -154,8 +154,8 @@ async def test_a_source_outage_is_reported_as_one(
     from tests.fake_web import Failure
 
     web.fail("/searx/search", Failure(503))
-    pipeline = _pipeline(web, sessions, sqlite_engine, embedder, knowledge_base)
-    result = await pipeline.run(ResearchRequest(question="How many hours a day do cats sleep?",
+    client = _client(web, sessions, sqlite_engine, embedder, knowledge_base)
+    result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
                                                 tenant="t1"))
     assert ("The web (SearXNG) returned an error, so its results are missing from this "
             "answer." in result.answer.limitations)
