@@ -230,11 +230,6 @@ async def open_research(settings: Settings, *, deliveries: DeliveryFactory | Non
     engine = await open_database(settings.store_url)
     stack = AsyncExitStack()
     try:
-        store = JobStore(engine)
-        if settings.queue.url is None:  # with a queue, the queue takes up a dead worker's jobs
-            await store.fail_abandoned(
-                worker_alive, timedelta(minutes=settings.store.stale_job_minutes)
-            )
         queue = None if in_process else await stack.enter_async_context(open_queue(settings))
         embedder = build_embedder(settings.embedding)
         chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url)
@@ -262,9 +257,13 @@ async def open_research(settings: Settings, *, deliveries: DeliveryFactory | Non
         jobs = build_jobs(researcher, engine, delivery_retry(settings), queue=queue,
                           deliveries_for=deliveries, worker=worker_id(),
                           attempt_timeout_s=attempt_timeout_s(settings))
+        if settings.queue.url is None:  # with a queue, the queue takes up a dead worker's jobs
+            await jobs.fail_abandoned(worker_alive,
+                                      timedelta(minutes=settings.store.stale_job_minutes))
         try:
-            yield ResearchServices(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
-                           await ShareLinks.load(engine), researcher, knowledge_base)
+            yield ResearchServices(jobs, ConversationStore(engine), engine,
+                                   FeedbackStore(engine), await ShareLinks.load(engine),
+                                   researcher, knowledge_base)
         finally:
             await jobs.close()
             index_cache.close()

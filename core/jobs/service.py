@@ -20,6 +20,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
@@ -189,6 +190,13 @@ class JobService(JobReader):
         await self._events.append(job_id, "cancelled", message=CANCELLED)
         JOBS.labels("cancelled", job.platform).inc()
         return True
+
+    async def fail_abandoned(self, worker_alive: Callable[[str], bool],
+                             older_than: timedelta) -> int:
+        """At start-up without a queue: unfinished jobs whose process is gone (per
+        `worker_alive`), or older than `older_than`, are failed, so none stays in progress
+        forever. How many."""
+        return await self.store.fail_abandoned(worker_alive, older_than)
 
     async def close(self) -> None:
         """Cancel the jobs still running here (the process is stopping)."""
