@@ -14,7 +14,14 @@ from core.config import KnowledgeBaseSettings, PipelineSettings
 from core.errors import InvalidQuestionError, JobFailedError
 from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.service import JobService
-from core.models import FailureKind, JobStatus, ProgressEvent, ResearchRequest, ResearchResult
+from core.models import (
+    FailureKind,
+    Job,
+    JobStatus,
+    ProgressEvent,
+    ResearchRequest,
+    ResearchResult,
+)
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.events import JobEvents
@@ -214,3 +221,22 @@ async def test_improve_without_a_model_is_refused_before_a_job_is_stored(
     with pytest.raises(InvalidQuestionError, match="needs a language model"):
         await service.improve("Shorter, please", "t1")
     assert [job.id for job in await service.recent("t1")] == [answered]
+
+
+async def test_opening_the_research_core_fails_jobs_whose_process_is_gone(
+    clean_env: Path,
+) -> None:
+    """A process that stopped mid-job (no queue to hand it on): the next start says so."""
+    import socket
+
+    from bot.config import load_settings
+    from bot.wiring import open_job_reader, open_research
+
+    settings = load_settings(None)
+    async with open_job_reader(settings) as reader:
+        gone = await reader.store.create(Job(request=ResearchRequest(question=QUESTION),
+                                             worker=f"{socket.gethostname()}:999999999"))
+        await reader.store.start(gone.id)
+    async with open_research(settings, in_process=True) as research:
+        job = await research.jobs.result(gone.id)
+    assert job.status == JobStatus.FAILED and job.failure == FailureKind.INTERRUPTED
