@@ -56,27 +56,34 @@ class FailingWriter:
 
 def job_service(engine: Any, kb: Any, embedder: Any, writer: FailingWriter) -> Any:
     """The job service as this checkout's composition root builds it."""
-    try:
-        from bot.wiring import build_jobs, build_research, local_sources
-    except ImportError:  # before the composition root moved to bot/
+    if has("core.research.build"):  # before the composition root moved to bot/
         from core.jobs.store import JobStore
         from core.research.build import build_jobs, build_pipeline, local_sources
 
         pipeline = build_pipeline(JobStore(engine), local_sources(kb, PipelineSettings()),
                                   embedder, PipelineSettings(), synthesizer=writer)
         return build_jobs(pipeline, engine, progress_interval_s=0.0)
+    from bot.wiring import build_jobs, build_research, local_sources
+
     research = build_research(local_sources(kb, PipelineSettings()), embedder,
                               PipelineSettings(), synthesizer=writer)
     return build_jobs(research, engine, progress_interval_s=0.0)
 
 
+def has(module: str) -> bool:
+    """Whether the checkout being measured has `module`: decided by its files, since the
+    installed package's import finder would otherwise supply one from another tree."""
+    where = Path(os.getcwd(), *module.split("."))
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
+
+
 def catalogue(engine: Any) -> Any:
     """What the knowledge base keeps its catalogue in (the engine itself, before core/store
     owned the catalogue)."""
-    try:
-        from core.store.catalogue import KnowledgeCatalogue
-    except ImportError:
+    if not has("core.store.catalogue"):
         return engine
+    from core.store.catalogue import KnowledgeCatalogue
+
     return KnowledgeCatalogue(engine)
 
 
@@ -85,10 +92,10 @@ async def main() -> None:
     parser.add_argument("--jobs", type=int, default=4000)
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # each failure is logged; the measure is the memory
-    try:
+    if has("core.db"):
+        from core.db import open_database, sqlite_url
+    else:
         from core.store.database import open_database, sqlite_url
-    except ImportError:
-        from core.db import open_database, sqlite_url  # type: ignore[no-redef]
 
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
