@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.sources.protocol import SearchSource
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
+    from core.store.deliveries import DeliveryStore
+    from core.store.events import JobEvents
     from core.store.feedback import FeedbackStore
 
 
@@ -114,12 +116,18 @@ def build_jobs(research: Researcher | None, engine: AsyncEngine,
     """The job service over the research core and its database (no research core: it reads
     jobs, and with a `queue` submits them for workers)."""
     from core.jobs.service import JobService
+
+    return JobService(research, *_job_stores(engine), retry, progress_interval_s,
+                      queue=queue, deliveries_for=deliveries_for, worker=worker or worker_id(),
+                      attempt_timeout_s=attempt_timeout_s)
+
+
+def _job_stores(engine: AsyncEngine) -> tuple[JobStore, JobEvents, DeliveryStore]:
+    """The tables the job service reads and writes: jobs, their events, their deliveries."""
     from core.store.deliveries import DeliveryStore
     from core.store.events import JobEvents
 
-    return JobService(research, JobStore(engine), JobEvents(engine), DeliveryStore(engine),
-                      retry, progress_interval_s, queue=queue, deliveries_for=deliveries_for,
-                      worker=worker or worker_id(), attempt_timeout_s=attempt_timeout_s)
+    return JobStore(engine), JobEvents(engine), DeliveryStore(engine)
 
 
 @asynccontextmanager
@@ -128,13 +136,11 @@ async def open_job_reader(settings: Settings) -> AsyncIterator[JobReader]:
     `show` and `keys`, which should not load models and indexes to print a row)."""
     from core.jobs.reading import JobReader
     from core.store.database import open_database
-    from core.store.deliveries import DeliveryStore
-    from core.store.events import JobEvents
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
     try:
-        yield JobReader(JobStore(engine), JobEvents(engine), DeliveryStore(engine))
+        yield JobReader(*_job_stores(engine))
     finally:
         await engine.dispose()
 
@@ -187,7 +193,6 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
         async with open_research(settings) as research:
             yield research
         return
-
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
     from core.store.database import open_database
@@ -199,8 +204,8 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
         async with open_queue(settings) as queue:
             jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
                               worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
-            yield FrontEndServices(jobs, ConversationStore(engine), engine, FeedbackStore(engine),
-                        await ShareLinks.load(engine))
+            yield FrontEndServices(jobs, ConversationStore(engine), engine,
+                                   FeedbackStore(engine), await ShareLinks.load(engine))
     finally:
         await engine.dispose()
 

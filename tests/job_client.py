@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.jobs.service import JobService
-from core.models import Job, ProgressEvent, ResearchRequest, ResearchResult
+from core.models import ProgressEvent, ResearchRequest, ResearchResult
 
 OnProgress = Callable[[ProgressEvent], Any]
 
@@ -28,9 +28,6 @@ class JobClient:
                       on_progress: OnProgress | None = None) -> ResearchResult:
         return await self._answer(await self.jobs.improve(feedback, tenant, job_id),
                                   on_progress)
-
-    async def job(self, job_id: str) -> Job:
-        return await self.jobs.result(job_id)
 
     async def _answer(self, job_id: str, on_progress: OnProgress | None) -> ResearchResult:
         async for event in self.jobs.events(job_id):

@@ -169,10 +169,8 @@ class Lab:
     async def ask(self, question: str = QUESTION, **changes: Any) -> tuple[ResearchResult, Job]:
         client = self.client(**changes)
         result = await client.run(ResearchRequest(question=question, tenant="t1",
-                                                    depth=Depth.QUICK, bypass_cache=True))
+                                                  depth=Depth.QUICK, bypass_cache=True))
         return result, await self.job(result.job_id)
 
     async def job(self, job_id: str) -> Job:
-        job = await JobStore(self._parts[0]).get(job_id)
-        assert job is not None
-        return job
+        return await JobStore(self.engine).get(job_id)

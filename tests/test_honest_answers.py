@@ -52,7 +52,7 @@ async def arenas(knowledge_base: Any, tmp_path: Path) -> Any:
 
 
 def _client(engine: Any, embedder: Any, knowledge_base: Any, cache: Any = None,
-              **sources: Any) -> JobClient:
+            **sources: Any) -> JobClient:
     research = build_research({**local_sources(knowledge_base, PipelineSettings()), **sources},
                               embedder, PipelineSettings(), cache=cache)
     return JobClient(build_jobs(research, engine, progress_interval_s=0.0))
@@ -202,11 +202,11 @@ async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
     client = _client(sqlite_engine, embedder, arenas, brief,
                          wikipedia=_wikipedia(api, _closed_port()))
     first = await client.run(ResearchRequest(question="Where is Riverside Stadium?",
-                                               tenant="t1"))
+                                             tenant="t1"))
     assert first.answer.confidence != Confidence.INSUFFICIENT
     await asyncio.sleep(0.1)
     later = await client.run(ResearchRequest(question="Where is Riverside Stadium?",
-                                               tenant="t1"))
+                                             tenant="t1"))
     assert not later.cached
 
 

@@ -45,7 +45,7 @@ async def client(sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base:
 
 
 def _client(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any = None,
-              **extra: Any) -> JobClient:
+            **extra: Any) -> JobClient:
     sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
     research = build_research(sources, embedder, PipelineSettings(source_timeout_s=1.0),
                               synthesizer=synthesizer,
@@ -85,7 +85,7 @@ async def test_second_ask_is_cached_and_bypass_refreshes(client: JobClient) -> N
     assert second.cached and second.cached_at is not None and second.job_id != first.job_id
     assert second.answer.summary == first.answer.summary
     fresh = await client.run(ResearchRequest(question=question, tenant="t1",
-                                               bypass_cache=True))
+                                             bypass_cache=True))
     assert not fresh.cached
     other_tenant = await client.run(ResearchRequest(question=question, tenant="t2"))
     assert not other_tenant.cached
@@ -147,7 +147,7 @@ async def test_depth_tiers_search_more_or_less(client: JobClient,
     counts = {}
     for depth in ("quick", "deep"):
         result = await client.run(ResearchRequest(question=question, tenant="t1",
-                                                    depth=depth, bypass_cache=True))
+                                                  depth=depth, bypass_cache=True))
         job = await JobStore(sqlite_engine).get(result.job_id)
         counts[depth] = len(job.trace.plan)
     assert counts["quick"] <= 2 < counts["deep"]

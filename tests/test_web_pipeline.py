@@ -67,7 +67,7 @@ async def sessions(web: FakeWeb
 
 
 def _client(web: FakeWeb, sessions: Any, engine: Any, embedder: Any, knowledge_base: Any,
-              **settings: Any) -> JobClient:
+            **settings: Any) -> JobClient:
     api, pages = sessions
 
     def policy(name: str) -> SourcePolicy:
@@ -112,7 +112,7 @@ async def test_a_web_answer_reads_the_page_and_cites_it_once(
 ) -> None:
     client = _client(web, sessions, sqlite_engine, embedder, knowledge_base)
     result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
-                                                tenant="t1"))
+                                              tenant="t1"))
     text = result.answer.summary + " " + result.answer.detail
     assert "15 hours a day" in text  # from the page, not the search snippet
     urls = [s.url for s in result.sources]
@@ -128,7 +128,7 @@ async def test_blocked_domains_never_become_sources(
     client = _client(web, sessions, sqlite_engine, embedder, knowledge_base,
                          block_domains=["cats.example"])
     result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
-                                                tenant="t1"))
+                                              tenant="t1"))
     assert result.sources and not any(s.metadata.domain == "cats.example"
                                       for s in result.sources)
 
@@ -142,7 +142,7 @@ async def test_a_local_only_tenant_makes_no_web_request(
     await knowledge_base.index([corpus], "private-team")
     client = _client(web, sessions, sqlite_engine, embedder, knowledge_base, **settings)
     result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
-                                                tenant="private-team"))
+                                              tenant="private-team"))
     assert web.hits == []
     assert "12 and 16 hours" in result.answer.summary
     assert "Only the local knowledge base was searched." in result.answer.limitations
@@ -156,7 +156,7 @@ async def test_a_source_outage_is_reported_as_one(
     web.fail("/searx/search", Failure(503))
     client = _client(web, sessions, sqlite_engine, embedder, knowledge_base)
     result = await client.run(ResearchRequest(question="How many hours a day do cats sleep?",
-                                                tenant="t1"))
+                                              tenant="t1"))
     assert ("The web (SearXNG) returned an error, so its results are missing from this "
             "answer." in result.answer.limitations)
     assert not any("503" in item for item in result.answer.limitations)

@@ -454,7 +454,7 @@ def failure_of(error: BaseException) -> FailureKind:
 def user_message(error: BaseException) -> str:
     """What the person who asked is told when a job fails: the reason where it is theirs to
     fix or a setting's (named), otherwise a generic apology; never a stack trace."""
-    if isinstance(error, (InvalidQuestionError, ConfigurationError)):
+    if failure_of(error) != FailureKind.ERROR:
         return redact(str(error))
     if isinstance(error, JobNotFoundError):
         return "That job no longer exists."

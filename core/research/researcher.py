@@ -21,6 +21,7 @@ from core.errors import InvalidQuestionError
 from core.metrics import CACHE_LOOKUPS
 from core.models import (
     Depth,
+    Improvement,
     QueryIntent,
     ResearchRequest,
     ResearchResult,
@@ -66,10 +67,10 @@ class Researcher:
         pages: PageReader | None = None,
     ) -> None:
         self._loop = loop
-        self._engine = ResearchEngine(
-            loop.steps if loop is not None else _shared(heuristic_strategies(embedder, settings,
-                                                                    synthesizer)),
-            settings, loop.settings if loop is not None else None)
+        steps = loop.steps if loop is not None \
+            else _shared(heuristic_strategies(embedder, settings, synthesizer))
+        self._engine = ResearchEngine(steps, settings,
+                                      loop.settings if loop is not None else None)
         self._pages = pages
         self._sources = dict(sources)
         self._settings = settings
@@ -87,18 +88,18 @@ class Researcher:
         served here (no model)."""
         record = ResearchRecord(sink)
         if request.improvement is not None:
-            result = await self._revise(record, request)
+            result = await self._revise(record, request, request.improvement)
         else:
             result = await self._research(record, request)
         return ResearchOutcome(result, record.trace, record.metrics)
 
-    async def _revise(self, record: ResearchRecord, request: ResearchRequest) -> ResearchResult:
+    async def _revise(self, record: ResearchRecord, request: ResearchRequest,
+                      improvement: Improvement) -> ResearchResult:
         """The earlier answer's sources reused, one more search round only when the model
         says the feedback needs new information; checked and graded like any answer."""
         started = time.perf_counter()
         loop = self._loop
-        improvement = request.improvement
-        if loop is None or improvement is None:
+        if loop is None:
             raise InvalidQuestionError(
                 "improve needs a language model: set llm.fast_model (see the README)")
         earlier = improvement.answer

@@ -272,7 +272,9 @@ def _upgrade(connection: Connection) -> None:
     inspector = inspect(connection)
     tables = inspector.get_table_names()
     if "jobs" in tables and "failure" not in {c["name"] for c in inspector.get_columns("jobs")}:
-        connection.execute(text("ALTER TABLE jobs ADD COLUMN failure VARCHAR(16)"))
+        # PostgreSQL stores are shared: another process may add it first
+        maybe = " IF NOT EXISTS" if connection.dialect.name == "postgresql" else ""
+        connection.execute(text(f"ALTER TABLE jobs ADD COLUMN{maybe} failure VARCHAR(16)"))
     if "kb_chunks" not in tables:
         return
     if inspector.get_pk_constraint("kb_chunks")["constrained_columns"] != ["id"]:

@@ -59,12 +59,6 @@ class KnowledgeBase:
                     ) -> IndexReport:
         return await self._indexer.index(paths, tenant, on_file)
 
-    async def remove(self, tenant: str, path: str) -> None:
-        await self._indexer.remove(tenant, path)
-
-    async def finish_interrupted(self, tenant: str) -> int:
-        return await self._indexer.finish_interrupted(tenant)
-
     async def stats(self, tenant: str) -> CatalogueSize:
         """(files, chunks) indexed for the tenant."""
         return await self._catalogue.size(tenant)
