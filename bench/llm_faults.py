@@ -39,6 +39,7 @@ from core.models import Depth, ResearchRequest, ResearchResult
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
+from core.store.answers import CachedAnswerStore
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from tests.conftest import CORPUS
@@ -85,7 +86,8 @@ async def run_rate(workdir: Path, fault_rate: float, verifier_error: float, seed
                            api_base=fake.base_url, api_key="test-key", backoff_s=0.05)
     jobs = build_jobs(build_research(local_sources(knowledge_base, PipelineSettings()),
                                      embedder, PipelineSettings(), settings,
-                                     cache=SemanticAnswerCache(chroma, embedder,
+                                     cache=SemanticAnswerCache(CachedAnswerStore(engine),
+                                                               chroma, embedder,
                                                                CacheSettings())), engine)
     counts: Counter[str] = Counter()
     unchecked: list[str] = []

@@ -108,7 +108,7 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
         out["absent"].append(_row({**a, "gold": [], "answer": ""}, result, set(), None,
                                   paragraph_of, job))
     out["cache"] = cache_pairs(embedder)
-    out["load"] = await cache_under_load(chroma, embedder, CacheSettings())
+    out["load"] = await cache_under_load(engine, chroma, embedder, CacheSettings())
     await engine.dispose()
     return out
 
@@ -272,7 +272,8 @@ TEMPLATES = ["How do I install {p}?", "What license does {p} use?", "Who maintai
              "How do I uninstall {p}?"]
 
 
-async def cache_under_load(chroma: Any, embedder: Any, settings: Any) -> dict[str, Any]:
+async def cache_under_load(engine: Any, chroma: Any, embedder: Any, settings: Any
+                           ) -> dict[str, Any]:
     """1,000 distinct questions about 128 projects; half are cached first, then all are
     looked up at concurrency 50. Every question is different, so any hit is wrong."""
     from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
@@ -280,7 +281,11 @@ async def cache_under_load(chroma: Any, embedder: Any, settings: Any) -> dict[st
     SemanticAnswerCache = _module("core.answer.cache").SemanticAnswerCache
     detect_intent = _module("core.research.intake").detect_intent
 
-    cache = SemanticAnswerCache(chroma, embedder, settings)
+    if _exists("core.store.answers"):  # the exact half in the job database (issue 23)
+        answers = _module("core.store.answers").CachedAnswerStore(engine)
+        cache = SemanticAnswerCache(answers, chroma, embedder, settings)
+    else:
+        cache = SemanticAnswerCache(chroma, embedder, settings)
     questions = [t.format(p=p) for p in PROJECTS for t in TEMPLATES][:1000]
     # every other project's questions are cached: the rest ask the same things about a
     # neighbouring project (billing-2 after billing-1, atlas v3 after atlas v2)

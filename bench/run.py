@@ -36,6 +36,7 @@ from core.models import ResearchRequest
 from core.retrieval.embedding import OnnxMiniLMEmbedder
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection, open_chroma
+from core.store.answers import CachedAnswerStore
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 
@@ -82,7 +83,7 @@ async def main() -> None:
         catalogue = KnowledgeCatalogue(engine)
         kb = KnowledgeBase(catalogue, chroma, embedder, KnowledgeBaseSettings())
         await bench_index_and_retrieval(kb, catalogue, embedder, corpus)
-    await bench_cache_latency(chroma, embedder, args.cache_sizes)
+    await bench_cache_latency(engine, chroma, embedder, args.cache_sizes)
     if not args.only_cache:
         await bench_ask(engine, chroma, embedder, kb)
     await engine.dispose()
@@ -129,9 +130,10 @@ async def bench_index_and_retrieval(kb: KnowledgeBase, catalogue: KnowledgeCatal
           ["retriever", "recall@5", "MRR@10", "p50 ms"], quality)
 
 
-async def bench_cache_latency(chroma: Any, embedder: OnnxMiniLMEmbedder, sizes: str) -> None:
+async def bench_cache_latency(engine: Any, chroma: Any, embedder: OnnxMiniLMEmbedder,
+                              sizes: str) -> None:
     latency_rows = []
-    cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
+    cache = SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder, CacheSettings())
     for size in (int(s) for s in sizes.split(",")):
         tenant = f"cache{size}"
         collection = VectorCollection(chroma, "cache", tenant)
@@ -159,7 +161,8 @@ async def bench_ask(engine: Any, chroma: Any, embedder: OnnxMiniLMEmbedder,
                     kb: KnowledgeBase) -> None:
     jobs = build_jobs(build_research(local_sources(kb, PipelineSettings()), embedder,
                                      PipelineSettings(),
-                                     cache=SemanticAnswerCache(chroma, embedder,
+                                     cache=SemanticAnswerCache(CachedAnswerStore(engine),
+                                                               chroma, embedder,
                                                                CacheSettings())), engine)
     miss, hit = [], []
     for question, _ in QUESTIONS[:8]:

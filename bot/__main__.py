@@ -1,3 +1,3 @@
-from bot.cli import main
+from bot.cli import run
 
-raise SystemExit(main())
+run()

@@ -28,9 +28,12 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.jobs.queue import JobQueue
     from core.jobs.reading import JobReader
     from core.jobs.service import DeliveryFactory, JobService
-    from core.research.researcher import Researcher, ScopeFunction
+    from core.research.record import Research
+    from core.research.repeats import ScopeFunction
+    from core.research.researcher import Researcher
     from core.retrieval.embedding import Embedder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import VectorStore
     from core.sources.pages import PageReader
     from core.sources.protocol import SearchSource
     from core.store.access import ShareLinks
@@ -109,7 +112,7 @@ def build_research(sources: dict[str, SearchSource], embedder: Embedder,
                       cache_scope=cache_scope, loop=loop, pages=pages)
 
 
-def build_jobs(research: Researcher | None, engine: AsyncEngine,
+def build_jobs(research: Research | None, engine: AsyncEngine,
                retry: RetryPolicy | None = None, progress_interval_s: float = 1.0, *,
                queue: JobQueue | None = None, deliveries_for: DeliveryFactory | None = None,
                worker: str = "", attempt_timeout_s: float = 1800.0) -> JobService:
@@ -211,42 +214,93 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
 
 
 @asynccontextmanager
-async def open_research(settings: Settings, *, deliveries: DeliveryFactory | None = None,
-                        in_process: bool = False) -> AsyncIterator[ResearchServices]:
-    """The research core. `deliveries` rebuilds stored deliveries (a worker's). With
-    `queue.url` set, jobs are submitted to the queue and run by `JobService.run_queued` in
-    workers, unless `in_process` (the CLI, which has the research core loaded anyway,
-    answers at once)."""
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import diskcache
-
-    from core.answer.cache import SemanticAnswerCache
-    from core.retrieval.embedding import build_embedder
-    from core.retrieval.kb.knowledge_base import KnowledgeBase
-    from core.retrieval.vectors import open_chroma
-    from core.store.access import ShareLinks
+async def open_asking(settings: Settings) -> AsyncIterator[JobService]:
+    """The job service of one CLI question: an exact repeat is answered from the cached
+    answers in the job database; the research core (embedder, vector store, indexes,
+    sources, models) is opened only when the question needs research."""
+    if not settings.cache.enabled:
+        async with open_research(settings, in_process=True) as services:
+            yield services.jobs
+        return
+    from core.research.repeats import CacheFirstResearch
+    from core.store.answers import CachedAnswerStore
     from core.store.catalogue import KnowledgeCatalogue
-    from core.store.conversations import ConversationStore
+
+    async with _opened_database(settings) as engine, AsyncExitStack() as stack:
+        catalogue = KnowledgeCatalogue(engine)
+
+        async def cache_scope(tenant: str) -> str:
+            return _cache_scope(await catalogue.generation(tenant))
+
+        opened: list[Researcher] = []
+
+        async def open_core() -> Researcher:
+            if not opened:
+                core = open_research(settings, in_process=True, engine=engine)
+                opened.append((await stack.enter_async_context(core)).researcher)
+            return opened[0]
+
+        cache_first = CacheFirstResearch(CachedAnswerStore(engine), cache_scope, open_core,
+                                         can_improve=settings.llm.enabled)
+        jobs = build_jobs(cache_first, engine, delivery_retry(settings),
+                          attempt_timeout_s=attempt_timeout_s(settings))
+        try:
+            yield jobs
+        finally:
+            await jobs.close()
+
+
+def _cache_scope(generation: int) -> str:
+    """The answer cache's scope of a tenant whose searches answer from `generation` of its
+    knowledge base: an answer is served only while the documents it was found in are."""
+    return f"kb{generation}"
+
+
+@asynccontextmanager
+async def _opened_database(settings: Settings) -> AsyncIterator[AsyncEngine]:
     from core.store.database import open_database
-    from core.store.feedback import FeedbackStore
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = await open_database(settings.store_url)
-    stack = AsyncExitStack()
     try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+@asynccontextmanager
+async def open_research(settings: Settings, *, deliveries: DeliveryFactory | None = None,
+                        in_process: bool = False, engine: AsyncEngine | None = None
+                        ) -> AsyncIterator[ResearchServices]:
+    """The research core. `deliveries` rebuilds stored deliveries (a worker's). With
+    `queue.url` set, jobs are submitted to the queue and run by `JobService.run_queued` in
+    workers, unless `in_process` (the CLI answers at once). `engine`: the job database when
+    the caller has it open already."""
+    async with AsyncExitStack() as opened:
+        if engine is None:
+            engine = await opened.enter_async_context(_opened_database(settings))
+        yield await opened.enter_async_context(
+            _research_core(settings, engine, deliveries, in_process))
+
+
+@asynccontextmanager
+async def _research_core(settings: Settings, engine: AsyncEngine,
+                         deliveries: DeliveryFactory | None, in_process: bool
+                         ) -> AsyncIterator[ResearchServices]:
+    from core.answer.cache import SemanticAnswerCache
+    from core.store.access import ShareLinks
+    from core.store.answers import CachedAnswerStore
+    from core.store.conversations import ConversationStore
+    from core.store.feedback import FeedbackStore
+
+    async with AsyncExitStack() as stack:
         queue = None if in_process else await stack.enter_async_context(open_queue(settings))
-        embedder = build_embedder(settings.embedding)
-        chroma = open_chroma(settings.data_dir / "chroma", settings.knowledge_base.chroma_url)
-        stack.callback(chroma.close)
-        index_cache = diskcache.Cache(str(settings.data_dir / "index-cache"),
-                                      size_limit=2**30)
-        knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
-                                       settings.knowledge_base, index_cache, worker_id(),
-                                       worker_alive)
+        knowledge = await stack.enter_async_context(
+            _knowledge(settings, engine, on_demand=False))
+        knowledge_base, embedder = knowledge.knowledge_base, knowledge.embedder
 
         async def cache_scope(tenant: str) -> str:
-            return f"kb{await knowledge_base.generation(tenant)}"
+            return _cache_scope(await knowledge_base.generation(tenant))
 
         if settings.llm.enabled:
             from core.llm.providers import check_llm_models
@@ -256,7 +310,8 @@ async def open_research(settings: Settings, *, deliveries: DeliveryFactory | Non
         researcher = build_research(
             {**local_sources(knowledge_base, settings.pipeline), **web.sources},
             embedder, settings.pipeline, settings.llm, pages=web.pages,
-            cache=SemanticAnswerCache(chroma, embedder, settings.cache)
+            cache=SemanticAnswerCache(CachedAnswerStore(engine), knowledge.vectors, embedder,
+                                      settings.cache)
             if settings.cache.enabled else None,
             cache_scope=cache_scope)
         jobs = build_jobs(researcher, engine, delivery_retry(settings), queue=queue,
@@ -271,10 +326,68 @@ async def open_research(settings: Settings, *, deliveries: DeliveryFactory | Non
                                    researcher, knowledge_base)
         finally:
             await jobs.close()
-            index_cache.close()
+
+
+@dataclass
+class Knowledge:
+    """The knowledge base and the embedder and vector store it is built on (the answer
+    cache and the page reader use them too)."""
+
+    knowledge_base: KnowledgeBase
+    embedder: Embedder
+    vectors: VectorStore
+
+
+@asynccontextmanager
+async def open_indexing(settings: Settings) -> AsyncIterator[KnowledgeBase]:
+    """The knowledge base alone, for `researchbot index`: the embedding model and the vector
+    store are loaded only when a file is new, changed or removed."""
+    async with _opened_database(settings) as engine, \
+            _knowledge(settings, engine, on_demand=True) as knowledge:
+        yield knowledge.knowledge_base
+
+
+@asynccontextmanager
+async def _knowledge(settings: Settings, engine: AsyncEngine, *, on_demand: bool
+                     ) -> AsyncIterator[Knowledge]:
+    """The knowledge base over the job database's catalogue. `on_demand`: the embedder and
+    the vector store are built on first use (a long-running process builds them at once, so
+    that its first question does not wait for them)."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import diskcache
+
+    from core.retrieval.embedding import (
+        EmbedderOnDemand,
+        build_embedder,
+        check_embedding_model,
+    )
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.retrieval.vectors import VectorStoreOnDemand, open_chroma
+    from core.store.catalogue import KnowledgeCatalogue
+
+    chroma_url = settings.knowledge_base.chroma_url
+    chroma_path = settings.data_dir / "chroma"
+
+    def chroma() -> VectorStore:
+        return open_chroma(chroma_path, chroma_url)
+
+    def embedding_model() -> Embedder:
+        return build_embedder(settings.embedding)
+
+    if on_demand:
+        check_embedding_model(settings.embedding)
+    embedder = EmbedderOnDemand(embedding_model) if on_demand else embedding_model()
+    vectors = VectorStoreOnDemand(chroma, None if chroma_url else chroma_path) \
+        if on_demand else chroma()
+    index_cache = diskcache.Cache(str(settings.data_dir / "index-cache"), size_limit=2**30)
+    try:
+        yield Knowledge(KnowledgeBase(KnowledgeCatalogue(engine), vectors, embedder,
+                                      settings.knowledge_base, index_cache, worker_id(),
+                                      worker_alive), embedder, vectors)
     finally:
-        await stack.aclose()
-        await engine.dispose()
+        index_cache.close()
+        vectors.close()
 
 
 @dataclass

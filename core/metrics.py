@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
-from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +87,8 @@ async def render_metrics(queue: CountedQueues | None = None) -> tuple[bytes, str
 
 
 async def refresh_queue_depth(queue: CountedQueues) -> None:
+    from redis.exceptions import RedisError  # loaded with the queue that raises it
+
     try:
         async with asyncio.timeout(QUEUE_STATS_TIMEOUT_S):
             stats = await queue.stats()

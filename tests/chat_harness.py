@@ -23,6 +23,7 @@ from core.models import QueryIntent, ResearchRequest, Source
 from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 from core.store.access import ShareLinks
+from core.store.answers import CachedAnswerStore
 from core.store.conversations import ConversationStore
 from core.store.feedback import FeedbackStore
 
@@ -99,7 +100,7 @@ async def research_desk(options: Options, engine: Any, chroma: Any, embedder: An
         sources["slow"] = SlowSource(options.delay_s)
     research = build_research(
         sources, embedder, PipelineSettings(),
-        cache=SemanticAnswerCache(chroma, embedder, CacheSettings()),
+        cache=SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder, CacheSettings()),
         synthesizer=BrokenSynthesizer() if options.broken_synthesis else None)
     retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)
     jobs = build_jobs(research, engine, retry, progress_interval_s=options.progress_interval_s)

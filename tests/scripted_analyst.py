@@ -12,6 +12,7 @@ from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, LLMSettings, PipelineSettings
 from core.models import Depth, Job, ResearchRequest, ResearchResult
 from core.research.researcher import Researcher
+from core.store.answers import CachedAnswerStore
 from core.store.jobs import JobStore
 from tests.fake_openai import Chat, FakeOpenAI, Reply
 from tests.job_client import JobClient
@@ -156,10 +157,11 @@ class Lab:
 
     def research(self, **changes: Any) -> Researcher:
         """The real research core over the test corpus, with these LLM settings."""
-        _, chroma, embedder, knowledge_base = self._parts
+        engine, chroma, embedder, knowledge_base = self._parts
+        cache = SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder,
+                                    CacheSettings())
         return build_research(local_sources(knowledge_base, PipelineSettings()), embedder,
-                              PipelineSettings(), self.settings(**changes),
-                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+                              PipelineSettings(), self.settings(**changes), cache=cache)
 
     def client(self, **changes: Any) -> JobClient:
         """The job service over the real research core, with these LLM settings."""

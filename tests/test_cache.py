@@ -2,11 +2,14 @@ import asyncio
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
-from core.answer.cache import SemanticAnswerCache
+from core.answer.cache import SemanticAnswerCache, exact_hit
 from core.config import CacheSettings
 from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
 from core.research.intake import detect_intent
+from core.store.answers import CachedAnswerStore
+from core.store.database import cached_answers
 
 
 def _result(summary: str, confidence: Confidence = Confidence.MEDIUM) -> ResearchResult:
@@ -17,8 +20,9 @@ def _result(summary: str, confidence: Confidence = Confidence.MEDIUM) -> Researc
 
 
 @pytest.fixture
-def cache(chroma: Any, embedder: Any) -> SemanticAnswerCache:
-    return SemanticAnswerCache(chroma, embedder, CacheSettings())
+def cache(sqlite_engine: Any, chroma: Any, embedder: Any) -> SemanticAnswerCache:
+    return SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
+                               CacheSettings())
 
 
 async def _store(cache: SemanticAnswerCache, question: str, tenant: str = "t1",
@@ -43,8 +47,10 @@ async def test_near_misses_and_other_tenants_miss(cache: SemanticAnswerCache) ->
     assert await cache.lookup("How many hours a day do cats sleep?", "t2") is None
 
 
-async def test_scope_and_ttl_rules(chroma: Any, embedder: Any) -> None:
-    cache = SemanticAnswerCache(chroma, embedder, CacheSettings(current_event_ttl_hours=0))
+async def test_scope_and_ttl_rules(sqlite_engine: Any, chroma: Any, embedder: Any) -> None:
+    answers = CachedAnswerStore(sqlite_engine)
+    cache = SemanticAnswerCache(answers, chroma, embedder,
+                                CacheSettings(current_event_ttl_hours=0))
     await _store(cache, "How many hours a day do cats sleep?", scope="kb1")
     assert await cache.lookup("How many hours a day do cats sleep?", "t1", "kb2") is None
     assert await cache.lookup("How many hours a day do cats sleep?", "t1", "kb1") is not None
@@ -52,7 +58,7 @@ async def test_scope_and_ttl_rules(chroma: Any, embedder: Any) -> None:
     insufficient = _result("The sources do not answer this.", Confidence.INSUFFICIENT)
     assert not await cache.store("Where do unicorns live?", "t1",
                                  detect_intent("Where do unicorns live?"), insufficient)
-    expired = SemanticAnswerCache(chroma, embedder, CacheSettings(ttl_hours=0.0000001))
+    expired = SemanticAnswerCache(answers, chroma, embedder, CacheSettings(ttl_hours=0.0000001))
     await _store(expired, "What is the boiling point of water?")
     assert await expired.lookup("What is the boiling point of water?", "t1") is None
 
@@ -120,10 +126,11 @@ async def test_under_load_no_question_is_served_another_ones_answer(
 
 
 async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
-    chroma: Any, embedder: Any,
+    sqlite_engine: Any, chroma: Any, embedder: Any,
 ) -> None:
     now = [1_800_000_000.0]
-    cache = SemanticAnswerCache(chroma, embedder, CacheSettings(), clock=lambda: now[0])
+    cache = SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
+                                CacheSettings(), clock=lambda: now[0])
     question = "How many hours a day do cats sleep?"
     unchecked = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 0})
     assert not await cache.store(question, "t1", detect_intent(question), unchecked)
@@ -133,3 +140,32 @@ async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
     assert await cache.lookup(question, "t1") is not None
     now[0] += 2.1
     assert await cache.lookup(question, "t1") is None
+
+
+async def test_an_exact_repeat_is_answered_from_the_database_alone(
+    any_engine: Any, chroma: Any, embedder: Any,
+) -> None:
+    """The exact half needs neither the embedder nor the vector store: `exact_hit` reads the
+    job database (SQLite and PostgreSQL), honours scope, tenant and expiry, and a cache
+    that stores again replaces the answer and drops the tenant's expired ones."""
+    now = [1_800_000_000.0]
+    answers = CachedAnswerStore(any_engine)
+    cache = SemanticAnswerCache(answers, chroma, embedder, CacheSettings(ttl_hours=1),
+                                clock=lambda: now[0])
+    question = "How many hours a day do cats sleep?"
+    await _store(cache, question, scope="kb3", summary="Twelve to sixteen.")
+    hit = await exact_hit(answers, "  how many HOURS a day do cats sleep ", "t1", "kb3", now[0])
+    assert hit is not None and hit.exact and hit.result.answer.summary == "Twelve to sixteen."
+    assert hit.cached_at.timestamp() == now[0]
+    assert await exact_hit(answers, question, "t1", "kb4", now[0]) is None
+    assert await exact_hit(answers, question, "t2", "kb3", now[0]) is None
+    assert await exact_hit(answers, question, "t1", "kb3", now[0] + 3601) is None
+
+    await _store(cache, question, scope="kb3", summary="About fourteen.")
+    again = await exact_hit(answers, question, "t1", "kb3", now[0])
+    assert again is not None and again.result.answer.summary == "About fourteen."
+    now[0] += 7200  # the first answers expired; storing another sweeps them
+    await _store(cache, "What do cats eat?", scope="kb3")
+    async with any_engine.connect() as connection:
+        kept = (await connection.execute(select(cached_answers.c.question))).scalars().all()
+    assert kept == ["What do cats eat?"]

@@ -62,6 +62,53 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
     assert [event["seq"] for event in as_json["events"]] == list(range(1, len(kinds) + 1))
 
 
+_HEAVY = ("chromadb", "onnxruntime", "tokenizers", "litellm", "aiohttp", "redis", "bm25s",
+          "core.research.engine", "core.retrieval.kb.knowledge_base", "core.sources.registry")
+
+
+def _run_noting_imports(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """The CLI run as a process, and which of the heavy modules it loaded."""
+    code = ("import json, sys\nfrom bot.cli import main\ncode = main(sys.argv[1:])\n"
+            f"print(json.dumps([m for m in {_HEAVY!r} if m in sys.modules]), file=sys.stderr)\n"
+            "sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=120)
+    return done, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def test_each_command_loads_only_what_it_uses(clean_env: Path) -> None:
+    """Reading jobs and keys, an index run with nothing new and an exact repeat of a
+    question open neither the models, the vector store, the sources nor the research
+    engine; a question that needs research does (so the check can tell)."""
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text)
+    question = "What gives sourdough bread its sour taste?"
+    first, loaded = _run_noting_imports("ask", question, "--json")
+    assert first.returncode == 0, first.stderr
+    assert {"chromadb", "onnxruntime", "core.research.engine"} <= loaded
+    indexed, loaded = _run_noting_imports("index", str(docs))
+    assert "4 added" in indexed.stdout
+    assert {"chromadb", "onnxruntime"} <= loaded  # new files are embedded and stored
+
+    unchanged, loaded = _run_noting_imports("index", str(docs))
+    assert "4 unchanged" in unchanged.stdout and loaded == {"core.retrieval.kb.knowledge_base"}
+    fresh, loaded = _run_noting_imports("ask", question, "--json")
+    assert json.loads(fresh.stdout)["metadata"]["cached"] is False  # the documents changed
+    repeat, loaded = _run_noting_imports("ask", f"  {question.upper()} ", "--json")
+    assert repeat.returncode == 0, repeat.stderr
+    cached = json.loads(repeat.stdout)
+    assert cached["metadata"]["cached"] is True and loaded == set()
+    assert cached["answer"] == json.loads(fresh.stdout)["answer"]
+    for command in (("jobs",), ("show", cached["job_id"]), ("keys", "list")):
+        shown, loaded = _run_noting_imports(*command)
+        assert shown.returncode == 0 and loaded == set(), (command, shown.stderr)
+    assert cached["job_id"] in _run("jobs").stdout  # the repeat is a job like any other
+    checked, loaded = _run_noting_imports("check")
+    assert "core.research.engine" not in loaded, checked.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

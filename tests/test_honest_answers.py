@@ -27,6 +27,7 @@ from core.sources.breaker import CircuitBreaker
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.wikipedia import WikipediaSource
+from core.store.answers import CachedAnswerStore
 from core.web.net import api_session
 from tests.job_client import JobClient
 
@@ -184,7 +185,8 @@ async def test_a_silently_dropping_network_costs_one_timeout(api: Any, black_hol
 async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
     sqlite_engine: Any, embedder: Any, chroma: Any, arenas: Any, api: Any
 ) -> None:
-    cache = SemanticAnswerCache(chroma, embedder, CacheSettings())
+    cache = SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
+                                CacheSettings())
     client = _client(sqlite_engine, embedder, arenas, cache,
                          wikipedia=_wikipedia(api, _closed_port()))
     question = "When did Riverside Stadium open?"
@@ -198,7 +200,8 @@ async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
     assert any("Researched while Wikipedia could not be used" in line
                and "at most 10 minutes" in line for line in again.answer.limitations)
 
-    brief = SemanticAnswerCache(chroma, embedder, CacheSettings(outage_ttl_minutes=0.001))
+    brief = SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
+                                CacheSettings(outage_ttl_minutes=0.001))
     client = _client(sqlite_engine, embedder, arenas, brief,
                          wikipedia=_wikipedia(api, _closed_port()))
     first = await client.run(ResearchRequest(question="Where is Riverside Stadium?",

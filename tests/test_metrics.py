@@ -28,6 +28,7 @@ from core.sources.pages import PageReader
 from core.sources.policy import SourcePolicy
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
+from core.store.answers import CachedAnswerStore
 from core.store.catalogue import KnowledgeCatalogue
 from core.web.fetch import PageFetcher
 from core.web.net import AddressGuard, guarded_session
@@ -65,7 +66,8 @@ async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
     await knowledge_base.index([corpus], "t1")
     research = build_research(local_sources(knowledge_base, PipelineSettings()),
                               embedder, PipelineSettings(), synthesizer=synthesizer,
-                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+                              cache=SemanticAnswerCache(CachedAnswerStore(engine), chroma,
+                                                        embedder, CacheSettings()))
     retry = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=0.2)
     return build_jobs(research, engine, retry, progress_interval_s=0.0)
 

@@ -12,6 +12,7 @@ from core.errors import InvalidQuestionError, JobFailedError, SourceError
 from core.models import Confidence, JobStatus, ProgressEvent, ResearchRequest, Source, Stage
 from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.protocol import Capabilities, SearchQuery, SourceKind
+from core.store.answers import CachedAnswerStore
 from core.store.jobs import JobStore
 from tests.job_client import JobClient
 
@@ -49,7 +50,8 @@ def _client(engine: Any, chroma: Any, embedder: Any, kb: Any, synthesizer: Any =
     sources = {"local": LocalKnowledgeBaseSource(kb, 3), **extra}
     research = build_research(sources, embedder, PipelineSettings(source_timeout_s=1.0),
                               synthesizer=synthesizer,
-                              cache=SemanticAnswerCache(chroma, embedder, CacheSettings()))
+                              cache=SemanticAnswerCache(CachedAnswerStore(engine), chroma,
+                                                        embedder, CacheSettings()))
     return JobClient(build_jobs(research, engine, progress_interval_s=0.0))
 
 

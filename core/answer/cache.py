@@ -1,6 +1,10 @@
 """Semantic answer cache: past answers per tenant, found by exact normalised question first,
 then by nearest embedding at or above a similarity threshold that also asks the same thing
-(core.answer.question_match), within an intent-based TTL."""
+(core.answer.question_match), within an intent-based TTL.
+
+The exact half lives in the job database (core.store.answers), so `exact_hit` answers a
+repeated question without the embedder or the vector store; the semantic half is a Chroma
+collection of the questions' embeddings."""
 
 from __future__ import annotations
 
@@ -9,16 +13,18 @@ import hashlib
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from core.answer.question_match import same_question
 from core.config import CacheSettings
 from core.models import Confidence, QueryIntent, QuestionType, ResearchResult
-from core.retrieval.embedding import Embedder
-from core.retrieval.vectors import VectorCollection
+from core.store.answers import CachedAnswer, CachedAnswerStore
 from core.text import normalise
+
+if TYPE_CHECKING:  # loaded with the vector store: an exact hit needs neither
+    from core.retrieval.embedding import Embedder
+    from core.retrieval.vectors import VectorCollection
 
 _NEIGHBOURS = 4
 
@@ -31,10 +37,23 @@ class CacheHit(BaseModel):
     exact: bool
 
 
+async def exact_hit(answers: CachedAnswerStore, question: str, tenant: str, scope: str,
+                    now: float) -> CacheHit | None:
+    """The tenant's unexpired answer to this very question (after normalisation) in `scope`."""
+    kept = await answers.get(tenant, _key(question, scope), now)
+    if kept is None:
+        return None
+    return CacheHit(result=ResearchResult.model_validate_json(kept.result_json),
+                    cached_at=datetime.fromtimestamp(kept.created_at, UTC),
+                    question=kept.question, similarity=1.0, exact=True)
+
+
 class SemanticAnswerCache:
-    def __init__(self, chroma: Any, embedder: Embedder, settings: CacheSettings,
-                 clock: Callable[[], float] = time.time) -> None:
-        """`clock`: seconds since the epoch (tests move it instead of waiting)."""
+    def __init__(self, answers: CachedAnswerStore, chroma: Any, embedder: Embedder,
+                 settings: CacheSettings, clock: Callable[[], float] = time.time) -> None:
+        """`answers`: the exact half's rows; `chroma`, the semantic half's collections.
+        `clock`: seconds since the epoch (tests move it instead of waiting)."""
+        self._answers = answers
         self._chroma = chroma
         self._embedder = embedder
         self._settings = settings
@@ -56,12 +75,13 @@ class SemanticAnswerCache:
     async def lookup(self, question: str, tenant: str, scope: str = "") -> CacheHit | None:
         """The freshest matching answer for this tenant, or None. `scope` (e.g. the knowledge
         base's generation) must match too, so answers from changed evidence are not served."""
-        collection = self._collection(tenant)
         now = self._clock()
-        exact = await collection.get([_key(question, scope)])
-        for metadata, document in zip(exact["metadatas"], exact["documents"], strict=True):
-            if metadata and metadata["expires_at"] > now:
-                return _hit(metadata, document, 1.0, exact=True)
+        exact = await exact_hit(self._answers, question, tenant, scope, now)
+        if exact is not None:
+            return exact
+        from core.answer.question_match import same_question
+
+        collection = self._collection(tenant)
         vector = (await asyncio.to_thread(self._embedder.embed, [question]))[0]
         # Filtering inside the ANN query makes Chroma scan the metadata (~0.5 s at 100k
         # entries); the few nearest neighbours are checked here instead. A stale neighbour
@@ -78,7 +98,7 @@ class SemanticAnswerCache:
                     self._settings.similarity_threshold,
                 )
             ):
-                return _hit(hit.metadata, hit.document, hit.similarity, exact=False)
+                return _hit(hit.metadata, hit.document, hit.similarity)
         return None
 
     async def store(
@@ -100,12 +120,16 @@ class SemanticAnswerCache:
             "expires_at": now + ttl,
             "scope": scope,
         }
-        await self._collection(tenant).upsert(
-            [_key(question, scope)], vector, [metadata], [result.model_dump_json()]
-        )
+        document = result.model_dump_json()
+        key = _key(question, scope)
+        await self._collection(tenant).upsert([key], vector, [metadata], [document])
+        await self._answers.put(tenant, key, CachedAnswer(question[:2000], document, now,
+                                                          now + ttl))
         return True
 
     def _collection(self, tenant: str) -> VectorCollection:
+        from core.retrieval.vectors import VectorCollection
+
         if tenant not in self._collections:
             self._collections[tenant] = VectorCollection(self._chroma, "cache", tenant)
         return self._collections[tenant]
@@ -115,11 +139,11 @@ def _key(question: str, scope: str) -> str:
     return hashlib.sha256(f"{scope}\x1f{normalise(question)}".encode()).hexdigest()
 
 
-def _hit(metadata: dict[str, Any], document: str, similarity: float, exact: bool) -> CacheHit:
+def _hit(metadata: dict[str, Any], document: str, similarity: float) -> CacheHit:
     return CacheHit(
         result=ResearchResult.model_validate_json(document),
         cached_at=datetime.fromtimestamp(float(metadata["created_at"]), UTC),
         question=str(metadata.get("question", "")),
         similarity=round(similarity, 4),
-        exact=exact,
+        exact=False,
     )

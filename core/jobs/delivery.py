@@ -12,12 +12,12 @@ import asyncio
 import contextlib
 import logging
 import math
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import aiohttp
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -116,7 +116,10 @@ class DeliveryRegistry:
 def transient(error: BaseException) -> bool:
     """Worth retrying: no connection, a timeout, a rate limit (429) or a server error (5xx).
     Anything else (a 4xx, a bug) would fail the same way again."""
-    if isinstance(error, (TimeoutError, ConnectionError, aiohttp.ClientConnectionError)):
+    # An aiohttp error needs aiohttp loaded; a process that never loads it is spared importing it.
+    aiohttp = sys.modules.get("aiohttp")
+    if isinstance(error, (TimeoutError, ConnectionError)) or (
+            aiohttp is not None and isinstance(error, aiohttp.ClientConnectionError)):
         return True
     status = http_status(error)
     return status is not None and (status == 429 or status >= 500)

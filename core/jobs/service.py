@@ -48,7 +48,7 @@ from core.models import (
 )
 from core.redact import REDACTOR, redact
 from core.research.intake import choose_depth, detect_intent, validate_question
-from core.research.researcher import Researcher, ResearchOutcome
+from core.research.record import Research, ResearchOutcome
 from core.store.deliveries import DeliveryRecord, DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
@@ -68,7 +68,7 @@ DeliveryFactory = Callable[[str, dict[str, Any]], Awaitable[Delivery]]
 
 
 class JobService(JobReader):
-    def __init__(self, research: Researcher | None, store: JobStore, events: JobEvents,
+    def __init__(self, research: Research | None, store: JobStore, events: JobEvents,
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
                  progress_interval_s: float = 1.0, *, queue: JobQueue | None = None,
                  deliveries_for: DeliveryFactory | None = None, worker: str = "",
@@ -154,7 +154,7 @@ class JobService(JobReader):
         return self._queue
 
     @property
-    def research(self) -> Researcher:
+    def research(self) -> Research:
         if self._research is None:
             raise RuntimeError("this job service only reads jobs: it has no research core")
         return self._research

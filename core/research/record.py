@@ -1,15 +1,17 @@
 """What one research run keeps while it works: its trace and metrics, and the stage events
 it reports to the caller's sink (the job service turns them into stored events and row
-updates; a test may just collect them)."""
+updates; a test may just collect them); what it returns; and `Research`, what the job
+service runs."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from core.models import Stage, StageEvent, Trace
+from core.models import ResearchRequest, ResearchResult, Stage, StageEvent, Trace
 from core.redact import redact
 
 log = logging.getLogger(__name__)
@@ -21,6 +23,28 @@ _PROGRESS = {
     Stage.RANK: 0.6, Stage.SYNTHESIZE: 0.8, Stage.VERIFY: 0.9, Stage.GRADE: 0.95,
     Stage.DELIVER: 1.0,
 }
+
+
+@dataclass(frozen=True)
+class ResearchOutcome:
+    """What a research run returns: the result (its `job_id` empty: the job service sets it),
+    what the research did, and its metrics."""
+
+    result: ResearchResult
+    trace: Trace
+    metrics: dict[str, Any]
+
+
+class Research(Protocol):
+    """Research as the job service runs it (core.research.researcher.Researcher, or
+    core.research.repeats.CacheFirstResearch in front of one)."""
+
+    @property
+    def can_improve(self) -> bool:
+        """Whether `improve` requests can be served (they need a language model)."""
+
+    async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
+        """Research `request` (validated by the job service), reporting stages to `sink`."""
 
 
 async def ignore_progress(event: StageEvent) -> None:

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from core.answer.cache import SemanticAnswerCache
 from core.answer.grading import listing, outage_notes
 from core.answer.synthesis.base import Synthesizer
 from core.config import PipelineSettings
 from core.errors import InvalidQuestionError
-from core.metrics import CACHE_LOOKUPS
 from core.models import (
     Depth,
     Improvement,
@@ -31,25 +28,21 @@ from core.models import (
 )
 from core.research.engine import ResearchEngine, ResearchState, Revision, Strategies
 from core.research.heuristic_steps import heuristic_strategies
-from core.research.intake import choose_depth, detect_intent, standalone_question
+from core.research.intake import choose_depth
 from core.research.model_steps import ResearchLoop
-from core.research.record import ProgressSink, ResearchRecord, ms
+from core.research.record import ProgressSink, ResearchOutcome, ResearchRecord, ms
+from core.research.repeats import (
+    ScopeFunction,
+    begin_cache_check,
+    begin_saving,
+    end_cache_check,
+    end_saving,
+    read_question,
+)
 from core.research.search import SearchScope
 from core.retrieval.embedding import Embedder
 from core.sources.pages import PageReader
 from core.sources.protocol import SearchSource, SourceKind
-
-ScopeFunction = Callable[[str], Awaitable[str]]
-
-
-@dataclass(frozen=True)
-class ResearchOutcome:
-    """What a research run returns: the result (its `job_id` empty: the job service sets it),
-    what the research did, and its metrics."""
-
-    result: ResearchResult
-    trace: Trace
-    metrics: dict[str, Any]
 
 
 class Researcher:
@@ -129,39 +122,23 @@ class Researcher:
                         ) -> ResearchResult:
         started = time.perf_counter()
         question = request.question
-        await record.begin(Stage.INTAKE, "Reading the question")
-        # A follow-up is researched as its standalone form; what it means depends on its
-        # conversation, so its answer is neither looked up in nor added to the shared cache.
-        subject = standalone_question(question, request.context)
-        cacheable = subject == question
-        intent = detect_intent(subject)
-        record.trace.intent = intent
-        if not cacheable:
-            record.trace.standalone_question = subject
-        await record.end(Stage.INTAKE, f"Question type: {intent.question_type.value}")
-
+        reading = await read_question(record, request)
         generation = await self._cache_scope(request.tenant) if self._cache_scope else ""
-        if self._cache is not None and cacheable and not request.bypass_cache:
-            await record.begin(Stage.CACHE, "Checking earlier answers")
+        if self._cache is not None and reading.cacheable and not request.bypass_cache:
+            await begin_cache_check(record)
             hit = await self._cache.lookup(question, request.tenant, generation)
-            CACHE_LOOKUPS.labels("miss" if hit is None else "hit").inc()
-            if hit is not None:
-                await record.end(Stage.CACHE, "Found an earlier answer", {"hits": 1})
-                result = hit.result.model_copy(update={
-                    "job_id": "", "cached": True, "cached_at": hit.cached_at,
-                    "question": question, "duration_ms": ms(started),
-                })
-                record.metrics.update(cached=True, cache_similarity=hit.similarity)
-                return await self._save(record, result)
-            await record.end(Stage.CACHE, "No earlier answer", {"hits": 0})
+            cached = await end_cache_check(record, request, hit, started)
+            if cached is not None:
+                return cached
 
-        depth = choose_depth(request.depth, subject, intent, request.platform)
+        depth = choose_depth(request.depth, reading.subject, reading.intent, request.platform)
         record.trace.depth = depth.value
-        result = await self._engine.research(record, request, question, subject, intent,
-                                             depth, self._scope(request.tenant))
+        result = await self._engine.research(record, request, question, reading.subject,
+                                             reading.intent, depth,
+                                             self._scope(request.tenant))
         result = result.model_copy(update={"duration_ms": ms(started)})
-        return await self._save(record, result,
-                                (intent, request.tenant, generation) if cacheable else None)
+        return await self._save(record, result, (reading.intent, request.tenant, generation)
+                                if reading.cacheable else None)
 
     def _scope(self, tenant: str) -> SearchScope:
         settings = self._settings
@@ -178,15 +155,14 @@ class Researcher:
         cache_as: tuple[QueryIntent, str, str] | None = None,
     ) -> ResearchResult:
         """Cache a fresh answer (`cache_as`: intent, tenant, scope)."""
-        await record.begin(Stage.DELIVER, "Saving the answer")
+        await begin_saving(record)
         if cache_as is not None and self._cache is not None:
             intent, tenant, scope = cache_as
             record.metrics["cache_stored"] = await self._cache.store(
                 result.question, tenant, intent,
                 _to_cache(result, record.trace.failures(), self._cache.outage_ttl_seconds),
                 scope)
-        record.metrics["duration_ms"] = result.duration_ms
-        await record.end(Stage.DELIVER, "Done")
+        await end_saving(record, result)
         return result
 
 

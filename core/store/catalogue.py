@@ -16,16 +16,14 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from core.models import utcnow
-from core.store.database import kb_chunks, kb_files, kb_generations, kb_pending
+from core.store.database import kb_chunks, kb_files, kb_generations, kb_pending, upsert_into
 from core.store.full_disk import full_disk_error
 
 _MAX_TITLE_CHARS = 1000
@@ -155,8 +153,8 @@ class KnowledgeCatalogue:
             await connection.execute(delete(kb_chunks).where(
                 kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id))
             record = {"worker": worker, "since": utcnow()}
-            statement = _insert(connection)(kb_pending).values(tenant=tenant, file_id=file_id,
-                                                               **record)
+            statement = upsert_into(kb_pending, connection).values(
+                tenant=tenant, file_id=file_id, **record)
             await connection.execute(statement.on_conflict_do_update(
                 index_elements=["tenant", "file_id"], set_=record))
             await _next_generation(connection, tenant)
@@ -207,18 +205,13 @@ class KnowledgeCatalogue:
         return Path(database).parent if database else None
 
 
-def _insert(connection: AsyncConnection) -> Any:
-    """The dialect's INSERT, which has ON CONFLICT."""
-    return pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
-
-
 async def _settle(connection: AsyncConnection, tenant: str, file_id: str) -> None:
     await connection.execute(delete(kb_pending).where(kb_pending.c.tenant == tenant,
                                                       kb_pending.c.file_id == file_id))
 
 
 async def _next_generation(connection: AsyncConnection, tenant: str) -> None:
-    statement = _insert(connection)(kb_generations).values(tenant=tenant, generation=1)
+    statement = upsert_into(kb_generations, connection).values(tenant=tenant, generation=1)
     await connection.execute(statement.on_conflict_do_update(
         index_elements=["tenant"], set_={"generation": kb_generations.c.generation + 1}))
 

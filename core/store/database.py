@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.schema import CreateIndex
 
 from core.errors import ConfigurationError
@@ -181,6 +181,22 @@ job_feedback = Table(
     Column("at", DateTime(timezone=True), nullable=False),
 )
 
+# The answer cache's exact half (core.answer.cache): a finished answer under its tenant and the
+# hash of its normalised question and scope, until it expires (seconds since the epoch, the
+# cache's clock). In the job database so that an exact repeat is answered without loading the
+# embedder or the vector store, which keep the semantic half.
+cached_answers = Table(
+    "cached_answers",
+    metadata,
+    Column("tenant", String(255), primary_key=True),
+    Column("key", String(64), primary_key=True),
+    Column("question", Text, nullable=False),
+    Column("result", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Index("ix_cached_answers_expiry", "tenant", "expires_at"),
+)
+
 # Secrets this installation makes for itself once and every process shares: the key that
 # signs answer-page links.
 instance_keys = Table(
@@ -189,6 +205,18 @@ instance_keys = Table(
     Column("name", String(64), primary_key=True),
     Column("value", String(128), nullable=False),
 )
+
+
+def upsert_into(table: Table, connection: AsyncConnection) -> Any:
+    """An INSERT into `table` in the connection's dialect, which has ON CONFLICT (each
+    dialect's module is loaded when a database of its kind is used)."""
+    if connection.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
 
 
 def sqlite_url(path: str) -> str:

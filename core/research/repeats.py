@@ -1,0 +1,122 @@
+"""The first steps of every research run: reading the question and answering a repeat from
+the answer cache. `CacheFirstResearch` takes only those steps until a question needs more,
+so a process that answers one question (the CLI) loads the models, indexes and sources of
+the research core only for a question that is not an exact repeat."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from core.answer.cache import CacheHit, exact_hit
+from core.metrics import CACHE_LOOKUPS
+from core.models import QueryIntent, ResearchRequest, ResearchResult, Stage
+from core.research.intake import detect_intent, standalone_question
+from core.research.record import ProgressSink, Research, ResearchOutcome, ResearchRecord, ms
+from core.store.answers import CachedAnswerStore
+
+ScopeFunction = Callable[[str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class QuestionReading:
+    """What research looks for (`subject`), what kind of question it is, and whether its
+    answer may be shared through the cache: a follow-up is researched as its standalone
+    form, and what it means depends on its conversation, so it is neither looked up in nor
+    added to the shared cache."""
+
+    subject: str
+    intent: QueryIntent
+    cacheable: bool
+
+
+def reading_of(request: ResearchRequest) -> QuestionReading:
+    subject = standalone_question(request.question, request.context)
+    return QuestionReading(subject, detect_intent(subject), subject == request.question)
+
+
+async def read_question(record: ResearchRecord, request: ResearchRequest) -> QuestionReading:
+    """The intake stage."""
+    await record.begin(Stage.INTAKE, "Reading the question")
+    reading = reading_of(request)
+    record.trace.intent = reading.intent
+    if not reading.cacheable:
+        record.trace.standalone_question = reading.subject
+    await record.end(Stage.INTAKE, f"Question type: {reading.intent.question_type.value}")
+    return reading
+
+
+async def begin_cache_check(record: ResearchRecord) -> None:
+    await record.begin(Stage.CACHE, "Checking earlier answers")
+
+
+async def end_cache_check(record: ResearchRecord, request: ResearchRequest,
+                          hit: CacheHit | None, started: float) -> ResearchResult | None:
+    """The cache stage's outcome: the earlier answer as this request's result (saved), or
+    None to research."""
+    if hit is None:
+        CACHE_LOOKUPS.labels("miss").inc()
+        await record.end(Stage.CACHE, "No earlier answer", {"hits": 0})
+        return None
+    return await served_from_cache(record, request, hit, started)
+
+
+async def served_from_cache(record: ResearchRecord, request: ResearchRequest, hit: CacheHit,
+                            started: float) -> ResearchResult:
+    """The earlier answer as this request's result, the cache stage ended and the result
+    saved."""
+    CACHE_LOOKUPS.labels("hit").inc()
+    await record.end(Stage.CACHE, "Found an earlier answer", {"hits": 1})
+    result = hit.result.model_copy(update={
+        "job_id": "", "cached": True, "cached_at": hit.cached_at,
+        "question": request.question, "duration_ms": ms(started),
+    })
+    record.metrics.update(cached=True, cache_similarity=hit.similarity)
+    await begin_saving(record)
+    await end_saving(record, result)
+    return result
+
+
+async def begin_saving(record: ResearchRecord) -> None:
+    await record.begin(Stage.DELIVER, "Saving the answer")
+
+
+async def end_saving(record: ResearchRecord, result: ResearchResult) -> None:
+    record.metrics["duration_ms"] = result.duration_ms
+    await record.end(Stage.DELIVER, "Done")
+
+
+class CacheFirstResearch:
+    """Answers an exact repeat from the cached answers in the job database; any other
+    request goes to the research core, opened by `open_research` on first need."""
+
+    def __init__(self, answers: CachedAnswerStore, scope: ScopeFunction,
+                 open_research: Callable[[], Awaitable[Research]], can_improve: bool,
+                 clock: Callable[[], float] = time.time) -> None:
+        """`scope`: the tenant's cache scope, as the research core computes it. `clock`:
+        seconds since the epoch, the cache's clock."""
+        self._answers = answers
+        self._scope = scope
+        self._open_research = open_research
+        self._can_improve = can_improve
+        self._clock = clock
+
+    @property
+    def can_improve(self) -> bool:
+        return self._can_improve
+
+    async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
+        started = time.perf_counter()
+        if request.improvement is None and not request.bypass_cache \
+                and reading_of(request).cacheable:
+            hit = await exact_hit(self._answers, request.question, request.tenant,
+                                  await self._scope(request.tenant), self._clock())
+            if hit is not None:
+                record = ResearchRecord(sink)
+                await read_question(record, request)
+                await begin_cache_check(record)
+                result = await served_from_cache(record, request, hit, started)
+                return ResearchOutcome(result, record.trace, record.metrics)
+        research = await self._open_research()
+        return await research.run(request, sink)
