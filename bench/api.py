@@ -19,6 +19,13 @@ httpx in this process.
    receiving the `result` event.
 3. GET /v1/jobs/{id} of a finished job: 20 clients back to back for --seconds; requests per
    second and latency. With `wrk` installed, wrk's figures as a second opinion.
+4. Cache hits: 1, 5 and 20 clients back to back for --seconds, each asking the question
+   already answered (POST /v1/research, then its events up to the `result` event); hits per
+   second, POST latency and completion latency (POST to `result`). Targets: 20 clients at
+   least 100 hits/s with completion p99 under 150 ms; 5 clients' p99 at most 1.2x one
+   client's.
+
+`--only 4` runs the named sections (comma-separated).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
+import psutil
 
 from bench.tables import table
 from tests.api_harness import read_events
@@ -96,9 +104,15 @@ def index(root: Path, env: dict[str, str]) -> None:
         raise RuntimeError(f"indexing failed: {done.stderr[-2000:]}")
 
 
+@dataclass
+class Server:
+    url: str
+    pid: int
+
+
 @contextlib.asynccontextmanager
 async def serve(root: Path, env: dict[str, str]) -> Any:
-    """`researchbot serve` on a free loopback port; its base URL once /healthz answers."""
+    """`researchbot serve` on a free loopback port, once /healthz answers."""
     port = free_port()
     log = root / "serve.log"
     process = await asyncio.create_subprocess_exec(
@@ -120,7 +134,7 @@ async def serve(root: Path, env: dict[str, str]) -> Any:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the API server did not start within 120 s")
                 await asyncio.sleep(0.1)
-        yield url
+        yield Server(url, process.pid)
     finally:
         if process.returncode is None:
             process.terminate()
@@ -333,6 +347,62 @@ async def rps(url: str, job_id: str, clients: int, seconds: float,
     return rows
 
 
+# ---- 4. cache hits ---------------------------------------------------------------------------
+
+async def ask_cached(client: httpx.AsyncClient) -> tuple[float, float, bool]:
+    """Seconds to the `result` event and to the 202, and whether the answer came from the
+    cache."""
+    started = time.perf_counter()
+    accepted = await client.post("/v1/research", json={"question": QUESTION})
+    posted = time.perf_counter() - started
+    assert accepted.status_code == 202, accepted.text
+    async with client.stream("GET", accepted.json()["links"]["events"]) as response:
+        assert response.status_code == 200
+        async for event in read_events(response):
+            if event.get("event") == "result":
+                result = json.loads(event["data"])
+                assert result["status"] == "completed", event["data"]
+                return time.perf_counter() - started, posted, result["metadata"]["cached"]
+    raise AssertionError("the stream closed without a result")
+
+
+async def cache_hits(server: Server, web: FakeWeb, counts: tuple[int, ...],
+                     seconds: float) -> list[list[Any]]:
+    """The server's CPU time per hit is the figure the machine's other load moves least."""
+    web.latency = {WIKIPEDIA: 0.3}
+    process = psutil.Process(server.pid)
+    async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=UNLIMITED) as client:
+        await ask_cached(client)  # answered and cached once
+        return [await hit_run(client, process, clients, seconds) for clients in counts]
+
+
+async def hit_run(client: httpx.AsyncClient, server: psutil.Process, clients: int,
+                  seconds: float) -> list[Any]:
+    done: list[float] = []
+    posts: list[float] = []
+    missed = 0
+
+    async def client_loop(until: float, record: bool) -> None:
+        nonlocal missed
+        while time.perf_counter() < until:
+            completed, posted, cached = await ask_cached(client)
+            if record:
+                done.append(completed)
+                posts.append(posted)
+                missed += not cached
+
+    warm = time.perf_counter() + 1.0
+    await asyncio.gather(*(client_loop(warm, False) for _ in range(clients)))
+    started = time.perf_counter()
+    cpu = sum(server.cpu_times()[:2])
+    await asyncio.gather(*(client_loop(started + seconds, True) for _ in range(clients)))
+    wall = time.perf_counter() - started
+    cpu = sum(server.cpu_times()[:2]) - cpu
+    return [clients, len(done), missed, f"{len(done) / wall:.1f}",
+            ms(statistics.median(posts)), ms(percentile(posts, 0.99)),
+            ms(statistics.median(done)), ms(percentile(done, 0.99)), ms(cpu / len(done))]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
@@ -341,7 +411,9 @@ async def main() -> None:
                         help="jobs per listener count (2.)")
     parser.add_argument("--seconds", type=float, default=10.0, help="each RPS run (3.)")
     parser.add_argument("--clients", type=int, default=20, help="concurrent clients (3.)")
+    parser.add_argument("--only", default="1,2,3,4", help="sections to run, e.g. 4")
     args = parser.parse_args()
+    sections = {int(n) for n in args.only.split(",")}
     if args.quick:
         args.jobs, args.fan_out_jobs, args.seconds = 3, 1, 2.0
     rounds = 1 if args.quick else 3
@@ -368,22 +440,34 @@ async def main() -> None:
         print(f"load before: {os.getloadavg()[0]:.2f} (1 min)", flush=True)
         try:
             async with serve(there, {**env, "RESEARCHBOT_DATA_DIR": str(there / "data")}) \
-                    as url, open_research(load_settings()) as research:
-                rows, job_id = await overhead(url, research.jobs, web, args.jobs)
-                table(f"1. One job end to end, Wikipedia at 300 ms, answer cache bypassed "
-                      f"({args.jobs} each, alternating; ms)",
-                      ["path", "jobs", "p50", "p90", "min", "POST to 202 p50"], rows)
-                fan = await fan_out(url, web, (50, 200), args.fan_out_jobs)
-                table("2. SSE fan-out: one running job, N listeners (ms from the event's "
-                      "`at` to its receipt; events stored after all were connected)",
-                      ["listeners", "jobs", "events timed", "all connected within s",
-                       "first listener p50", "last listener p50", "last listener p99",
-                       "result event to last listener p50"], fan)
-                load = await rps(url, job_id, args.clients, args.seconds, rounds)
-                table(f"3. GET /v1/jobs/{{id}} of a finished job, {args.clients} clients "
-                      f"back to back ({rounds} run(s))",
-                      ["client", "clients", "s", "requests", "non-200", "RPS", "p50 ms",
-                       "p99 ms"], load)
+                    as server, open_research(load_settings()) as research:
+                url = server.url
+                if sections & {1, 3}:
+                    rows, job_id = await overhead(url, research.jobs, web, args.jobs)
+                if 1 in sections:
+                    table(f"1. One job end to end, Wikipedia at 300 ms, answer cache "
+                          f"bypassed ({args.jobs} each, alternating; ms)",
+                          ["path", "jobs", "p50", "p90", "min", "POST to 202 p50"], rows)
+                if 2 in sections:
+                    fan = await fan_out(url, web, (50, 200), args.fan_out_jobs)
+                    table("2. SSE fan-out: one running job, N listeners (ms from the event's "
+                          "`at` to its receipt; events stored after all were connected)",
+                          ["listeners", "jobs", "events timed", "all connected within s",
+                           "first listener p50", "last listener p50", "last listener p99",
+                           "result event to last listener p50"], fan)
+                if 3 in sections:
+                    load = await rps(url, job_id, args.clients, args.seconds, rounds)
+                    table(f"3. GET /v1/jobs/{{id}} of a finished job, {args.clients} clients "
+                          f"back to back ({rounds} run(s))",
+                          ["client", "clients", "s", "requests", "non-200", "RPS", "p50 ms",
+                           "p99 ms"], load)
+                if 4 in sections:
+                    hits = await cache_hits(server, web, (1, 5, 20), args.seconds)
+                    table(f"4. Cache hits through the API: POST /v1/research of an answered "
+                          f"question, then its events to `result` ({args.seconds:g} s each)",
+                          ["clients", "hits", "not cached", "hits/s", "POST p50 ms",
+                           "POST p99 ms", "completion p50 ms", "completion p99 ms",
+                           "server CPU ms per hit"], hits)
         finally:
             await web.stop()
             os.chdir(REPO)

@@ -237,8 +237,9 @@ async def test_a_worker_serves_metrics_that_move_with_its_jobs(tmp_path: Path) -
             service = build_jobs(None, engine, queue=queue)
             job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="T1"))
 
-            async def ended() -> bool:
-                return (await service.result(job_id)).status == JobStatus.COMPLETED
+            async def ended() -> bool:  # its end told (and counted), not just stored
+                events = await service.stored_events(job_id)
+                return bool(events) and events[-1].kind == "completed"
 
             await wait_until(ended, within_s=120)
             async with aiohttp.ClientSession() as http, \

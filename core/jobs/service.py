@@ -31,6 +31,7 @@ from core.errors import (
     JobNotFoundError,
 )
 from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
+from core.jobs.progress import StoredProgress
 from core.jobs.reading import JobReader
 from core.logfields import job_log_fields
 from core.metrics import DELIVERY_FAILURES, JOBS, STAGE_DURATION
@@ -272,6 +273,7 @@ class JobService(JobReader):
 
     async def _start(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                      start_after_s: float, progress_shown: bool) -> None:
+        self._events.new_job(job_id)
         await self._events.append(job_id, "queued", message="Queued")
         if delivery is not None:
             await self._deliveries.open(job_id, delivery.platform, delivery.target())
@@ -297,15 +299,14 @@ class JobService(JobReader):
         pump = ProgressPump(delivery, job_id, self._progress_interval_s, progress_shown) \
             if delivery is not None else None
         stages = _StageClock(job_id, fields)
+        stored = StoredProgress(self.store, self._events, job_id)
 
         async def sink(event: StageEvent) -> None:
-            """The research's progress: the job row's stage, a stored event, the delivery's
-            progress line, the stage's log line and duration."""
+            """The research's progress: the job row's stage and a stored event (in
+            batches), the delivery's progress line, the stage's log line and duration."""
             stages.record(event)
-            if event.kind == "started":
-                await self.store.advance(job_id, event.stage, event.progress)
             shown = ProgressEvent(job_id=job_id, **event.model_dump())
-            await self._events.progress(shown)
+            stored.offer(shown)
             if pump is not None:
                 pump.offer(shown)
 
@@ -315,6 +316,7 @@ class JobService(JobReader):
             await self.store.start(job_id, self._worker)
             outcome = await self.research.run(request, sink)
         except asyncio.CancelledError:
+            await asyncio.shield(stored.close())
             if pump is not None:
                 await pump.close()
             if handoff and not await asyncio.shield(self._cancel_requested(job_id)):
@@ -323,10 +325,12 @@ class JobService(JobReader):
             await asyncio.shield(self._cancelled(job_id, delivery, stages.metrics()))
             raise
         except Exception as error:
+            await stored.close()
             if pump is not None:
                 await pump.close()
             await self._failed(job_id, request, delivery, error, stages.metrics(), fields)
             return
+        await stored.close()
         if pump is not None:
             await pump.close()
         result = await self._completed(job_id, outcome, stages.metrics())
@@ -367,9 +371,9 @@ class JobService(JobReader):
                      post: Callable[[Delivery], Callable[..., Awaitable[None]]],
                      told: bool = False) -> None:
         """Record how the job ended (unless `told` already) and deliver it."""
-        if not told:
-            await self._events.append(job_id, kind, message=message)
+        if not told:  # counted first: whoever sees the event sees the count
             JOBS.labels(kind, platform).inc()
+            await self._events.append(job_id, kind, message=message)
         if delivery is not None:
             delivered = await deliver(job_id, delivery, self._deliveries, self._retry,
                                       post(delivery))

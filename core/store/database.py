@@ -231,8 +231,7 @@ async def open_database(url: str) -> AsyncEngine:
     folder, no server, no such database, refused login) is a ConfigurationError naming
     store.url and what to do, with the URL's password redacted."""
     try:
-        engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"),
-                                     connect_args=_connect_args(url))
+        engine = create_async_engine(url, **_engine_options(url))
     except Exception as error:  # SQLAlchemy raises several types for a bad URL
         raise ConfigurationError(f"store.url: cannot use {safe_url(url)}: "
                                  f"{redact(str(error))}") from None
@@ -250,9 +249,18 @@ async def open_database(url: str) -> AsyncEngine:
     return engine
 
 
-def _connect_args(url: str) -> dict[str, Any]:
+def _engine_options(url: str) -> dict[str, Any]:
+    if url.startswith("sqlite"):
+        # One connection: SQLite takes one writer at a time, and a second connection of this
+        # process that wants to write waits in SQLite's busy handler, which sleeps 1 to
+        # 100 ms between looks; twenty cache hits at once spent most of their time there.
+        # Queued on one connection, statements take their turn at once.
+        return {"pool_size": 1, "max_overflow": 0}
     # asyncpg waits 60 s for a server that drops packets; start-up should say so sooner
-    return {"timeout": CONNECT_TIMEOUT_S} if url.startswith("postgresql+asyncpg") else {}
+    options: dict[str, Any] = {"pool_pre_ping": True}
+    if url.startswith("postgresql+asyncpg"):
+        options["connect_args"] = {"timeout": CONNECT_TIMEOUT_S}
+    return options
 
 
 def _require_folder(url: URL) -> None:

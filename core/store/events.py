@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -28,30 +29,40 @@ class JobEvents:
     async def append(self, job_id: str, kind: str, *, stage: Stage | None = None,
                      progress: float = 0.0, message: str = "",
                      counts: dict[str, int] | None = None) -> JobEvent:
-        """Store the job's next event. Appends for one job are serialised in this process,
-        which numbers them itself after reading the last number once; a clash with another
-        process (both took the same number) reads it again and retries."""
+        """Store the job's next event."""
+        stored = await self._append(job_id, [EventDraft(kind, stage, progress, message,
+                                                        counts or {})])
+        return stored[0]
+
+    async def progress(self, *events: ProgressEvent) -> list[JobEvent]:
+        """Store stage events of one job, in order, in one transaction."""
+        return await self._append(events[0].job_id, [
+            EventDraft(event.kind, event.stage, event.progress, event.message, event.counts)
+            for event in events])
+
+    def new_job(self, job_id: str) -> None:
+        """The job was just created here: its events are numbered from 1 without asking."""
+        self._next.setdefault(job_id, 1)
+
+    async def _append(self, job_id: str, drafts: list[EventDraft]) -> list[JobEvent]:
+        """Appends for one job are serialised in this process, which numbers them itself
+        after reading the last number once; a clash with another process (both took the same
+        number) reads it again and retries."""
         lock = self._locks.setdefault(job_id, asyncio.Lock())
         async with lock:
             for _ in range(5):
                 if job_id not in self._next:
                     self._next[job_id] = await self._last(job_id) + 1
                 try:
-                    event = await self._insert(job_id, self._next[job_id], kind, stage,
-                                               progress, REDACTOR(message), counts or {})
+                    stored = await self._insert(job_id, self._next[job_id], drafts)
                     break
                 except IntegrityError:
                     del self._next[job_id]
             else:
                 raise RuntimeError(f"could not number an event of job {job_id}")
-            self._next[job_id] += 1
+            self._next[job_id] += len(drafts)
         self._appended.pop(job_id, asyncio.Event()).set()
-        return event
-
-    async def progress(self, event: ProgressEvent) -> JobEvent:
-        return await self.append(event.job_id, event.kind, stage=event.stage,
-                                 progress=event.progress, message=event.message,
-                                 counts=event.counts)
+        return stored
 
     async def after(self, job_id: str, after: int = 0, limit: int = 1000) -> list[JobEvent]:
         query = (select(job_events).where(job_events.c.job_id == job_id,
@@ -90,15 +101,28 @@ class JobEvents:
             )).scalar()
         return int(last or 0)
 
-    async def _insert(self, job_id: str, seq: int, kind: str, stage: Stage | None,
-                      progress: float, message: str, counts: dict[str, int]) -> JobEvent:
-        values: dict[str, Any] = {
-            "job_id": job_id, "seq": seq, "at": utcnow(), "kind": kind,
-            "stage": stage.value if stage else None, "progress": progress,
-            "message": message, "counts": counts}
+    async def _insert(self, job_id: str, first: int, drafts: list[EventDraft]
+                      ) -> list[JobEvent]:
+        at = utcnow()
+        rows: list[dict[str, Any]] = [
+            {"job_id": job_id, "seq": first + n, "at": at, "kind": draft.kind,
+             "stage": draft.stage.value if draft.stage else None, "progress": draft.progress,
+             "message": REDACTOR(draft.message), "counts": draft.counts}
+            for n, draft in enumerate(drafts)]
         async with self._engine.begin() as connection:
-            await connection.execute(job_events.insert().values(**values))
-        return JobEvent.model_validate(values)
+            await connection.execute(job_events.insert(), rows)
+        return [JobEvent.model_validate(row) for row in rows]
+
+
+@dataclass(frozen=True)
+class EventDraft:
+    """An event to store, before it has a number."""
+
+    kind: str
+    stage: Stage | None
+    progress: float
+    message: str
+    counts: dict[str, int]
 
 
 def _event(mapping: Any) -> JobEvent:
