@@ -161,3 +161,22 @@ def estimate_tokens(text: str, bytes_per_token: float = BYTES_PER_TOKEN) -> int:
     """A language model's tokens in `text`, from its size; no tokenizer is loaded. Pass a
     smaller `bytes_per_token` for a generous count (a budget reserved before a call)."""
     return int(len(text.encode()) / bytes_per_token)
+
+
+# Half of a UTF-16 surrogate pair, alone: JSON can spell one (`"\ud800"`), but no UTF-8 text
+# holds it, so the tokenizer, the databases and every response encoder refuse it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unstorable_characters(text: str) -> list[str]:
+    """The characters of `text` that no store or tokenizer takes, as `U+XXXX` in order of
+    first appearance: lone surrogates, and NUL (PostgreSQL text refuses it)."""
+    found = dict.fromkeys(f"U+{ord(c):04X}" for c in _LONE_SURROGATE.findall(text))
+    if "\x00" in text:
+        found["U+0000"] = None
+    return list(found)
+
+
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD, so that it can be encoded."""
+    return _LONE_SURROGATE.sub("\ufffd", text)

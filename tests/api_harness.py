@@ -39,8 +39,14 @@ class RunningApi:
     app: Any
     settings: Settings
 
-    def client(self, key: str | None = None, **options: Any) -> httpx.AsyncClient:
+    def client(self, key: str | None = None, address: str | None = None,
+               **options: Any) -> httpx.AsyncClient:
+        """A client sending `key`, and appearing to come from `address`: uvicorn trusts
+        X-Forwarded-For from 127.0.0.1 by default (a reverse proxy on this machine), so the
+        app sees that address as the client's."""
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if address is not None:
+            headers["X-Forwarded-For"] = address
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60.0, **options)
 
 

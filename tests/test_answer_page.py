@@ -1,7 +1,8 @@
 """The answer page in a real browser: Debian's chromium, driven by Playwright (no browser is
 downloaded). A running job's page shows its stages as they arrive, then the answer with its
-sources; a citation lands on its source; retry and feedback work; a hostile source title is
-text. Screenshots at desktop and phone widths are saved under test-artifacts/screenshots."""
+sources; a citation lands on its source; feedback works, one rating per browser across
+reloads, and the page offers no retry (its token cannot); a hostile source title is text.
+Screenshots at desktop and phone widths are saved under test-artifacts/screenshots."""
 
 from __future__ import annotations
 
@@ -128,7 +129,7 @@ async def test_a_running_job_page_shows_progress_then_the_answer(
     # stages arrive over the event stream while the (slow) search runs
     await page.locator("#stages li[data-stage='search']").wait_for(timeout=15_000)
     assert await page.locator("#answer").count() == 0
-    assert await page.locator("#actions").is_hidden()  # no retry while it runs
+    assert await page.locator("#actions").is_hidden()  # no rating while it runs
     assert await page.locator("#status").inner_text() == "Researching"
     await _shot(page, "answer-page-running-desktop.png")
 
@@ -175,24 +176,29 @@ async def test_a_running_job_page_shows_progress_then_the_answer(
     await context.close()
 
 
-async def test_retry_from_the_page_researches_again_without_the_cache(
+async def test_a_browser_rates_once_however_often_it_reloads_and_cannot_retry(
         api: RunningApi, browser: Any) -> None:
     job = await _ask(api)
     await _finished(api, job)
-    context = await browser.new_context(viewport={"width": 1280, "height": 900})
-    page = await context.new_page()
-    await page.goto(api.url + job["links"]["page"])
-    await page.locator("#answer").wait_for()
-    await page.locator("#retry").click()
-    await page.wait_for_url(lambda url: job["job_id"] not in url, timeout=15_000)
-    retried = page.url.split("/jobs/")[1].split("?")[0]
-    assert retried != job["job_id"]
-    await page.locator("#answer").wait_for(timeout=30_000)
-    async with api.client() as client:
-        shown = (await client.get(f"/v1/jobs/{retried}")).json()
-    assert shown["question"] == QUESTION
-    assert shown["metadata"]["cached"] is False
-    await context.close()
+    readers = []
+    for _ in range(2):  # two browsers: two raters
+        context = await browser.new_context()
+        page = await context.new_page()
+        for rating in ("up", "down", "up"):  # a reload between ratings keeps the browser's id
+            await page.goto(api.url + job["links"]["page"])
+            await page.locator("#answer").wait_for()
+            assert await page.locator("#retry").count() == 0  # the token cannot retry
+            await page.locator(f"button.rate[data-rating='{rating}']").click()
+            await page.locator("#notice", has_text="Thanks").wait_for(timeout=10_000)
+            await page.locator("#notice").evaluate("e => e.textContent = ''")
+        readers += [c["value"] for c in await context.cookies() if c["name"] == "rb_reader"]
+        await context.close()
+    engine = await open_database(api.settings.store_url)
+    stored = await FeedbackStore(engine).for_job(job["job_id"])
+    await engine.dispose()
+    assert len(set(readers)) == 2
+    assert sorted(f.rater for f in stored) == sorted(f"web:{r}" for r in readers)
+    assert [f.rating for f in stored] == [Rating.UP, Rating.UP]
 
 
 async def test_the_page_reads_on_a_phone(api: RunningApi, browser: Any) -> None:

@@ -67,4 +67,4 @@ def test_a_failed_job_says_why_without_an_answer() -> None:
     html = page.render(_job(JobStatus.FAILED), events, "tok", None)
     assert 'id="answer"' not in html
     assert "Sorry, the research failed before it finished." in html
-    assert 'id="retry"' in html and 'class="rate"' not in html
+    assert 'id="retry"' not in html and 'class="rate"' not in html  # a page token rates only

@@ -17,6 +17,8 @@ from core.research.intake import detect_intent, validate_question
         ("what\x00is", "binary"),
         ("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
         ("?!?!", "no words"),
+        ("\ud800 cats", r"not text \(U\+D800\)"),  # JSON's "\ud800": no UTF-8 text holds it
+        ("why do \udc00 cats \udbff purr", r"not text \(U\+DC00, U\+DBFF\)"),
     ],
 )
 def test_bad_questions_get_a_clear_message(text: str, message: str) -> None:

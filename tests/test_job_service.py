@@ -15,6 +15,7 @@ from core.errors import InvalidQuestionError, JobFailedError
 from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.service import JobService
 from core.models import (
+    ConversationTurn,
     FailureKind,
     Job,
     JobStatus,
@@ -82,9 +83,23 @@ async def test_a_cancelled_job_stops_and_says_so(
 async def test_a_question_that_cannot_be_researched_stores_no_job(
     sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
 ) -> None:
+    """Whatever the front end: text the tokenizer or a database refuses (a lone surrogate,
+    NUL) is refused before a job exists, in the question and in the conversation."""
     service = await _service(sqlite_engine, chroma, embedder, corpus)
-    with pytest.raises(InvalidQuestionError):
-        await service.submit(ResearchRequest(question="   ", tenant="t1"))
+    earlier = ConversationTurn(question="Do cats sleep?", answer="Yes.")
+    for request, message in (
+            (ResearchRequest(question="   ", tenant="t1"), "empty"),
+            (ResearchRequest(question="\ud800 cats", tenant="t1"), "not text"),
+            (ResearchRequest(question=QUESTION, tenant="t1", context=[
+                earlier.model_copy(update={"question": "and \udfff dogs?"})]), "not text"),
+            (ResearchRequest(question=QUESTION, tenant="t1", context=[
+                earlier.model_copy(update={"answer": "Yes\x00"})]), "earlier answer"),
+            (ResearchRequest(question=QUESTION, tenant="t1", context=[
+                earlier.model_copy(update={"answer": "Yes \ud83d"})]), "earlier answer")):
+        with pytest.raises(InvalidQuestionError, match=message):
+            await service.submit(request)
+    with pytest.raises(InvalidQuestionError, match="not text"):
+        await service.improve("shorter \ud800", "t1")
     assert await service.store.recent() == []
 
 

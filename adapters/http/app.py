@@ -10,8 +10,9 @@
     GET    /jobs/{id}?token=...      its answer page, live while it runs
     GET    /healthz, /readyz, /metrics, /openapi.json
 
-`create_app` only assembles: the routers (routes/), who may ask (auth), how errors are
-answered and bodies limited (errors), and the services in the app's state (services)."""
+`create_app` only assembles: the routers (routes/), who may ask (auth, failed_auth), how
+errors are answered and bodies limited (errors), the headers every response carries
+(headers), and the services in the app's state (services)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from fastapi import FastAPI
 from starlette.middleware import Middleware
 
 from adapters.http.errors import ERROR_RESPONSES, EXCEPTION_HANDLERS, MAX_BODY_BYTES, BodySizeLimit
+from adapters.http.failed_auth import FailedAuthentications
 from adapters.http.feeds import JobFeeds
+from adapters.http.headers import SafetyHeaders
 from adapters.http.routes import events, health, jobs, pages
 from adapters.http.services import ApiServices
 
@@ -33,9 +36,11 @@ def create_app(services: ApiServices) -> FastAPI:
     app = FastAPI(title="researchbot", version="1", summary="Cited research answers.",
                   docs_url=None, redoc_url=None, responses=ERROR_RESPONSES,
                   exception_handlers=EXCEPTION_HANDLERS, lifespan=_close_feeds_on_shutdown,
-                  middleware=[Middleware(BodySizeLimit, limit=MAX_BODY_BYTES)])
+                  middleware=[Middleware(SafetyHeaders),
+                              Middleware(BodySizeLimit, limit=MAX_BODY_BYTES)])
     app.state.services = services
     app.state.feeds = JobFeeds(services.jobs)
+    app.state.failed_authentications = FailedAuthentications()
     for router in (jobs.router, events.router, pages.router, health.router):
         app.include_router(router)
     if services.metrics is not None:

@@ -27,7 +27,9 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from adapters.http.headers import SAFETY_HEADERS
 from adapters.http.schemas import ErrorResponse
+from core.text import without_lone_surrogates
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +68,12 @@ def job_not_found() -> ApiError:
 
 def error_response(status: int, kind: str, message: str, retryable: bool = False,
                    headers: dict[str, str] | None = None) -> JSONResponse:
-    body = {"error": {"type": kind, "message": message, "retryable": retryable}}
-    return JSONResponse(body, status_code=status, headers=headers)
+    """The error shape, with the safety headers (a 500 bypasses the middleware adding them).
+    A message quoting the request (a field name in a 422) holds no lone surrogate, which
+    would fail the response's encoding."""
+    body = {"error": {"type": kind, "message": without_lone_surrogates(message),
+                      "retryable": retryable}}
+    return JSONResponse(body, status_code=status, headers={**SAFETY_HEADERS, **(headers or {})})
 
 
 async def _api_error(_: Request, error: ApiError) -> JSONResponse:

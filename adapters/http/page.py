@@ -72,6 +72,10 @@ def not_found() -> str:
     return _ENV.get_template("not_found.html").render()
 
 
+def too_many_attempts() -> str:
+    return _ENV.get_template("not_found.html").render(too_many=True)
+
+
 ASSETS = {"page.css": "text/css; charset=utf-8", "page.js": "text/javascript; charset=utf-8"}
 
 

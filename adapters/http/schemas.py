@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.models import Citation, Confidence, Depth, JobStatus, Reference, Stage
 from core.store.feedback import MAX_COMMENT_CHARS, Rating
+from core.text import unstorable_characters
 
 MAX_CONTEXT_TURNS = 10
 
@@ -50,6 +51,14 @@ class FeedbackBody(BaseModel):
 
     rating: Rating
     comment: str = Field(default="", max_length=MAX_COMMENT_CHARS)
+
+    @field_validator("comment")
+    @classmethod
+    def _storable(cls, comment: str) -> str:
+        refused = unstorable_characters(comment)
+        if refused:
+            raise ValueError(f"holds characters that are not text ({', '.join(refused[:5])})")
+        return comment
 
 
 class Links(BaseModel):

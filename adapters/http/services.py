@@ -1,6 +1,7 @@
 """What the app serves from, and how a route asks for it: `ApiServices` is opened and closed
-by the caller (bot/serve.py) and kept in the app's state with the app's one `JobFeeds`; a
-route declares `services: Services` or `feeds: Feeds` and FastAPI hands them over."""
+by the caller (bot/serve.py) and kept in the app's state with the app's one `JobFeeds` and
+its count of failed authentication; a route declares `services: Services`, `feeds: Feeds` or
+`failures: Failures` and FastAPI hands them over."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from adapters.chat.limits import QuestionLimiter
+from adapters.http.failed_auth import FailedAuthentications
 from adapters.http.feeds import JobFeeds
 from core.jobs.service import JobService
 from core.store.access import ApiKeys, ShareLinks
@@ -46,5 +48,11 @@ def feeds_of(request: Request) -> JobFeeds:
     return feeds
 
 
+def failures_of(request: Request) -> FailedAuthentications:
+    failures: FailedAuthentications = request.app.state.failed_authentications
+    return failures
+
+
 Services = Annotated[ApiServices, Depends(services_of)]
 Feeds = Annotated[JobFeeds, Depends(feeds_of)]
+Failures = Annotated[FailedAuthentications, Depends(failures_of)]

@@ -48,7 +48,7 @@ from core.models import (
     StageEvent,
 )
 from core.redact import REDACTOR, redact
-from core.research.intake import choose_depth, detect_intent, validate_question
+from core.research.intake import choose_depth, detect_intent, validate_question, validate_text
 from core.research.record import Research, ResearchOutcome
 from core.store.deliveries import DeliveryRecord, DeliveryStore
 from core.store.events import JobEvents
@@ -439,9 +439,12 @@ class _StageClock:
 
 def validated(request: ResearchRequest) -> ResearchRequest:
     """The request with its question, and the questions of the conversation it continues,
-    checked and trimmed: the one validation a request gets (InvalidQuestionError)."""
-    context = [turn.model_copy(update={"question": validate_question(turn.question)})
-               for turn in request.context]
+    checked and trimmed, and the conversation's answers checked to be storable text: the one
+    validation a request gets (InvalidQuestionError)."""
+    context = [turn.model_copy(update={
+        "question": validate_question(turn.question, what="earlier question"),
+        "answer": validate_text(turn.answer, what="earlier answer")})
+        for turn in request.context]
     return request.model_copy(update={"question": validate_question(request.question),
                                       "context": context})
 

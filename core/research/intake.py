@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
-from core.text import STOPWORDS, terms
+from core.text import STOPWORDS, terms, unstorable_characters
 
 MAX_QUESTION_CHARS = 2000
 
@@ -21,7 +21,7 @@ def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS,
         raise InvalidQuestionError(
             f"The {what} contains binary data, not text. Please type it as plain text."
         )
-    question = text.strip()
+    question = validate_text(text, what).strip()
     if not question:
         raise InvalidQuestionError(f"The {what} is empty. Please type something.")
     if len(question) > max_chars:
@@ -38,6 +38,19 @@ def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS,
     if not any(c.isalnum() for c in question):
         raise InvalidQuestionError(f"The {what} has no words in it. Please type something.")
     return re.sub(r"[ \t]+", " ", question)
+
+
+def validate_text(text: str, what: str = "text") -> str:
+    """`text` as it is when every store and the tokenizer can take it; InvalidQuestionError
+    naming the characters otherwise (a lone surrogate, which JSON can spell as `\\ud800`;
+    NUL). Checked before a job exists, so no stored row holds what cannot be read back."""
+    refused = unstorable_characters(text)
+    if refused:
+        raise InvalidQuestionError(
+            f"The {what} contains characters that are not text ({', '.join(refused[:5])}). "
+            "Please type it again as plain text."
+        )
+    return text
 
 
 def _is_control(char: str) -> bool:

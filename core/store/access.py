@@ -4,12 +4,17 @@ A key reads `rb_<id>_<secret>`: the id finds its row, and the SHA-256 of the who
 compared in constant time. Only the hash is stored, so a copy of the database gives no key.
 A page link carries `share_token(job_id)`, an HMAC of the job id under a key the installation
 makes once and keeps in its database, so every process (API server, chat bots, workers)
-signs and checks the same links without another setting."""
+signs and checks the same links without another setting.
+
+Both are checked as ASCII of their fixed alphabet and length first: anything else (another
+character, another length) is refused at once, without a database query, and never reaches a
+comparison that cannot take it (`hmac.compare_digest` raises on non-ASCII text)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +30,9 @@ from core.store.database import api_keys, instance_keys
 
 KEY_PREFIX = "rb_"
 _SHARE_KEY = "share-links"
+# What `create` makes: 12 hex digits of id, then `token_urlsafe(32)`: 43 of base64url.
+_KEY_SHAPE = re.compile(r"rb_([0-9a-f]{12})_[A-Za-z0-9_-]{43}")
+_TOKEN_SHAPE = re.compile(r"[0-9a-f]{32}")
 
 
 @dataclass(frozen=True)
@@ -75,9 +83,10 @@ class ApiKeys:
 
     async def verify(self, key: str) -> ApiKey | None:
         """The active key `key` is, or None (unknown, mistyped or revoked)."""
-        key_id = _id_of(key)
-        if key_id is None:
+        shape = _KEY_SHAPE.fullmatch(key)
+        if shape is None:
             return None
+        key_id = shape.group(1)
         async with self._engine.connect() as connection:
             row = (await connection.execute(
                 select(api_keys).where(api_keys.c.id == key_id))).first()
@@ -119,7 +128,15 @@ class ShareLinks:
         return hmac.new(self._key, job_id.encode(), hashlib.sha256).hexdigest()[:32]
 
     def check(self, job_id: str, token: str) -> bool:
-        return hmac.compare_digest(self.token(job_id), token)
+        if _TOKEN_SHAPE.fullmatch(token) is None:
+            return False
+        return hmac.compare_digest(self.token(job_id).encode(), token.encode())
+
+    def reader(self, address: str) -> str:
+        """A reader id (16 hex digits) for a browser known only by its address: keyed, so the
+        ratings stored under it do not give the address away."""
+        return hmac.new(self._key, b"reader:" + address.encode(), hashlib.sha256
+                        ).hexdigest()[:16]
 
     def page(self, base_url: str, job_id: str) -> str:
         """The answer page's address under `base_url` (web.public_url)."""

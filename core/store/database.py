@@ -5,6 +5,7 @@ SQLite (a file in the data dir) by default; PostgreSQL through asyncpg by URL.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from sqlalchemy.schema import CreateIndex
 
 from core.errors import ConfigurationError
 from core.redact import redact, safe_url
+from core.text import without_lone_surrogates
 
 metadata = MetaData()
 
@@ -231,7 +233,8 @@ async def open_database(url: str) -> AsyncEngine:
     folder, no server, no such database, refused login) is a ConfigurationError naming
     store.url and what to do, with the URL's password redacted."""
     try:
-        engine = create_async_engine(url, **_engine_options(url))
+        engine = create_async_engine(url, json_deserializer=read_json,
+                                     **_engine_options(url))
     except Exception as error:  # SQLAlchemy raises several types for a bad URL
         raise ConfigurationError(f"store.url: cannot use {safe_url(url)}: "
                                  f"{redact(str(error))}") from None
@@ -247,6 +250,28 @@ async def open_database(url: str) -> AsyncEngine:
         await engine.dispose()
         raise ConfigurationError(_unusable(engine.url, error)) from None
     return engine
+
+
+def read_json(text: str) -> Any:
+    """A JSON value as read from the database, with any lone surrogate in its strings replaced
+    by U+FFFD: JSON can spell one (`"\\ud800"`) and both databases store it, but no
+    response, page or tokenizer can encode it, and one such row must not break every read
+    that lists it. (Only an escape can hold one: stored text is UTF-8.)"""
+    value = json.loads(text)
+    if "\\ud" in text or "\\uD" in text:
+        value = _without_lone_surrogates(value)
+    return value
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return without_lone_surrogates(value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_lone_surrogates(key): _without_lone_surrogates(item)
+                for key, item in value.items()}
+    return value
 
 
 def _engine_options(url: str) -> dict[str, Any]:

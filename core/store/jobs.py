@@ -5,11 +5,13 @@ carry a key, and the row outlives the process."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from pydantic import ValidationError
+from sqlalchemy import JSON, Text, select, type_coerce, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.errors import JobNotFoundError
@@ -23,7 +25,15 @@ from core.models import (
     utcnow,
 )
 from core.redact import REDACTOR
-from core.store.database import jobs
+from core.store.database import jobs, read_json
+
+log = logging.getLogger(__name__)
+
+# The row as stored, its JSON columns as text where the driver leaves them text (SQLite): they
+# are decoded row by row (`_job`), so a row that does not decode or validate fails alone.
+# (asyncpg decodes PostgreSQL's JSON itself, and PostgreSQL refuses invalid JSON.)
+_STORED = [type_coerce(column, Text).label(column.name) if isinstance(column.type, JSON)
+           else column for column in jobs.c]
 
 
 class JobStore:
@@ -41,21 +51,33 @@ class JobStore:
 
     async def get(self, job_id: str) -> Job:
         async with self._engine.connect() as connection:
-            row = (await connection.execute(select(jobs).where(jobs.c.id == job_id))).first()
+            row = (await connection.execute(select(*_STORED).where(jobs.c.id == job_id))).first()
         if row is None:
             raise JobNotFoundError(f"no job with id {job_id!r}")
-        return _job(row._mapping)
+        try:
+            return _job(row._mapping)
+        except ValueError as error:
+            log.warning("job %s cannot be read: %s", job_id, _unreadable(error))
+            raise JobNotFoundError(f"job {job_id!r} is stored but cannot be read") from None
 
     async def recent(self, tenant: str | None = None, limit: int = 20,
                      status: JobStatus | None = None) -> list[Job]:
-        query = select(jobs).order_by(jobs.c.created_at.desc()).limit(limit)
+        """The latest jobs, newest first; a row that cannot be read is left out (logged)."""
+        query = select(*_STORED).order_by(jobs.c.created_at.desc()).limit(limit)
         if tenant is not None:
             query = query.where(jobs.c.tenant == tenant)
         if status is not None:
             query = query.where(jobs.c.status == status.value)
         async with self._engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [_job(row._mapping) for row in rows]
+        found = []
+        for row in rows:
+            try:
+                found.append(_job(row._mapping))
+            except ValueError as error:
+                log.warning("job %s left out of the list: it cannot be read: %s", row.id,
+                            _unreadable(error))
+        return found
 
     async def start(self, job_id: str, worker: str = "") -> None:
         """The job runs now, in process `worker` (when named)."""
@@ -153,12 +175,25 @@ def _row(job: Job) -> dict[str, Any]:
 
 
 def _job(mapping: Any) -> Job:
-    """The row as a typed Job: the `state` column holds the trace."""
+    """The row as a typed Job: the `state` column holds the trace. ValueError (a pydantic
+    ValidationError, a JSONDecodeError) when the row is not one this version can read."""
     data = dict(mapping)
+    for column in jobs.c:
+        if isinstance(column.type, JSON) and isinstance(data[column.name], str):
+            data[column.name] = read_json(data[column.name])
     data["trace"] = data.pop("state") or {}
     for key in ("created_at", "started_at", "completed_at"):
         data[key] = _aware(data[key])
     return Job.model_validate(data)
+
+
+def _unreadable(error: ValueError) -> str:
+    """Why a row cannot be read, naming fields, never their values (they hold questions)."""
+    if isinstance(error, ValidationError):
+        fields = sorted({".".join(str(part) for part in problem["loc"])
+                         for problem in error.errors()})
+        return f"invalid {', '.join(fields[:5])}"
+    return type(error).__name__
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -1,6 +1,6 @@
 // The answer page's live parts: stage progress from the job's event stream, then a reload
-// that shows the rendered answer; the retry and feedback buttons. Text from the server is
-// set with textContent, never as HTML.
+// that shows the rendered answer; the feedback buttons (the page's token rates its job; it
+// does not retry or cancel it). Text from the server is set with textContent, never as HTML.
 (function () {
   "use strict";
   var body = document.body;
@@ -70,20 +70,6 @@
           throw new Error(data && data.error ? data.error.message : "request failed");
         }
         return data;
-      });
-    });
-  }
-
-  var retry = document.getElementById("retry");
-  if (retry) {
-    retry.addEventListener("click", function () {
-      retry.disabled = true;
-      say("Starting the research again…");
-      post("/retry").then(function (data) {
-        window.location.assign(data.links.page);
-      }).catch(function (error) {
-        retry.disabled = false;
-        say(error.message);
       });
     });
   }

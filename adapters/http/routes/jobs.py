@@ -3,8 +3,8 @@
     POST   /v1/research              submit a question: 202 with the job's links
     GET    /v1/jobs                  the caller's tenant's recent jobs
     GET    /v1/jobs/{id}             a job (once completed: the `ask --json` object)
-    DELETE /v1/jobs/{id}             cancel it
-    POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache
+    DELETE /v1/jobs/{id}             cancel it (with a key: the page token does not)
+    POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache (ditto)
     POST   /v1/jobs/{id}/feedback    rate its answer"""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from adapters.http.auth import AccessedJob, ApiCaller, Caller, admit, rater_of
+from adapters.http.auth import AccessedJob, ApiCaller, Caller, KeyedJob, admit, rater_of
 from adapters.http.errors import ApiError
 from adapters.http.job_views import job_response, job_summary, links_of
 from adapters.http.schemas import (
@@ -61,7 +61,7 @@ async def get_job(access: AccessedJob, services: Services) -> JobResponse:
 
 @router.delete("/v1/jobs/{job_id}", status_code=202, response_model=JobResponse,
                response_model_exclude_unset=True, tags=["jobs"], summary="Cancel a job")
-async def cancel(access: AccessedJob, services: Services) -> JobResponse:
+async def cancel(access: KeyedJob, services: Services) -> JobResponse:
     job = access.job
     if not await services.jobs.cancel(job.id):
         raise ApiError(409, "conflict", f"the job already ended ({job.status.value})")
@@ -70,20 +70,20 @@ async def cancel(access: AccessedJob, services: Services) -> JobResponse:
 
 @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Accepted,
              tags=["jobs"], summary="Ask the job's question again, bypassing the cache")
-async def retry(access: AccessedJob, response: Response, services: Services) -> Accepted:
+async def retry(access: KeyedJob, response: Response, services: Services) -> Accepted:
     who = access.caller
     request = access.job.request.model_copy(update={
-        "bypass_cache": True, "user": who.user,
-        "platform": "api" if who.channel == "api" else "web"})
+        "bypass_cache": True, "user": who.user, "platform": "api"})
     return await _submit(services, request, who, response)
 
 
 @router.post("/v1/jobs/{job_id}/feedback", status_code=201, response_model=FeedbackStored,
              tags=["jobs"], summary="Rate a job's answer")
-async def rate(access: AccessedJob, body: FeedbackBody, request: Request,
+async def rate(access: AccessedJob, body: FeedbackBody, request: Request, response: Response,
                services: Services) -> FeedbackStored:
     job, who = access.job, access.caller
-    await services.feedback.add(Feedback(job_id=job.id, rater=rater_of(who, request),
+    rater = rater_of(who, request, response, services.links)
+    await services.feedback.add(Feedback(job_id=job.id, rater=rater,
                                          tenant=job.tenant, channel=who.channel,
                                          rating=body.rating, comment=body.comment))
     return FeedbackStored(job_id=job.id, rating=body.rating, comment=body.comment)

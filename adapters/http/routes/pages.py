@@ -3,41 +3,52 @@
     GET /jobs/{id}?token=...    the job's page, live while it runs; 404 page without its token
     GET /assets/{name}          the page's stylesheet and script
 
-The page is served with a strict Content-Security-Policy, no caching and no referrer, and
-gives the browser its reader cookie (what its ratings are recorded as)."""
+The page, and its 404, are served with a strict Content-Security-Policy, no caching, no
+referrer and no type sniffing; the page gives a browser without one its reader cookie (what
+its ratings are recorded as: adapters/http/auth.py), and keeps the one it has."""
 
 from __future__ import annotations
 
-import secrets
-
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
 from adapters.http import page
-from adapters.http.auth import READER_COOKIE
-from adapters.http.errors import job_not_found
+from adapters.http.auth import check_page_token, give_reader_cookie, new_reader, reader_of
+from adapters.http.errors import ApiError, job_not_found
 from adapters.http.job_views import find_job, result_of
-from adapters.http.services import Services
+from adapters.http.services import Failures, Services
 
-READER_COOKIE_SECONDS = 365 * 86400
+PAGE_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                "X-Content-Type-Options": "nosniff",
+                "Content-Security-Policy": page.CONTENT_SECURITY_POLICY}
 
 router = APIRouter()
 
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse, tags=["pages"],
             summary="The job's answer page", include_in_schema=True)
-async def answer_page(job_id: str, services: Services, token: str = "") -> HTMLResponse:
+async def answer_page(job_id: str, request: Request, services: Services, failures: Failures,
+                      token: str = "") -> Response:
+    if not token:
+        return _refused(404)
+    try:
+        await check_page_token(services.links, failures, request, job_id, token)
+    except ApiError as refused:  # 404, or 429 after too many wrong tokens: said as a page
+        return _refused(refused.status, refused.headers)
     job = await find_job(services.jobs, job_id)
-    if job is None or not token or not services.links.check(job_id, token):
-        return HTMLResponse(page.not_found(), status_code=404)
+    if job is None:
+        return _refused(404)
     events = await services.jobs.stored_events(job_id)
-    response = HTMLResponse(page.render(job, events, token, result_of(job)), headers={
-        "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-        "X-Content-Type-Options": "nosniff",
-        "Content-Security-Policy": page.CONTENT_SECURITY_POLICY})
-    response.set_cookie(READER_COOKIE, secrets.token_hex(8), max_age=READER_COOKIE_SECONDS,
-                        httponly=True, samesite="strict")
+    response = HTMLResponse(page.render(job, events, token, result_of(job)),
+                            headers=PAGE_HEADERS)
+    if reader_of(request) is None:
+        give_reader_cookie(response, new_reader())
     return response
+
+
+def _refused(status: int, headers: dict[str, str] | None = None) -> HTMLResponse:
+    html = page.not_found() if status == 404 else page.too_many_attempts()
+    return HTMLResponse(html, status_code=status, headers={**PAGE_HEADERS, **(headers or {})})
 
 
 @router.get("/assets/{name}", include_in_schema=False)
