@@ -15,7 +15,9 @@ this tree), so one bench measures another revision's code.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -23,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -90,15 +93,42 @@ def environment(data_dir: Path, checkout: Path, port: int | None) -> dict[str, s
     return env
 
 
-def cli(env: dict[str, str], cwd: Path, *args: str) -> tuple[float, str]:
-    """Seconds the whole `researchbot` process took, and what it printed."""
+@dataclass
+class Run:
+    seconds: float  # the whole process, wall clock
+    cpu_s: float  # its user and system time: steadier than the wall clock on a shared machine
+    printed: str
+
+
+def cli(env: dict[str, str], cwd: Path, *args: str) -> Run:
+    """The whole `researchbot` process: its time, and what it printed."""
+    used = _children_cpu_s()
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "bot", *args], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=300)
     took = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"researchbot {' '.join(args)} failed:\n{done.stderr[-2000:]}")
-    return took, done.stdout
+    return Run(took, _children_cpu_s() - used, done.stdout)
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def unreachable(printed: str) -> str:
+    """The sources the answer says could not be reached."""
+    notes = json.loads(printed)["answer"]["limitations"]
+    return ", ".join(note.split(" could not be reached")[0] for note in notes
+                     if " could not be reached" in note) or "none"
+
+
+def row(label: str, pairs: list[tuple[Run, Run]]) -> list[object]:
+    """Seconds with the web sources and local-only, summed over `pairs`, and their ratios."""
+    web_s, local_s = (sum(pair[i].seconds for pair in pairs) for i in (0, 1))
+    web_cpu, local_cpu = (sum(pair[i].cpu_s for pair in pairs) for i in (0, 1))
+    return [label, web_s, local_s, web_s / local_s, web_cpu / local_cpu]
 
 
 def main() -> None:
@@ -116,20 +146,23 @@ def main() -> None:
         web, local = environment(work / "data", checkout, port), environment(
             work / "data", checkout, None)
         cli(local, work, "index", str(checkout / "examples" / "docs"))
-        rows: list[list[object]] = []
-        later = [0.0, 0.0]
+        pairs: list[tuple[Run, Run]] = []
         for n, question in enumerate(QUESTIONS[:args.questions], start=1):
-            web_s, printed = cli(web, work, "ask", question, "--no-cache")
-            local_s, _ = cli(local, work, "ask", question, "--no-cache")
-            told = "yes" if "could not be reached" in printed else "no"
-            rows.append([n, web_s, local_s, web_s / local_s, told])
-            if n > 1:
-                later = [later[0] + web_s, later[1] + local_s]
-        if later[1]:
-            rows.append(["2nd and later", later[0], later[1], later[0] / later[1], ""])
+            asked = ("ask", question, "--no-cache", "--json")
+            # Which of the pair goes first alternates: a noisy neighbour hurts both alike.
+            if n % 2:
+                on_web, alone = cli(web, work, *asked), cli(local, work, *asked)
+            else:
+                alone, on_web = cli(local, work, *asked), cli(web, work, *asked)
+            pairs.append((on_web, alone))
+    rows: list[list[object]] = [[*row(str(n), [pair]), unreachable(pair[0].printed)]
+                                for n, pair in enumerate(pairs, start=1)]
+    if len(pairs) > 1:
+        rows.append([*row("2nd and later", pairs[1:]), ""])
     table(f"`researchbot ask` per question, web sources behind a port that drops packets "
           f"({checkout})",
-          ["question", "web sources s", "local-only s", "ratio", "outage told"], rows)
+          ["question", "web sources s", "local-only s", "ratio", "CPU time ratio",
+           "told unreachable"], rows)
 
 
 if __name__ == "__main__":
