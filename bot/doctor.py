@@ -118,7 +118,8 @@ async def check_redis(settings: Settings) -> Check:
 
 async def check_source_limits(settings: Settings) -> Check:
     return await _redis_row("source limits", "sources.redis_url", settings.sources.redis_url,
-                            "source rate limits and breakers kept in each process")
+                            "source rate limits kept in each process, circuit "
+                            "breakers in the data dir")
 
 
 async def _redis_row(component: str, setting: str, secret: SecretStr | None,

@@ -399,8 +399,8 @@ class Web:
 @asynccontextmanager
 async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]:
     """The web and academic sources the settings switch on (core.sources.registry), their
-    HTTP sessions and response cache, and the page reader; nothing at all when every tenant
-    is local-only."""
+    HTTP sessions, response cache and circuit breakers (shared through the data dir, or
+    Redis), and the page reader; nothing at all when every tenant is local-only."""
     config = settings.sources
     if settings.pipeline.local_only:
         yield Web({}, None)
@@ -408,6 +408,7 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
     import diskcache
 
     from core.sources.breaker import CircuitBreaker
+    from core.sources.breaker_file import BreakerFile
     from core.sources.pages import PageReader
     from core.sources.policy import SourcePolicy
     from core.sources.registry import SOURCES
@@ -434,6 +435,7 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
         shared = SharedLimits(redis)
     cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
         if config.cache_ttl_hours > 0 else None
+    breakers = BreakerFile(settings.data_dir / "source-breakers.sqlite3")
 
     def policy(name: str, rate_per_s: float | None = None) -> SourcePolicy:
         return SourcePolicy(
@@ -442,7 +444,8 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
             timeout_s=config.timeout_s, attempts=config.attempts,
             breaker=CircuitBreaker(config.breaker_failures, config.breaker_reset_s),
             cache=cache, cache_ttl_s=config.cache_ttl_hours * 3600,
-            max_response_bytes=int(config.max_response_mb * 1024 * 1024), shared=shared)
+            max_response_bytes=int(config.max_response_mb * 1024 * 1024), shared=shared,
+            breakers=breakers)
 
     enabled = [spec for spec in SOURCES if spec.enabled(config)]
     # The configured API endpoints may be on the user's LAN; names a redirect leads to may not.
@@ -467,6 +470,7 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
         await opened.aclose()
         await api.close()
         await pages.close()
+        breakers.close()
         if cache is not None:
             cache.close()
         if redis is not None:

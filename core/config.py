@@ -353,7 +353,8 @@ class SourcesSettings(_Section):
     breaker_failures: int = Field(default=5, ge=1, description="Failed calls in a row that "
                                   "pause a source.")
     breaker_reset_s: float = Field(default=60.0, gt=0, description="How long a paused source "
-                                   "rests before one trial call.")
+                                   "rests before one trial call (in every process: the "
+                                   "pause is kept in the data dir, or Redis).")
     cache_ttl_hours: float = Field(default=24.0, ge=0, description="How long a source's "
                                    "answer to a query is reused (0: never).")
     fetch_pages: int = Field(default=5, ge=0, le=20, description="Web hits whose pages are "
@@ -374,4 +375,5 @@ class SourcesSettings(_Section):
                             "the token 'researchbot').")
     redis_url: RedisUrl = Field(
         default=None, description="Redis URL (redis://host:6379/0): rate limits and circuit "
-        "breakers of the shared APIs, shared by every process. Default: kept in each process.")
+        "breakers of the shared APIs, shared by every process. Default: rate limits kept in "
+        "each process, circuit breakers shared by the processes of the data dir.")

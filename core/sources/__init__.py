@@ -9,6 +9,7 @@
     policy          SourcePolicy: what every remote call goes through (limits, retries, cache)
     breaker         this process's circuit breaker
     guards          the rate limit and breaker a policy consults (SourceGuard, LocalGuard)
+    breaker_file    the breakers shared by the processes of one data dir (a SQLite file)
     shared_limits   the same, shared by every process through Redis
     single_flight   identical calls under way at once, made once
     api_requests    the capped, redirect-checked GET to a source's API; JSON and XML parsing

@@ -7,6 +7,9 @@ import time
 from core.errors import SourceError
 from core.sources.failure_kinds import failure_kind, paused_error
 
+# A failure count shared between processes (Redis, the data dir's file) that nobody has added
+# to for this long, or for two reset times when longer, is forgotten.
+FORGET_AFTER_S = 3600
 
 class CircuitBreaker:
     """Open after `threshold` failures in a row, or at once when the source cannot be reached
@@ -28,6 +31,11 @@ class CircuitBreaker:
     @property
     def reset_s(self) -> float:
         return self._reset_s
+
+    @property
+    def forget_after_s(self) -> int:
+        """How long a shared failure count is kept without a new failure."""
+        return max(FORGET_AFTER_S, int(2 * self._reset_s))
 
     @property
     def state(self) -> str:

@@ -1,5 +1,8 @@
 """The rate limit and circuit breaker a policy consults for one source: this process's
-(LocalGuard) or shared by every process (core.sources.shared_limits.SharedGuard)."""
+(LocalGuard), the breaker shared by the processes of one data dir
+(core.sources.breaker_file.BreakerFileGuard), or both shared by every process through Redis
+(core.sources.shared_limits.SharedGuard). Each shared one falls back to the one below it while
+its store cannot be used."""
 
 from __future__ import annotations
 
@@ -12,6 +15,10 @@ from core.sources.breaker import CircuitBreaker
 
 
 class SourceGuard(Protocol):
+    # The breaker's settings (threshold, reset time), and this process's own state when no
+    # shared store can be used.
+    breaker: CircuitBreaker
+
     async def acquire(self) -> None:
         """Wait for the rate limit (one request)."""
 

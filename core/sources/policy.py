@@ -5,8 +5,9 @@ live. Failures surface as SourceError: an outage is an outage, never "no results
 never got its turn before its deadline is SourceBusyError, not an outage.
 
 Its parts have their own modules: the breaker (breaker), the rate limit and breaker a call
-consults, this process's or shared through Redis (guards, shared_limits), identical calls made
-once (single_flight), and the capped, redirect-checked GET (api_requests)."""
+consults, this process's, the breaker shared through the data dir, or both shared through Redis
+(guards, breaker_file, shared_limits), identical calls made once (single_flight), and the
+capped, redirect-checked GET (api_requests)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ from core.sources.guards import LocalGuard, SourceGuard
 from core.sources.single_flight import SingleFlight
 
 if TYPE_CHECKING:
+    from core.sources.breaker_file import BreakerFile
     from core.sources.shared_limits import SharedLimits
 
 T = TypeVar("T")
@@ -83,7 +85,8 @@ class SourcePolicy:
                  breaker: CircuitBreaker | None = None, cache: Any = None,
                  cache_ttl_s: float = 3600.0,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-                 shared: SharedLimits | None = None) -> None:
+                 shared: SharedLimits | None = None,
+                 breakers: BreakerFile | None = None) -> None:
         self.name = name
         self.max_response_bytes = max_response_bytes
         self._limit = asyncio.Semaphore(concurrency)
@@ -98,11 +101,15 @@ class SourcePolicy:
         self._cache_ttl_s = cache_ttl_s
         self._send_reserve_s = min(MAX_SEND_RESERVE_S, SEND_RESERVE * timeout_s)
         self._flights = SingleFlight()
-        local = LocalGuard(name, self._rate, self.breaker)
-        # A trial call in Redis is given up on (another process may try) after as long as
-        # all of a call's attempts may take.
-        self._guard: SourceGuard = local if shared is None else shared.guard(
-            name, rate_per_s, local, trial_s=timeout_s * attempts)
+        # A shared trial call is given up on (another process may try) after as long as all
+        # of a call's attempts may take.
+        trial_s = timeout_s * attempts
+        guard: SourceGuard = LocalGuard(name, self._rate, self.breaker)
+        if breakers is not None:
+            guard = breakers.guard(name, guard, trial_s)
+        if shared is not None:
+            guard = shared.guard(name, rate_per_s, guard, trial_s=trial_s)
+        self._guard = guard
 
     async def pace(self) -> None:
         """Wait for the rate limit: for each further request a call makes after its first."""

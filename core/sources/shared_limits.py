@@ -9,7 +9,8 @@ under way), changed by small Lua scripts so that two processes never both take t
 Times are wall-clock seconds (`clock`), as every process must read the same clock.
 
 When Redis cannot be reached or answers slowly, every source falls back to its in-process
-limiter and breaker (logged once) and Redis is tried again after a rest: a Redis hiccup never
+limiter and to the breaker below (the data dir's, core.sources.breaker_file, or the process's
+own; logged once) and Redis is tried again after a rest: a Redis hiccup never
 fails a question.
 """
 
@@ -30,7 +31,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from core.errors import SourceError
 from core.sources.failure_kinds import failure_kind, paused_error
-from core.sources.guards import LocalGuard
+from core.sources.guards import SourceGuard
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -40,7 +41,6 @@ log = logging.getLogger(__name__)
 
 REDIS_OP_S = 1.0  # one Redis round trip; slower is a hiccup, and the process goes local
 REDIS_REST_S = 30.0  # after a hiccup, Redis is left alone this long
-BREAKER_TTL_S = 3600  # a failure count nobody has added to for an hour is forgotten
 MIN_POLL_S = 0.01  # waiting for the rate window: never poll Redis faster than this
 
 # KEYS[1] the breaker; ARGV: now, how long a trial may take. 1: go ahead, 0: paused.
@@ -93,7 +93,7 @@ class SharedLimits:
         self._resting_until = 0.0
         self._down = False
 
-    def guard(self, name: str, rate_per_s: float, local: LocalGuard,
+    def guard(self, name: str, rate_per_s: float, local: SourceGuard,
               trial_s: float) -> SharedGuard:
         return SharedGuard(self, name, rate_per_s, local, trial_s)
 
@@ -126,20 +126,21 @@ class SharedLimits:
         self._resting_until = time.monotonic() + self._rest_s
         if not self._down:
             self._down = True
-            log.warning("sources.redis_url: Redis cannot be used (%s); source rate limits and "
-                        "circuit breakers are kept in this process until it answers again",
-                        error)
+            log.warning("sources.redis_url: Redis cannot be used (%s); source rate limits are "
+                        "kept in this process, and circuit breakers in the data dir (or this "
+                        "process), until it answers again", error)
 
 
 class SharedGuard:
-    """One source's rate limit and breaker in Redis; this process's (`local`) while Redis
-    cannot be reached."""
+    """One source's rate limit and breaker in Redis; `local`'s (this process's limit, the data
+    dir's breaker) while Redis cannot be reached."""
 
-    def __init__(self, shared: SharedLimits, name: str, rate_per_s: float, local: LocalGuard,
+    def __init__(self, shared: SharedLimits, name: str, rate_per_s: float, local: SourceGuard,
                  trial_s: float) -> None:
         self._shared = shared
         self._name = name
         self._local = local
+        self.breaker = local.breaker
         self._item = rate_window(rate_per_s)
         self._key = f"{shared.prefix}:breaker:{name}"
         self._trial_s = trial_s
@@ -180,11 +181,11 @@ class SharedGuard:
                                   lambda: self._local.trip(error))
 
     async def _record(self, error: SourceError, trip: bool) -> None:
-        breaker = self._local.breaker
+        breaker = self.breaker
         await self._shared.failed_script(keys=[self._key], args=[
             self._shared.clock(), breaker.threshold, breaker.reset_s,
             failure_kind(error), "" if error.status is None else error.status,
-            int(trip), max(BREAKER_TTL_S, int(2 * breaker.reset_s))])
+            int(trip), breaker.forget_after_s])
 
     async def release(self) -> None:
         await self._shared.either(self._release, self._local.release)
