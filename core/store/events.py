@@ -75,18 +75,22 @@ class JobEvents:
     async def follow(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
         """The job's events after number `after`, as they happen, up to and including the one
         that ends the job (completed, failed or cancelled)."""
-        while True:
-            appended = self._appended.setdefault(job_id, asyncio.Event())
-            events = await self.after(job_id, after)
-            if not events:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(appended.wait(), self._poll_s)
-                continue
-            for event in events:
-                yield event
-                after = event.seq
-                if event.terminal:
-                    return
+        try:
+            while True:
+                appended = self._appended.setdefault(job_id, asyncio.Event())
+                events = await self.after(job_id, after)
+                if not events:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(appended.wait(), self._poll_s)
+                    continue
+                for event in events:
+                    yield event
+                    after = event.seq
+                    if event.terminal:
+                        return
+        finally:
+            if job_id not in self._locks:  # not appending here: the wake-up is this follower's
+                self._appended.pop(job_id, None)
 
     def forget(self, job_id: str) -> None:
         """Drop the job's append lock and wake-up (its events are all written)."""
