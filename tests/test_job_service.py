@@ -255,3 +255,22 @@ async def test_opening_the_research_core_fails_jobs_whose_process_is_gone(
     async with open_research(settings, in_process=True) as research:
         job = await research.jobs.result(gone.id)
     assert job.status == JobStatus.FAILED and job.failure == FailureKind.INTERRUPTED
+
+
+async def test_an_ended_job_leaves_no_state_in_the_service(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    """`serve` and workers run for months: once a job has ended and its followers have gone
+    (read to the end, or left half-way), the job service holds nothing of it."""
+    service = await _service(sqlite_engine, chroma, embedder, corpus)
+    followed = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    assert [event async for event in service.events(followed)][-1].kind == "completed"
+    left = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    events = service.events(left)
+    assert (await anext(events)).kind == "queued"
+    await events.aclose()  # a reader who closed the page
+    await service.wait(left)
+    assert [event async for event in service.events(left)][-1].kind == "completed"
+    held = service._events  # the per-job wake-ups, locks and numbers
+    assert (held._appended, held._locks, held._next, service._tasks) == ({}, {}, {}, {})
+    await service.close()
