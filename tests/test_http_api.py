@@ -41,13 +41,13 @@ def store(served_store: Path) -> Path:
 
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """A Wikipedia that takes 1.5 s to answer, so a job is still running while a test
-    watches, disconnects or cancels it."""
+    """A Wikipedia that takes 3 s to answer, so a job is still running while a test
+    watches, disconnects or cancels it, on a busy machine too."""
     web = FakeWeb()
     web.articles.append(Article("Cat", "The cat is a small domesticated carnivorous mammal "
                                 "that sleeps for most of the day.",
                                 "https://en.wikipedia.org/wiki/Cat"))
-    web.latency["/w/api.php"] = 1.5
+    web.latency["/w/api.php"] = 3.0
     await web.start()
     yield web
     await web.stop()
