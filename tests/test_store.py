@@ -86,6 +86,14 @@ async def test_abandoned_jobs_are_failed_at_start_up(any_engine: Any) -> None:
     assert (await store.get(alive.id)).status == JobStatus.FAILED
 
 
+async def _made_by_an_earlier_release(connection: Any) -> None:
+    """Earlier releases recorded no schema version in a SQLite file (PRAGMA user_version)."""
+    from sqlalchemy import text
+
+    if connection.dialect.name == "sqlite":
+        await connection.execute(text("PRAGMA user_version = 0"))
+
+
 async def test_a_store_from_the_first_release_is_upgraded_in_place(any_engine: Any) -> None:
     """0.1.0 keyed knowledge-base chunks by id alone; the upgrade keeps the rows."""
     from sqlalchemy import inspect, text
@@ -102,6 +110,7 @@ async def test_a_store_from_the_first_release_is_upgraded_in_place(any_engine: A
         await connection.execute(text("CREATE INDEX ix_kb_chunks_tenant ON kb_chunks (tenant)"))
         await connection.execute(text(
             "INSERT INTO kb_chunks VALUES ('c1', 't1', 'f1', 0, 'Cats sleep.', NULL)"))
+        await _made_by_an_earlier_release(connection)
     upgraded = await open_database(url)
     try:
         async with upgraded.begin() as connection:
@@ -127,6 +136,7 @@ async def test_a_jobs_table_without_the_failure_column_gets_it(any_engine: Any) 
     old = await store.create(Job(request=WHY))
     async with any_engine.begin() as connection:
         await connection.execute(text("ALTER TABLE jobs DROP COLUMN failure"))
+        await _made_by_an_earlier_release(connection)
     upgraded = await open_database(any_engine.url.render_as_string(hide_password=False))
     try:
         again = JobStore(upgraded)
@@ -147,6 +157,7 @@ async def test_a_store_from_before_the_file_index_gains_it(any_engine: Any) -> N
     url = any_engine.url.render_as_string(hide_password=False)
     async with any_engine.begin() as connection:
         await connection.execute(text("DROP INDEX ix_kb_files_file"))
+        await _made_by_an_earlier_release(connection)
     upgraded = await open_database(url)
     try:
         async with upgraded.connect() as connection:

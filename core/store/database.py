@@ -6,6 +6,7 @@ SQLite (a file in the data dir) by default; PostgreSQL through asyncpg by URL.
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -243,9 +244,11 @@ async def open_database(url: str) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     try:
         async with engine.begin() as connection:
-            await connection.run_sync(_upgrade)
-            await connection.run_sync(metadata.create_all)
-            await connection.run_sync(_add_missing_indexes)
+            if not await connection.run_sync(_schema_is_current):
+                await connection.run_sync(_upgrade)
+                await connection.run_sync(metadata.create_all)
+                await connection.run_sync(_add_missing_indexes)
+                await connection.run_sync(_mark_schema_current)
     except (OSError, DBAPIError) as error:  # OSError: refused, unknown host, timed out
         await engine.dispose()
         raise ConfigurationError(_unusable(engine.url, error)) from None
@@ -326,6 +329,29 @@ def _reason(error: Exception) -> str:
     if not text:
         text = "timed out" if isinstance(error, TimeoutError) else type(error).__name__
     return redact(text.splitlines()[0])
+
+
+def _schema_version() -> int:
+    """A number that changes with any table, column or index (a 31-bit digest of them)."""
+    tables = metadata.tables.values()
+    shape = sorted(f"{table.name}.{column.name}:{column.type}" for table in tables
+                   for column in table.columns)
+    shape += sorted(f"{table.name}.{index.name}" for table in tables for index in table.indexes)
+    return zlib.crc32("\n".join(shape).encode()) & 0x7FFFFFFF
+
+
+def _schema_is_current(connection: Connection) -> bool:
+    """A SQLite file records the schema version it was brought up to (PRAGMA user_version), so
+    each CLI command opening it does not inspect every table again (~50 statements). A
+    PostgreSQL store, shared by processes of several releases, is always checked."""
+    if connection.dialect.name != "sqlite":
+        return False
+    return bool(connection.exec_driver_sql("PRAGMA user_version").scalar() == _schema_version())
+
+
+def _mark_schema_current(connection: Connection) -> None:
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql(f"PRAGMA user_version = {_schema_version()}")
 
 
 def _upgrade(connection: Connection) -> None:
