@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from core.answer.cache import SemanticAnswerCache
 from core.answer.grading import listing, outage_notes
@@ -41,8 +42,10 @@ from core.research.repeats import (
 )
 from core.research.search import SearchScope
 from core.retrieval.embedding import Embedder
-from core.sources.pages import PageReader
 from core.sources.protocol import SearchSource, SourceKind
+
+if TYPE_CHECKING:  # web pages are read only when web sources are on; aiohttp with them
+    from core.sources.pages import PageReader
 
 
 class Researcher:

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -15,10 +16,17 @@ from core.errors import CredentialRefusedError, SourceError
 from core.models import QueryIntent, Source, SourceFailure
 from core.research.planning import ResearchPlan
 from core.sources.failure_kinds import failure_kind
-from core.sources.pages import PageReader
-from core.sources.policy import CALL_DEADLINE
-from core.sources.protocol import Capabilities, SearchQuery, SearchSource, SourceKind
+from core.sources.protocol import (
+    CALL_DEADLINE,
+    Capabilities,
+    SearchQuery,
+    SearchSource,
+    SourceKind,
+)
 from core.sources.trust import blocked, source_prior
+
+if TYPE_CHECKING:  # web pages are read only when web sources are on; aiohttp with them
+    from core.sources.pages import PageReader
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,6 @@ capped, redirect-checked GET (api_requests)."""
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -44,6 +43,7 @@ from core.sources.api_requests import get_bytes, parse_json
 from core.sources.breaker import CircuitBreaker
 from core.sources.failure_kinds import metric_kind
 from core.sources.guards import LocalGuard, SourceGuard
+from core.sources.protocol import CALL_DEADLINE
 from core.sources.single_flight import SingleFlight
 
 if TYPE_CHECKING:
@@ -55,11 +55,6 @@ MAX_RETRY_AFTER_S = 30.0
 MIN_429_WAIT_S = 1.0
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
-# The search stage owns the time a source call may take: it sets this deadline (event loop
-# time) around each call, and the policy fits its attempts inside it, so that a retry after
-# a slow first attempt can still run.
-CALL_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "source_call_deadline", default=None)
 # Of the time left, what an attempt that may still be retried gets.
 ATTEMPT_SHARE = 0.6
 # Waiting for a turn stops this share of the time left (at most a second, and at most this

@@ -3,6 +3,7 @@ source declares about itself for the composition root and `researchbot check` (S
 
 from __future__ import annotations
 
+import contextvars
 import enum
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -20,6 +21,14 @@ if TYPE_CHECKING:
     from core.sources.policy import SourcePolicy
 
 PROBE_QUERY = "test"  # what `researchbot check` searches for
+
+
+# The search stage owns the time a source call may take: it sets this deadline (event loop
+# time) around each call, and the source's policy fits its attempts inside it, so that a
+# retry after a slow first attempt can still run.
+CALL_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "source_call_deadline", default=None)
+
 
 
 class SearchQuery(BaseModel):
