@@ -88,6 +88,7 @@ def test_each_command_loads_only_what_it_uses(clean_env: Path) -> None:
     first, loaded = _run_noting_imports("ask", question, "--json")
     assert first.returncode == 0, first.stderr
     assert {"chromadb", "onnxruntime", "core.research.engine"} <= loaded
+    assert "aiohttp" not in loaded  # local sources only: no HTTP client
     indexed, loaded = _run_noting_imports("index", str(docs))
     assert "4 added" in indexed.stdout
     assert {"chromadb", "onnxruntime"} <= loaded  # new files are embedded and stored
