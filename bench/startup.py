@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,22 +40,26 @@ class Checkout:
     code: Path
     data: Path
 
-    def run(self, *args: str) -> tuple[float, str]:
-        """Seconds the command took as a whole process, and its stdout."""
+    def run(self, *args: str) -> tuple[float, float, str]:
+        """Seconds the command took as a whole process, the CPU seconds it used (user and
+        system: what the machine's other load moves least), and its stdout."""
         env = {**os.environ, "PYTHONPATH": str(self.code), "RESEARCHBOT_DATA_DIR": str(self.data),
                "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true", "RESEARCHBOT_TENANT": "local"}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "bot", *args], cwd=self.data, env=env,
                               capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         if done.returncode != 0:
             raise SystemExit(f"{self.name}: researchbot {' '.join(args)} failed "
                              f"({done.returncode}): {done.stderr[-2000:]}")
-        return seconds, done.stdout
+        return seconds, cpu, done.stdout
 
 
 def commands(checkout: Checkout) -> dict[str, list[str]]:
-    _, listed = checkout.run("jobs", "--limit", "1")
+    _, _, listed = checkout.run("jobs", "--limit", "1")
     job_id = listed.split()[0]
     return {
         "--help": ["--help"],
@@ -93,18 +98,21 @@ def measure(root: Path, earlier: Path, before: str, runs: int) -> None:
         checkout.run("ask", QUESTION)
     listed = {c.name: commands(c) for c in checkouts}
     seconds: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     for _ in range(runs):
         for label in listed[checkouts[0].name]:
             for checkout in checkouts:
-                taken, _ = checkout.run(*listed[checkout.name][label])
+                taken, used, _ = checkout.run(*listed[checkout.name][label])
                 seconds.setdefault((label, checkout.name), []).append(taken)
+                cpu.setdefault((label, checkout.name), []).append(used)
     rows: list[list[object]] = []
     for label in listed[checkouts[0].name]:
-        old = statistics.median(seconds[(label, checkouts[0].name)])
-        new = statistics.median(seconds[(label, checkouts[1].name)])
-        rows.append([label, old, new, f"{new / old:.2f}x"])
+        old, new = (statistics.median(seconds[(label, c.name)]) for c in checkouts)
+        old_cpu, new_cpu = (statistics.median(cpu[(label, c.name)]) for c in checkouts)
+        rows.append([label, old, new, f"{new / old:.2f}x", old_cpu, new_cpu])
     table(f"Whole-process seconds per command (median of {runs}, paired, local sources "
-          f"only; {os.cpu_count()} cores)", ["command", "before", "after", "after/before"], rows)
+          f"only; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f})",
+          ["command", "before", "after", "after/before", "CPU s before", "CPU s after"], rows)
     shutil.rmtree(root / "data-before", ignore_errors=True)
 
 
