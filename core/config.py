@@ -124,6 +124,10 @@ class QueueSettings(_Section):
                                    "without a sign the job is taken up again.")
     sweep_seconds: int = Field(default=10, ge=1, description="How often workers look for jobs "
                                "whose worker died.")
+    lost_job_seconds: int = Field(default=60, ge=1, description="An unfinished job the queue "
+                                  "no longer holds (its attempts ended while the database "
+                                  "was away) is queued again by a worker's sweep once it is "
+                                  "this old.")
     shutdown_grace_seconds: int = Field(default=30, ge=0, description="A worker told to stop "
                                         "(SIGTERM) finishes its jobs for this long, then hands "
                                         "the rest back to the queue.")
