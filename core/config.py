@@ -102,8 +102,14 @@ class StoreSettings(_Section):
     stale_job_minutes: float = Field(
         default=60.0,
         gt=0,
-        description="At start-up, unfinished jobs whose process is gone, or that are older "
-        "than this, are marked failed.",
+        description="Unfinished jobs whose process is gone are run again (serve, chat front "
+        "ends) or queued again (a worker's sweep); those older than this are marked failed.",
+    )
+    min_free_mb: float = Field(
+        default=64.0,
+        ge=0,
+        description="Below this much free space on the data folder's disk the API is not "
+        "ready (/readyz) and refuses questions with 503: their jobs could not be stored.",
     )
 
 

@@ -76,6 +76,8 @@ GAVE_UP = ("Sorry, the research could not be finished: the workers running it st
            "{attempts} times. Please try again, or ask a simpler question.")
 QUEUE_AWAY = "the job queue is unavailable; ask again shortly"
 RESUMED = "Resumed after a restart: researching again from the question"
+INTERRUPTED = ("Sorry, the research was interrupted: the process running it stopped, and it "
+               "could not be taken up again. Please ask again.")
 STORE_BACK = "The job database came back: researching again from the question"
 # Times a job is taken up again (a restart, a lost queue entry, a database outage under its
 # research) before it fails: a job that itself brings its process down must not loop.
@@ -157,7 +159,7 @@ class JobService(JobReader):
         if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
             await self._finish(job, delivery)
             return
-        if await self._cancel_requested(job_id):
+        if await self._outlast(lambda: self._cancel_requested(job_id)):
             await self._cancelled(job_id, delivery)
             return
         if attempt > max_attempts:
@@ -295,8 +297,8 @@ class JobService(JobReader):
                 "finished", FailureKind.INTERRUPTED):
             return 0
         delivery = await self._rebuild(await self._deliveries.get(job_id))
-        await self._ended(job_id, platform, "failed", FAILURE, delivery,
-                          lambda d: lambda steps: d.failure(FAILURE, steps))
+        await self._ended(job_id, platform, "failed", INTERRUPTED, delivery,
+                          lambda d: lambda steps: d.failure(INTERRUPTED, steps))
         return 1
 
     async def _create(self, request: ResearchRequest) -> Job:
