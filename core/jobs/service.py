@@ -119,11 +119,11 @@ class JobService(JobReader):
         reached and no delivery to tell the person, QueueUnavailableError (the job stored is
         failed with that reason at once: never left pending, never run)."""
         request = validated(request)
-        job = await self._create(request)
+        job = await self._store(request, delivery)
         if self._queue is not None:
             await self._enqueue(job.id, request, delivery, start_after_s)
             return job.id
-        await self._start(job.id, request, delivery, start_after_s, progress_shown)
+        self._spawn(job.id, request, delivery, start_after_s, progress_shown)
         return job.id
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
@@ -301,18 +301,22 @@ class JobService(JobReader):
                           lambda d: lambda steps: d.failure(INTERRUPTED, steps))
         return 1
 
-    async def _create(self, request: ResearchRequest) -> Job:
-        return await self.store.create(Job(
-            tenant=request.tenant, user=request.user, platform=request.platform,
-            worker=self._worker, request=request))
+    async def _store(self, request: ResearchRequest, delivery: Delivery | None) -> Job:
+        """Store the job: its first event and its delivery, then its row, last, so that a
+        database that fails on the way (the caller is told 503) leaves no job behind that
+        a sweep or a restart would run although the question was refused."""
+        job = Job(tenant=request.tenant, user=request.user, platform=request.platform,
+                  worker=self._worker, request=request)
+        self._events.new_job(job.id)
+        await self._events.append(job.id, "queued", message="Queued")
+        if delivery is not None:
+            await self._deliveries.open(job.id, delivery.platform, delivery.target())
+        return await self.store.create(job)
 
     async def _enqueue(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                        start_after_s: float) -> None:
         """Queue the job; when the queue cannot be reached, the job fails and says so."""
         assert self._queue is not None
-        await self._events.append(job_id, "queued", message="Queued")
-        if delivery is not None:
-            await self._deliveries.open(job_id, delivery.platform, delivery.target())
         self._events.forget(job_id)  # a worker numbers the events from here
         deep = choose_depth(request.depth, request.question, detect_intent(request.question),
                             request.platform) == Depth.DEEP
@@ -367,14 +371,6 @@ class JobService(JobReader):
             else ("failed", FAILURE)
         await self._ended(job.id, job.platform, kind, message, delivery,
                           lambda d: lambda steps: d.failure(message, steps), told)
-
-    async def _start(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
-                     start_after_s: float, progress_shown: bool) -> None:
-        self._events.new_job(job_id)
-        await self._events.append(job_id, "queued", message="Queued")
-        if delivery is not None:
-            await self._deliveries.open(job_id, delivery.platform, delivery.target())
-        self._spawn(job_id, request, delivery, start_after_s, progress_shown)
 
     def _spawn(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                start_after_s: float, progress_shown: bool) -> None:
