@@ -4,8 +4,8 @@
 
 Each scenario starts its own servers (a PostgreSQL and a Redis of its own, on free loopback
 ports: the shared ones are never touched), `researchbot serve` and two `researchbot worker`
-processes (`python -m bot`, with PYTHONPATH=--code, default this checkout: point it at
-another checkout to measure that revision), a fake Wikipedia whose every call takes a second,
+processes (`python -m bot` in --code with PYTHONPATH=--code, default this checkout: point it
+at another checkout to measure that revision), a fake Wikipedia whose every call takes a second,
 and asks through the HTTP API at concurrency 20:
 
 - pg: --questions asked over 10 s, the database stopped for 6 s four seconds in, the jobs
@@ -245,4 +245,6 @@ if __name__ == "__main__":
     parser.add_argument("--only", default="pg,redis,serve")
     parser.add_argument("--settle-s", type=float, default=120.0)
     arguments = parser.parse_args()
-    asyncio.run(main(arguments, Path(arguments.code).resolve()))
+    checkout = Path(arguments.code).resolve()
+    os.chdir(checkout)  # `python -m bot` puts its working directory first on the path
+    asyncio.run(main(arguments, checkout))

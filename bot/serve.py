@@ -170,10 +170,10 @@ def _readiness(front: FrontEndServices, settings: Settings
     return readiness
 
 
-# A question is refused (503) while one of these is not ready: its job could only fail.
-# The database and the queue need no probe: a question that cannot be stored or queued is
-# refused by the error itself.
-_NEEDED = ("vector_store", "disk")
+# A question is refused (503) while one of these is not ready: its job could only fail (or,
+# the queue, not be queued: refused before a job row is even written). The database needs
+# no probe: a question that cannot be stored is refused by the error itself.
+_NEEDED = ("queue", "vector_store", "disk")
 ADMISSION_PROBE_S = 2.0
 
 

@@ -141,18 +141,28 @@ async def test_a_database_restart_and_a_queue_outage_lose_no_question(
             shown = [(await client.get(f"/v1/jobs/{i}")).json()["status"] for i in ids]
             assert shown == ["completed"] * 24
 
-            # The queue goes away: a question is refused at once, and no job is left waiting.
+            # The queue goes away under 24 more: a question is refused at once (503), never
+            # accepted and then failed; it comes back empty (no persistence), and the workers'
+            # sweep queues again the jobs it lost.
+            more = await _ask(client, 24, first=200)
+            assert [r.status_code for r in more] == [202] * 24
+            await wait_until(lambda: _some(pg.url, "in_progress", 8), 60)
             await redis.stop()
-            refused = await client.post("/v1/research", json={"question": QUESTIONS[0]})
-            _refused_for_now(refused)
-            assert "queue" in refused.json()["error"]["message"]
-            rows = await _rows(pg.url)
-            assert not [row for row in rows if row["status"] in UNFINISHED]
-            (lost,) = [row for row in rows if row["status"] == "failed"]
-            assert lost["error"].startswith("queue unavailable")
-
-            # Back again (empty, as a Redis without persistence comes back): answered.
+            refused = await _ask(client, 3, first=300)
+            for response in refused:
+                _refused_for_now(response)
+                assert "queue" in response.json()["error"]["message"]
             await redis.start()
+            await wait_until(lambda: _all_ended(pg.url), 120, every_s=0.5)
+            rows = await _rows(pg.url)
+            answered = {row["id"] for row in rows if row["status"] == "completed"}
+            assert {r.json()["job_id"] for r in more} <= answered
+            never_queued = [row for row in rows if row["id"] not in answered]
+            assert all(row["error"].startswith("queue unavailable") for row in never_queued)
+            requeued = [e for e in await _rows(pg.url, job_events)
+                        if e["message"].startswith("Queued again")]
+            assert requeued, "Redis lost no queued job: the sweep was not needed"
+
             again = await client.post("/v1/research", json={"question": QUESTIONS[1]})
             assert again.status_code == 202, again.text
             await wait_until(lambda: _all_ended(pg.url), 60, every_s=0.5)
