@@ -218,6 +218,24 @@ async def test_jobs_in_flight_when_serve_is_killed_resume_when_it_starts_again(
         assert kinds.count("started") > kinds.index("resumed") > kinds.index("started")
         assert kinds[-1] == "completed" and kinds.count("completed") == 1
 
+        # Stopped gracefully (SIGTERM), `serve` hands its running jobs back for the next start.
+        slow_web.latency["/w/api.php"] = 4.0
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            stopped = [r.json()["job_id"] for r in await _ask(client, 2, first=10)]
+        await wait_until(lambda: _some(store, "in_progress", 2), 60)
+        made.processes[-1].handle.terminate()
+        assert await made.processes[-1].handle.wait() == 0
+        rows = {row["id"]: row for row in await _rows(store)}
+        assert [rows[i]["status"] for i in stopped] == ["pending"] * 2
+        slow_web.latency["/w/api.php"] = 0.2
+        url = await _serve(made, "serve-3", port)
+        await wait_until(lambda: _all_ended(store), 60, every_s=0.5)
+        rows = {row["id"]: row for row in await _rows(store)}
+        assert [rows[i]["status"] for i in stopped] == ["completed"] * 2
+        told = [row["message"] for row in await _rows(store, job_events)
+                if row["job_id"] == stopped[0]]
+        assert "Handed back to the next start: its process stopped" in told
+
 
 async def test_a_full_disk_or_a_stopped_chroma_turns_the_api_not_ready(
     tmp_path: Path, served_store: Path,
