@@ -127,8 +127,7 @@ async def _row(name: str, tally: Tally, store_url: str, seconds: float) -> list[
 
 
 def _env(code: Path) -> dict[str, str]:
-    extra = {"PYTHONPATH": str(code), "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
-             "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
+    extra = {"PYTHONPATH": str(code)}
     if "lost_job_seconds" in (code / "core" / "config.py").read_text():
         extra["RESEARCHBOT_QUEUE__LOST_JOB_SECONDS"] = "10"
     return extra

@@ -9,6 +9,7 @@ import asyncio
 import ipaddress
 import logging
 import shutil
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -84,12 +85,20 @@ async def run_server(settings: Settings, host: str | None = None,
                                 access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=10)
         server = uvicorn.Server(config)
+        # uvicorn raises SIGTERM again once it has shut down, to the handler it found: with
+        # Python's default the process would die there, before the jobs running here are
+        # handed back for the next start and the database is let go.
+        signal.signal(signal.SIGTERM, _stopped)
         try:
             await server.serve()
         except SystemExit:  # uvicorn exits when it cannot bind; say which setting to change
             raise ConfigurationError(f"web.port: cannot listen on {host}:{port} (another "
                                      "process may be using it); choose another with --port "
                                      "or web.port") from None
+
+
+def _stopped(_signum: int, _frame: object) -> None:
+    """SIGTERM after uvicorn's shutdown: run_server returns and closes what it opened."""
 
 
 @asynccontextmanager

@@ -51,7 +51,9 @@ def _web_settings(web: FakeWeb) -> dict[str, str]:
             "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
             "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
             "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0",
-            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0", "RESEARCHBOT_TENANT": TENANT}
+            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0", "RESEARCHBOT_TENANT": TENANT,
+            "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
+            "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
 
 
 async def _serve(made: Cluster, name: str = "serve", port: int | None = None) -> str:
