@@ -189,21 +189,22 @@ ADMISSION_PROBE_S = 2.0
 def _admission(readiness: Callable[[], Awaitable[dict[str, str]]]
                ) -> Callable[[], Awaitable[str | None]]:
     """Why a question would be refused now (None: it is taken), from the readiness probes,
-    run at most once every ADMISSION_PROBE_S whatever the load."""
+    run at most once every ADMISSION_PROBE_S whatever the load; questions asked while they
+    run are judged by the last result rather than wait."""
     last: dict[str, Any] = {"at": -ADMISSION_PROBE_S, "reason": None}
-    lock = asyncio.Lock()
+    probing = asyncio.Lock()
 
     async def refusal() -> str | None:
-        async with lock:
-            now = asyncio.get_running_loop().time()
-            if now - last["at"] >= ADMISSION_PROBE_S:
+        now = asyncio.get_running_loop().time()
+        if now - last["at"] >= ADMISSION_PROBE_S and not probing.locked():
+            async with probing:
                 checks = await readiness()
                 failed = [f"{name}: {checks[name]}" for name in _NEEDED
                           if checks.get(name) not in ("ok", "not used")]
                 last.update(at=now, reason="not ready to answer ("
                             + "; ".join(failed) + ")" if failed else None)
-            reason: str | None = last["reason"]
-            return reason
+        reason: str | None = last["reason"]
+        return reason
 
     return refusal
 
