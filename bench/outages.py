@@ -12,6 +12,8 @@ and asks through the HTTP API at concurrency 20:
   read all along (GET);
 - redis: --questions asked over ~30 s, the queue's Redis killed for 20 s five seconds in (it
   comes back empty, as a Redis without persistence does);
+- chroma: --questions asked over 20 s to workers searching a Chroma server, which is
+  killed for 10 s five seconds in and started again on the same data;
 - serve: 24 questions to `serve` without a queue (SQLite), killed with SIGKILL while they run
   and started again.
 
@@ -45,7 +47,7 @@ import httpx
 from bench.tables import table
 from tests.cluster import Cluster, cluster, free_port, wait_until
 from tests.fake_web import Article, FakeWeb
-from tests.private_servers import private_postgres, private_redis
+from tests.private_servers import private_chroma, private_postgres, private_redis
 from tests.test_outages import QUESTIONS, TENANT, _rows, _serve, _web_settings
 
 CONCURRENCY = 20
@@ -189,6 +191,32 @@ async def redis_down(folder: Path, web: FakeWeb, code: Path, questions: int,
                           time.perf_counter() - started)
 
 
+async def chroma_stopped(folder: Path, web: FakeWeb, code: Path, questions: int,
+                         settle_s: float) -> list[object]:
+    async with private_postgres() as pg, private_redis() as redis, \
+            private_chroma(folder) as chroma, \
+            cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
+                    RESEARCHBOT_QUEUE__URL=redis.url,
+                    RESEARCHBOT_KNOWLEDGE_BASE__CHROMA_URL=chroma.url, **_web_settings(web),
+                    **_env(code)) as made:
+        url = await _deployment(made)
+        tally, stop = Tally(), asyncio.Event()
+        started = time.perf_counter()
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            reading = asyncio.create_task(tally.read(client, stop))
+            asking = asyncio.create_task(_asking(tally, client, questions, every_s=20 / questions))
+            await asyncio.sleep(5)
+            await chroma.stop()
+            await asyncio.sleep(10)
+            await chroma.start()
+            await asking
+            await _settle(pg.url, settle_s)
+            stop.set()
+            await reading
+        return await _row(f"chroma down 10 s, {questions} q", tally, pg.url,
+                          time.perf_counter() - started)
+
+
 async def serve_killed(folder: Path, web: FakeWeb, code: Path, questions: int,
                        settle_s: float) -> list[object]:
     store = f"sqlite+aiosqlite:///{folder / 'data' / 'jobs.sqlite3'}"
@@ -212,7 +240,7 @@ async def serve_killed(folder: Path, web: FakeWeb, code: Path, questions: int,
 
 
 SCENARIOS: dict[str, Callable[..., Awaitable[list[object]]]] = {
-    "pg": pg_restart, "redis": redis_down, "serve": serve_killed}
+    "pg": pg_restart, "redis": redis_down, "chroma": chroma_stopped, "serve": serve_killed}
 
 
 async def main(args: argparse.Namespace, code: Path) -> None:
@@ -241,7 +269,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--code", default=str(Path(__file__).resolve().parent.parent))
-    parser.add_argument("--only", default="pg,redis,serve")
+    parser.add_argument("--only", default="pg,redis,chroma,serve")
     parser.add_argument("--settle-s", type=float, default=120.0)
     arguments = parser.parse_args()
     checkout = Path(arguments.code).resolve()

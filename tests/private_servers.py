@@ -1,6 +1,6 @@
-"""A PostgreSQL and a Redis of a test's own, on free loopback ports, that the test may stop
-and start again (the shared servers other tests use must never be restarted). For the
-outage tests and bench/outages.py."""
+"""A PostgreSQL, a Redis and a Chroma server of a test's own, on free loopback ports, that
+the test may stop and start again (the shared servers other tests use must never be
+restarted). For the outage tests and bench/outages.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -120,6 +122,48 @@ class PrivateRedis:
 @contextlib.asynccontextmanager
 async def private_redis() -> AsyncIterator[PrivateRedis]:
     server = PrivateRedis(free_port())
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@dataclass
+class PrivateChroma:
+    folder: Path
+    port: int
+    process: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        """`chroma run` on its port and folder (again, after a stop: the same data)."""
+        import httpx
+
+        self.process = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).parent / "chroma"), "run", "--path",
+            str(self.folder / "chroma"), "--host", "127.0.0.1", "--port", str(self.port),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+        async with asyncio.timeout(60), httpx.AsyncClient() as client:
+            while True:
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get(f"{self.url}/api/v2/heartbeat")).status_code == 200:
+                        return
+                await asyncio.sleep(0.2)
+
+    async def stop(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(signal.SIGKILL)
+            await self.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def private_chroma(folder: Path) -> AsyncIterator[PrivateChroma]:
+    server = PrivateChroma(folder, free_port())
     await server.start()
     try:
         yield server

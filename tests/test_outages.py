@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,7 +21,7 @@ from core.store.database import job_events, jobs
 from tests.api_harness import api_settings, running_api
 from tests.cluster import Cluster, cluster, free_port, wait_until
 from tests.fake_web import Article, FakeWeb
-from tests.private_servers import private_postgres, private_redis
+from tests.private_servers import private_chroma, private_postgres, private_redis
 
 TENANT = "T1"
 QUESTIONS = ["How many hours a day do cats sleep?", "Why does sourdough bread taste sour?",
@@ -255,7 +251,7 @@ async def test_a_full_disk_or_a_stopped_chroma_turns_the_api_not_ready(
         assert "disk: full" in refused.json()["error"]["message"]
         assert (await client.get("/v1/jobs")).status_code == 200
 
-    async with _chroma(tmp_path) as chroma:
+    async with private_chroma(tmp_path) as chroma:
         settings = api_settings(store, knowledge_base={"chroma_url": chroma.url})
         async with running_api(settings) as api, api.client() as client:
             assert (await client.get("/readyz")).status_code == 200
@@ -267,35 +263,3 @@ async def test_a_full_disk_or_a_stopped_chroma_turns_the_api_not_ready(
             refused = await client.post("/v1/research", json={"question": QUESTIONS[0]})
             _refused_for_now(refused)
             assert "vector_store" in refused.json()["error"]["message"]
-
-
-class _Chroma:
-    def __init__(self, process: asyncio.subprocess.Process, url: str) -> None:
-        self.process = process
-        self.url = url
-
-    async def stop(self) -> None:
-        if self.process.returncode is None:
-            self.process.send_signal(signal.SIGKILL)
-            await self.process.wait()
-
-
-@contextlib.asynccontextmanager
-async def _chroma(folder: Path) -> AsyncIterator[_Chroma]:
-    """`chroma run` on a free port, that the test may stop."""
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "chroma"), "run", "--path", str(folder / "chroma"),
-        "--host", "127.0.0.1", "--port", str(port), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
-    server = _Chroma(process, f"http://127.0.0.1:{port}")
-    try:
-        async with asyncio.timeout(60), httpx.AsyncClient() as client:
-            while True:
-                with contextlib.suppress(httpx.TransportError):
-                    if (await client.get(f"{server.url}/api/v2/heartbeat")).status_code == 200:
-                        break
-                await asyncio.sleep(0.2)
-        yield server
-    finally:
-        await server.stop()

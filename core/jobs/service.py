@@ -450,6 +450,7 @@ class JobService(JobReader):
                 if store_outage(error) is None or run == MAX_TAKE_UPS:
                     raise
                 log.warning("job %s: the database went away during its research", job_id)
+            await asyncio.sleep(2 ** run)  # a store that refused at once may be restarting
             await self._outlast(lambda: self._events.append(job_id, "resumed",
                                                             message=STORE_BACK))
         raise AssertionError("unreachable")
