@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import shutil
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.wiring import FrontEndServices, ResearchServices, open_front_end
@@ -59,7 +61,9 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
         services = ApiServices(
             jobs=front.jobs, keys=keys, links=front.links, feedback=front.feedback,
             limiter=limiter, default_tenant=settings.tenant,
-            loopback=local, allow_anonymous=web.allow_anonymous, readiness=_readiness(front),
+            loopback=local, allow_anonymous=web.allow_anonymous,
+            readiness=(readiness := _readiness(front, settings)),
+            admission=_admission(readiness),
             metrics=_metrics(front) if web.metrics else None)
         yield create_app(services)
 
@@ -81,12 +85,20 @@ async def run_server(settings: Settings, host: str | None = None,
                                 access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=10)
         server = uvicorn.Server(config)
+        # uvicorn raises SIGTERM again once it has shut down, to the handler it found: with
+        # Python's default the process would die there, before the jobs running here are
+        # handed back for the next start and the database is let go.
+        signal.signal(signal.SIGTERM, _stopped)
         try:
             await server.serve()
         except SystemExit:  # uvicorn exits when it cannot bind; say which setting to change
             raise ConfigurationError(f"web.port: cannot listen on {host}:{port} (another "
                                      "process may be using it); choose another with --port "
                                      "or web.port") from None
+
+
+def _stopped(_signum: int, _frame: object) -> None:
+    """SIGTERM after uvicorn's shutdown: run_server returns and closes what it opened."""
 
 
 @asynccontextmanager
@@ -111,8 +123,10 @@ async def _limiter(settings: Settings) -> AsyncIterator[QuestionLimiter]:
         await redis.aclose()
 
 
-def _readiness(front: FrontEndServices) -> Callable[[], Awaitable[dict[str, str]]]:
-    """Probes of what answering needs: the database, the queue, the vector store."""
+def _readiness(front: FrontEndServices, settings: Settings
+               ) -> Callable[[], Awaitable[dict[str, str]]]:
+    """Probes of what answering needs: the database, the queue, the vector store (here, or
+    the Chroma server the workers search), and room on the data folder's disk."""
 
     async def database() -> str:
         from sqlalchemy import text
@@ -128,9 +142,24 @@ def _readiness(front: FrontEndServices) -> Callable[[], Awaitable[dict[str, str]
         return "ok"
 
     async def vectors() -> str:
-        if not isinstance(front, ResearchServices):
-            return "not used"  # the workers search it; they are checked by `researchbot check`
-        await asyncio.to_thread(front.knowledge_base.vectors.heartbeat)
+        if isinstance(front, ResearchServices):
+            await asyncio.to_thread(front.knowledge_base.vectors.heartbeat)
+            return "ok"
+        chroma = settings.knowledge_base.chroma_url
+        if chroma is None:
+            return "not used"  # the workers' embedded store; `researchbot check` probes it
+        import aiohttp
+
+        async with aiohttp.ClientSession() as session, \
+                session.get(f"{str(chroma).rstrip('/')}/api/v2/heartbeat") as answer:
+            answer.raise_for_status()
+        return "ok"
+
+    async def disk() -> str:
+        free_mb = shutil.disk_usage(settings.data_dir).free / 2**20
+        if free_mb < settings.store.min_free_mb:
+            return f"full: the data folder's disk has {free_mb:.0f} MB free " \
+                   f"(store.min_free_mb: {settings.store.min_free_mb:g})"
         return "ok"
 
     async def probe(check: Callable[[], Awaitable[str]]) -> str:
@@ -143,11 +172,41 @@ def _readiness(front: FrontEndServices) -> Callable[[], Awaitable[dict[str, str]
             return f"failed ({type(error).__name__})"
 
     async def readiness() -> dict[str, str]:
-        names = ("database", "queue", "vector_store")
-        found = await asyncio.gather(*(probe(c) for c in (database, queue, vectors)))
+        names = ("database", "queue", "vector_store", "disk")
+        found = await asyncio.gather(*(probe(c) for c in (database, queue, vectors, disk)))
         return dict(zip(names, found, strict=True))
 
     return readiness
+
+
+# A question is refused (503) while one of these is not ready: its job could only fail (or,
+# the queue, not be queued: refused before a job row is even written). The database needs
+# no probe: a question that cannot be stored is refused by the error itself.
+_NEEDED = ("queue", "vector_store", "disk")
+ADMISSION_PROBE_S = 2.0
+
+
+def _admission(readiness: Callable[[], Awaitable[dict[str, str]]]
+               ) -> Callable[[], Awaitable[str | None]]:
+    """Why a question would be refused now (None: it is taken), from the readiness probes,
+    run at most once every ADMISSION_PROBE_S whatever the load; questions asked while they
+    run are judged by the last result rather than wait."""
+    last: dict[str, Any] = {"at": -ADMISSION_PROBE_S, "reason": None}
+    probing = asyncio.Lock()
+
+    async def refusal() -> str | None:
+        now = asyncio.get_running_loop().time()
+        if now - last["at"] >= ADMISSION_PROBE_S and not probing.locked():
+            async with probing:
+                checks = await readiness()
+                failed = [f"{name}: {checks[name]}" for name in _NEEDED
+                          if checks.get(name) not in ("ok", "not used")]
+                last.update(at=now, reason="not ready to answer ("
+                            + "; ".join(failed) + ")" if failed else None)
+        reason: str | None = last["reason"]
+        return reason
+
+    return refusal
 
 
 def _metrics(front: FrontEndServices) -> Callable[[], Awaitable[tuple[bytes, str]]]:

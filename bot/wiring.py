@@ -193,7 +193,7 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
     """What a chat front end needs. With a queue, only the job store and the queue: the
     research runs in workers, so no model, index or source is loaded here."""
     if settings.queue.url is None:
-        async with open_research(settings) as research:
+        async with open_research(settings, resume_abandoned=True) as research:
             yield research
         return
     from core.store.access import ShareLinks
@@ -270,23 +270,24 @@ async def _opened_database(settings: Settings) -> AsyncIterator[AsyncEngine]:
 
 @asynccontextmanager
 async def open_research(settings: Settings, *, deliveries: DeliveryFactory | None = None,
-                        in_process: bool = False, engine: AsyncEngine | None = None
-                        ) -> AsyncIterator[ResearchServices]:
+                        in_process: bool = False, engine: AsyncEngine | None = None,
+                        resume_abandoned: bool = False) -> AsyncIterator[ResearchServices]:
     """The research core. `deliveries` rebuilds stored deliveries (a worker's). With
     `queue.url` set, jobs are submitted to the queue and run by `JobService.run_queued` in
     workers, unless `in_process` (the CLI answers at once). `engine`: the job database when
-    the caller has it open already."""
+    the caller has it open already. Without a queue, the jobs of a process that stopped are
+    failed, or, with `resume_abandoned` (a long-running front end), run again here."""
     async with AsyncExitStack() as opened:
         if engine is None:
             engine = await opened.enter_async_context(_opened_database(settings))
         yield await opened.enter_async_context(
-            _research_core(settings, engine, deliveries, in_process))
+            _research_core(settings, engine, deliveries, in_process, resume_abandoned))
 
 
 @asynccontextmanager
 async def _research_core(settings: Settings, engine: AsyncEngine,
-                         deliveries: DeliveryFactory | None, in_process: bool
-                         ) -> AsyncIterator[ResearchServices]:
+                         deliveries: DeliveryFactory | None, in_process: bool,
+                         resume_abandoned: bool = False) -> AsyncIterator[ResearchServices]:
     from core.answer.cache import SemanticAnswerCache
     from core.store.access import ShareLinks
     from core.store.answers import CachedAnswerStore
@@ -318,8 +319,11 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
                           deliveries_for=deliveries, worker=worker_id(),
                           attempt_timeout_s=attempt_timeout_s(settings))
         if settings.queue.url is None:  # with a queue, the queue takes up a dead worker's jobs
-            await jobs.fail_abandoned(worker_alive,
-                                      timedelta(minutes=settings.store.stale_job_minutes))
+            stale = timedelta(minutes=settings.store.stale_job_minutes)
+            if resume_abandoned:
+                await jobs.resume_abandoned(worker_alive, stale)
+            else:
+                await jobs.fail_abandoned(worker_alive, stale)
         try:
             yield ResearchServices(jobs, ConversationStore(engine), engine,
                                    FeedbackStore(engine), await ShareLinks.load(engine),

@@ -8,6 +8,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
@@ -54,7 +55,8 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
         queue = research.jobs.queue
         assert queue is not None
         async with metrics_server(settings.queue.metrics_port, queue):
-            await run_worker(research.jobs, queue, stop, name=worker_id())
+            await run_worker(research.jobs, queue, stop, name=worker_id(),
+                             stale_after=timedelta(minutes=settings.store.stale_job_minutes))
 
 
 @asynccontextmanager

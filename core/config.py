@@ -102,8 +102,14 @@ class StoreSettings(_Section):
     stale_job_minutes: float = Field(
         default=60.0,
         gt=0,
-        description="At start-up, unfinished jobs whose process is gone, or that are older "
-        "than this, are marked failed.",
+        description="Unfinished jobs whose process is gone are run again (serve, chat front "
+        "ends) or queued again (a worker's sweep); those older than this are marked failed.",
+    )
+    min_free_mb: float = Field(
+        default=64.0,
+        ge=0,
+        description="Below this much free space on the data folder's disk the API is not "
+        "ready (/readyz) and refuses questions with 503: their jobs could not be stored.",
     )
 
 
@@ -124,6 +130,10 @@ class QueueSettings(_Section):
                                    "without a sign the job is taken up again.")
     sweep_seconds: int = Field(default=10, ge=1, description="How often workers look for jobs "
                                "whose worker died.")
+    lost_job_seconds: int = Field(default=60, ge=1, description="An unfinished job the queue "
+                                  "no longer holds (its attempts ended while the database "
+                                  "was away) is queued again by a worker's sweep once it is "
+                                  "this old.")
     shutdown_grace_seconds: int = Field(default=30, ge=0, description="A worker told to stop "
                                         "(SIGTERM) finishes its jobs for this long, then hands "
                                         "the rest back to the queue.")

@@ -25,6 +25,11 @@
     │   ├── LLMDegradedError    too many of the job's calls failed: finish without the model
     │   └── LLMBudgetError      the job's time or tokens are spent: the call was not made
     ├── StoreError              the job store or a cache could not be read or written
+    ├── UnavailableError        a server answering needs is away for now; ask again after
+    │   │                       `retry_after_s` (HTTP 503 with Retry-After)
+    │   ├── StoreUnavailableError  the database cannot be reached (down, restarting) or its
+    │   │                       disk is full (core.store.outage tells one from a bug)
+    │   └── QueueUnavailableError  the job queue (Redis) cannot be reached: nothing was queued
     ├── JobNotFoundError        no job has that id
     └── JobFailedError          a job ended without an answer (its stored reason)
 
@@ -176,6 +181,24 @@ class LLMBudgetError(LLMError):
 
 class StoreError(ResearchBotError):
     """The job store or a cache failed."""
+
+
+class UnavailableError(ResearchBotError):
+    """Something answering needs is away for now (a restart, an outage, a full disk): not
+    the request's fault, and worth asking again after `retry_after_s`. The message says
+    what is away, without addresses or credentials."""
+
+    def __init__(self, message: str, retry_after_s: float = 5.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class StoreUnavailableError(UnavailableError):
+    """The database cannot be reached or written (down, restarting, its disk full)."""
+
+
+class QueueUnavailableError(UnavailableError):
+    """The job queue cannot be reached: the job was not queued (and is not pending)."""
 
 
 class JobNotFoundError(ResearchBotError):

@@ -125,11 +125,14 @@ async def reset_servers() -> None:
 
 
 @contextlib.asynccontextmanager
-async def cluster(folder: Path, tenant: str, **settings: str) -> AsyncIterator[Cluster]:
+async def cluster(folder: Path, tenant: str, *, fresh: bool = False,
+                  **settings: str) -> AsyncIterator[Cluster]:
     """The corpus indexed for `tenant` into PostgreSQL and the shared data folder; processes
     started in it are stopped (SIGTERM, then SIGKILL) on the way out. `settings`: more
-    RESEARCHBOT_* variables."""
-    await reset_servers()
+    RESEARCHBOT_* variables; `fresh`: they name a database and a queue of the test's own,
+    empty already (the shared ones are emptied first)."""
+    if not fresh:
+        await reset_servers()
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("RESEARCHBOT_") or key == "RESEARCHBOT_REQUIRE_SERVICES"}
     env.update({

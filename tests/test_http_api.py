@@ -511,7 +511,7 @@ async def test_the_openapi_document_describes_every_route(api: RunningApi) -> No
         ready = await client.get("/readyz")
         spec.check("GET", "/readyz", ready)
         assert ready.json() == {"status": "ready", "checks": {
-            "database": "ok", "queue": "not used", "vector_store": "ok"}}
+            "database": "ok", "queue": "not used", "vector_store": "ok", "disk": "ok"}}
 
 
 async def test_readiness_reports_a_queue_that_went_away(store: Path) -> None:
@@ -542,7 +542,7 @@ async def test_readiness_reports_a_queue_that_went_away(store: Path) -> None:
             ready = await client.get("/readyz")
             assert ready.status_code == 200
             assert ready.json()["checks"] == {"database": "ok", "queue": "ok",
-                                              "vector_store": "not used"}
+                                              "vector_store": "not used", "disk": "ok"}
             redis.terminate()
             await redis.wait()
             broken = await client.get("/readyz")

@@ -5,6 +5,9 @@
     ApiError                    an answer a route chose (status, type, message, headers)
     RequestValidationError      a body or parameter the schemas refuse: 422 invalid_request
     HTTPException (Starlette)   routing and body reading: 404 no such route, 405, 400, 413
+    UnavailableError (core)     the database or the queue is away for now: 503 unavailable
+                                with Retry-After (a database driver's connection error too,
+                                recognised by core.store.outage)
     any other exception         500 internal, logged with its traceback, shown without it
 
 `ApiError` is a plain Exception, not a `core.errors.ResearchBotError`: it is not a failure of
@@ -24,11 +27,14 @@ from typing import Any
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.http.headers import SAFETY_HEADERS
 from adapters.http.schemas import ErrorResponse
+from core.errors import UnavailableError
+from core.store.outage import store_outage
 from core.text import without_lone_surrogates
 
 log = logging.getLogger(__name__)
@@ -98,6 +104,27 @@ async def _http_error(_: Request, error: StarletteHTTPException) -> JSONResponse
                           getattr(error, "headers", None))
 
 
+def unavailable(error: UnavailableError) -> JSONResponse:
+    """503 with the reason and when to ask again: nothing was lost, the request may be
+    made again."""
+    return error_response(503, "unavailable", str(error), retryable=True,
+                          headers={"Retry-After": str(max(1, round(error.retry_after_s)))})
+
+
+async def _unavailable(_: Request, error: UnavailableError) -> JSONResponse:
+    log.warning("request refused for now: %s", error)
+    return unavailable(error)
+
+
+async def _driver_error(request: Request, error: Exception) -> JSONResponse:
+    """A database driver's error (or a bare OSError) that reached a route: 503 when it
+    means the database is away, else a crash like any other."""
+    outage = store_outage(error)
+    if outage is not None:
+        return await _unavailable(request, outage)
+    return await _crashed(request, error)
+
+
 async def _crashed(_: Request, error: Exception) -> JSONResponse:
     log.exception("request failed: %s", type(error).__name__)
     return error_response(500, "internal", "the server failed to answer this request; try "
@@ -110,6 +137,11 @@ EXCEPTION_HANDLERS: dict[int | type[Exception],
     ApiError: _api_error,
     RequestValidationError: _invalid_request,
     StarletteHTTPException: _http_error,
+    UnavailableError: _unavailable,
+    # Answered inside the app, unlike `Exception` (Starlette's last-resort handler re-raises
+    # and drops the keep-alive connection): a database restart is no crash.
+    OSError: _driver_error,
+    SQLAlchemyError: _driver_error,
     Exception: _crashed,
 }
 

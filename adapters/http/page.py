@@ -31,6 +31,9 @@ STAGE_NAMES = {
     Stage.SYNTHESIZE: "Writing the answer", Stage.VERIFY: "Checking citations",
     Stage.GRADE: "Grading confidence", Stage.DELIVER: "Saving",
 }
+# Events that say what happened to the job itself (a restart it was resumed after, a worker
+# that handed it back), shown under the question.
+TOLD_KINDS = ("resumed", "requeued")
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _ENV = Environment(loader=PackageLoader("adapters.http", "templates"),
                    autoescape=select_autoescape(default=True, default_for_string=True),
@@ -65,6 +68,7 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,
         sources=_sources(result) if result else [],
         ended_message=ended.message if ended is not None and result is None else "",
+        notes=[event.message for event in events if event.kind in TOLD_KINDS and event.message],
         stage_names={stage.value: name for stage, name in STAGE_NAMES.items()})
 
 

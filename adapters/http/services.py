@@ -36,6 +36,8 @@ class ApiServices:
     allow_anonymous: bool  # web.allow_anonymous: keyless requests are served whatever keys exist
     readiness: Callable[[], Awaitable[dict[str, str]]]
     metrics: MetricsRenderer | None = None  # GET /metrics is served only with it
+    # Why a question would be refused now (503), e.g. the vector store is down; None: taken
+    admission: Callable[[], Awaitable[str | None]] | None = None
 
 
 def services_of(request: Request) -> ApiServices:

@@ -30,6 +30,10 @@ DEEP = "research-deep"
 FUNCTION = "research_job"
 # A queue item outlives its job by this long in Redis (SAQ's record of how it ended).
 KEEP_FINISHED_S = 600
+# A failed attempt is tried again after 2 s, then 4, 8, ... up to 60 s: a database restart
+# does not use up every attempt at once (SAQ's default is at once).
+RETRY_FIRST_WAIT_S = 2.0
+RETRY_MAX_WAIT_S = 60.0
 
 
 # How long a sweep waits for a stuck job's worker to acknowledge its abort before handing
@@ -115,17 +119,30 @@ class JobQueue:
                             queue.name, type(error).__name__)
 
     async def enqueue(self, job_id: str, *, deep: bool, timeout_s: float,
-                      start_after_s: float = 0.0) -> None:
-        """Queue job `job_id` once (its id is the queue key: a second enqueue is a no-op).
-        `timeout_s` bounds one attempt; `max_attempts` tries, plus one that only tells the
-        person the job could not be finished."""
+                      start_after_s: float = 0.0) -> bool:
+        """Queue job `job_id` once (its id is the queue key: a second enqueue while it is
+        queued or running is a no-op, and False). `timeout_s` bounds one attempt;
+        `max_attempts` tries, plus one that only tells the person the job could not be
+        finished, each after a longer wait (RETRY_FIRST_WAIT_S, doubling to
+        RETRY_MAX_WAIT_S), so that an outage does not burn them all at once."""
         kwargs: dict[str, Any] = {
             "key": job_id, "job_id": job_id, "timeout": max(1, int(timeout_s)),
             "heartbeat": self.settings.heartbeat_seconds,
-            "retries": self.settings.max_attempts + 1, "ttl": KEEP_FINISHED_S}
+            "retries": self.settings.max_attempts + 1, "ttl": KEEP_FINISHED_S,
+            "retry_delay": RETRY_FIRST_WAIT_S, "retry_backoff": RETRY_MAX_WAIT_S}
         if start_after_s > 0:
             kwargs["scheduled"] = int(time.time() + start_after_s)
-        await self.queues[DEEP if deep else QUICK].enqueue(FUNCTION, **kwargs)
+        queued = await self.queues[DEEP if deep else QUICK].enqueue(FUNCTION, **kwargs)
+        return queued is not None
+
+    async def holds(self, job_id: str) -> bool:
+        """Whether the queue still has the job: waiting, scheduled or running."""
+        for queue in self.queues.values():
+            item = await queue.job(job_id)
+            if item is not None and item.status not in (Status.COMPLETE, Status.FAILED,
+                                                        Status.ABORTED):
+                return True
+        return False
 
     async def abort(self, job_id: str) -> bool:
         """Take the job off the queue, or stop it where it runs. True when no worker had

@@ -1,11 +1,14 @@
 """A worker process's loop: SAQ workers on both queues (core.jobs.queue) that hand each job id
 to the job service, keep the job's heartbeat while it runs, and stop gracefully: on `stop`,
-jobs still running after `queue.shutdown_grace_seconds` go back to the queue."""
+jobs still running after `queue.shutdown_grace_seconds` go back to the queue. Every
+`queue.sweep_seconds` it also looks for unfinished jobs the queue has lost
+(`JobService.sweep_queued`): none stays pending or in progress for good."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import Any
 
 from saq import Worker
@@ -23,9 +26,9 @@ class _Worker(Worker):
 
 
 async def run_worker(service: JobService, queue: JobQueue, stop: asyncio.Event,
-                     name: str = "") -> None:
+                     name: str = "", stale_after: timedelta = timedelta(hours=1)) -> None:
     """Take jobs from both queues until `stop` is set, then finish or hand back the jobs
-    running here."""
+    running here. Lost jobs older than `stale_after` are failed rather than queued again."""
     settings = queue.settings
 
     async def research_job(ctx: dict[str, Any], *, job_id: str) -> None:
@@ -45,6 +48,9 @@ async def run_worker(service: JobService, queue: JobQueue, stop: asyncio.Event,
         for queue_name, concurrency in ((QUICK, settings.concurrency),
                                         (DEEP, settings.deep_concurrency))]
     running = [asyncio.create_task(worker.start()) for worker in workers]
+    running.append(asyncio.create_task(_sweep_lost(
+        service, settings.sweep_seconds, timedelta(seconds=settings.lost_job_seconds),
+        stale_after)))
     log.info("worker %s taking jobs from %s", name, ", ".join(queue.queues))
     try:
         await stop.wait()
@@ -54,6 +60,21 @@ async def run_worker(service: JobService, queue: JobQueue, stop: asyncio.Event,
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _sweep_lost(service: JobService, every_s: float, older_than: timedelta,
+                      stale_after: timedelta) -> None:
+    """Queue again (or fail) the unfinished jobs the queue no longer holds, every `every_s`."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            swept = await service.sweep_queued(older_than, stale_after)
+        except Exception as error:  # the database or Redis is away: the next round tries again
+            log.warning("the sweep for lost jobs failed: %s: %s", type(error).__name__,
+                        str(error)[:200])
+            continue
+        if swept:
+            log.info("%d lost jobs queued again or failed", swept)
 
 
 async def _heartbeat(item: Any, every_s: float) -> None:

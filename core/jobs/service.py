@@ -11,7 +11,13 @@ only stores and queues the job, and a worker process runs it (`run_queued`), reb
 delivery from the stored target; a worker that dies or stops hands the job to another, whose
 events continue the numbering. A job ends with one terminal event (completed, failed or
 cancelled); when a delivery was given, the job then delivers its answer or its failure durably
-(core.jobs.delivery) and records "delivered" or "delivery_failed"."""
+(core.jobs.delivery) and records "delivered" or "delivery_failed".
+
+Through a database outage (a restart, core.store.outage) nothing is lost: a job's progress
+lines are best effort, the writes that end it wait for the database (`outage_grace_s`), and
+research the outage broke is run again (it is a pure function of the request). Jobs of a
+process that stopped are taken up again when it starts (`resume_abandoned`, without a queue)
+or by a worker's sweep (`sweep_queued`, with one)."""
 
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
@@ -29,6 +35,7 @@ from core.errors import (
     ConfigurationError,
     InvalidQuestionError,
     JobNotFoundError,
+    QueueUnavailableError,
 )
 from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
 from core.jobs.progress import StoredProgress
@@ -46,6 +53,7 @@ from core.models import (
     ResearchResult,
     Stage,
     StageEvent,
+    utcnow,
 )
 from core.redact import REDACTOR, redact
 from core.research.intake import choose_depth, detect_intent, validate_question, validate_text
@@ -53,16 +61,27 @@ from core.research.record import Research, ResearchOutcome
 from core.store.deliveries import DeliveryRecord, DeliveryStore
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
+from core.store.outage import outlast, store_outage
 
 if TYPE_CHECKING:
     from core.jobs.queue import JobQueue
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 FAILURE = "Sorry, the research failed before it finished. Please try again in a moment."
 CANCELLED = "The research was cancelled before it finished."
 GAVE_UP = ("Sorry, the research could not be finished: the workers running it stopped "
            "{attempts} times. Please try again, or ask a simpler question.")
+QUEUE_AWAY = "the job queue is unavailable; ask again shortly"
+RESUMED = "Resumed after a restart: researching again from the question"
+INTERRUPTED = ("Sorry, the research was interrupted: the process running it stopped, and it "
+               "could not be taken up again. Please ask again.")
+STORE_BACK = "The job database came back: researching again from the question"
+# Times a job is taken up again (a restart, a lost queue entry, a database outage under its
+# research) before it fails: a job that itself brings its process down must not loop.
+MAX_TAKE_UPS = 3
 
 # Rebuilds a job's delivery in any process from what it stored: platform and target.
 DeliveryFactory = Callable[[str, dict[str, Any]], Awaitable[Delivery]]
@@ -73,15 +92,19 @@ class JobService(JobReader):
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
                  progress_interval_s: float = 1.0, *, queue: JobQueue | None = None,
                  deliveries_for: DeliveryFactory | None = None, worker: str = "",
-                 attempt_timeout_s: float = 1800.0) -> None:
+                 attempt_timeout_s: float = 1800.0, outage_grace_s: float = 120.0) -> None:
         """`queue`: submit queues jobs for worker processes instead of running them here;
         `deliveries_for` rebuilds a stored delivery (a worker's, or a cancel's here);
-        `attempt_timeout_s` bounds one queued attempt (research plus delivery)."""
+        `attempt_timeout_s` bounds one queued attempt (research plus delivery);
+        `outage_grace_s`: how long the writes that end a job wait for a database that went
+        away."""
         self._research = research
         self._queue = queue
         self._deliveries_for = deliveries_for
         self._worker = worker
         self._attempt_timeout_s = attempt_timeout_s
+        self._outage_grace_s = outage_grace_s
+        self._stopping = False
         super().__init__(store, events, deliveries)
         self._retry = retry or RetryPolicy()
         self._progress_interval_s = progress_interval_s
@@ -92,13 +115,15 @@ class JobService(JobReader):
         """Store a job for `request` and start it; its id at once. InvalidQuestionError (no
         job stored) when the question cannot be researched. `start_after_s`: wait this long
         first (a per-tenant queue); `progress_shown`: the delivery shows a status already,
-        so the first progress update may wait its interval."""
+        so the first progress update may wait its interval. With a queue that cannot be
+        reached and no delivery to tell the person, QueueUnavailableError (the job stored is
+        failed with that reason at once: never left pending, never run)."""
         request = validated(request)
-        job = await self._create(request)
+        job = await self._store(request, delivery)
         if self._queue is not None:
             await self._enqueue(job.id, request, delivery, start_after_s)
             return job.id
-        await self._start(job.id, request, delivery, start_after_s, progress_shown)
+        self._spawn(job.id, request, delivery, start_after_s, progress_shown)
         return job.id
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
@@ -128,25 +153,25 @@ class JobService(JobReader):
         earlier attempt got further, only what is left. Attempt `max_attempts + 1` only
         tells the person that the job could not be finished. Cancelled from outside (the
         worker stopping), the job goes back to the queue unless its cancel was asked for."""
-        job = await self.store.get(job_id)
-        row = await self._deliveries.get(job_id)
+        job = await self._outlast(lambda: self.store.get(job_id))
+        row = await self._outlast(lambda: self._deliveries.get(job_id))
         delivery = await self._rebuild(row)
         if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
             await self._finish(job, delivery)
             return
-        if await self._cancel_requested(job_id):
+        if await self._outlast(lambda: self._cancel_requested(job_id)):
             await self._cancelled(job_id, delivery)
             return
         if attempt > max_attempts:
             message = GAVE_UP.format(attempts=max_attempts)
-            await self.store.fail(job_id, f"stopped after {max_attempts} attempts",
-                                  FailureKind.INTERRUPTED)
+            await self._outlast(lambda: self.store.fail(
+                job_id, f"stopped after {max_attempts} attempts", FailureKind.INTERRUPTED))
             await self._ended(job_id, job.platform, "failed", message, delivery,
                               lambda d: lambda steps: d.failure(message, steps))
             return
         if attempt > 1:
-            await self._events.append(job_id, "resumed",
-                                      message=f"Taken up again (attempt {attempt})")
+            await self._outlast(lambda: self._events.append(
+                job_id, "resumed", message=f"Taken up again (attempt {attempt})"))
         await self._run(job_id, job.request, delivery, 0.0, True, handoff=True)
 
     @property
@@ -199,25 +224,99 @@ class JobService(JobReader):
         forever. How many."""
         return await self.store.fail_abandoned(worker_alive, older_than)
 
+    async def resume_abandoned(self, worker_alive: Callable[[str], bool],
+                               older_than: timedelta) -> int:
+        """At start-up without a queue: unfinished jobs whose process is gone are run again
+        here from their stored request, their events continuing on the same stream (a
+        "resumed" event says so); those older than `older_than`, or taken up
+        `MAX_TAKE_UPS` times already, are failed as interrupted. How many resumed."""
+        resumed = 0
+        for job in await self.store.unfinished():
+            if worker_alive(job.worker):
+                continue
+            stale = job.created_at <= utcnow() - older_than
+            if stale or await self._take_ups(job.id) >= MAX_TAKE_UPS:
+                await self._give_up(job.id, job.platform)
+                continue
+            if not await self.store.claim(job.id, job.worker, self._worker):
+                continue  # another process starting now took it
+            await self._events.append(job.id, "resumed", message=RESUMED)
+            row = await self._deliveries.get(job.id)
+            delivery = await self._rebuild(row)
+            self._spawn(job.id, job.request, delivery, 0.0, True)
+            resumed += 1
+        return resumed
+
+    async def sweep_queued(self, older_than: timedelta, stale: timedelta) -> int:
+        """In a worker: unfinished jobs (created more than `older_than` ago) that the queue
+        no longer holds (its attempts ended while the database was away, or its entry was
+        lost) are queued again, or failed as interrupted when older than `stale` or taken
+        up `MAX_TAKE_UPS` times. Two workers sweeping at once act once: the queue's
+        enqueue and the store's conditional update each let one win. How many."""
+        assert self._queue is not None
+        swept = 0
+        for job in await self.store.unfinished(created_before=utcnow() - older_than):
+            if await self._queue.holds(job.id):
+                continue
+            if job.created_at <= utcnow() - stale or \
+                    await self._take_ups(job.id) >= MAX_TAKE_UPS:
+                swept += await self._give_up(job.id, job.platform)
+                continue
+            deep = choose_depth(job.request.depth, job.request.question,
+                                detect_intent(job.request.question),
+                                job.request.platform) == Depth.DEEP
+            if await self._queue.enqueue(job.id, deep=deep, timeout_s=self._attempt_timeout_s):
+                await self._events.append(job.id, "resumed",
+                                          message="Queued again: its queue entry had ended")
+                self._events.forget(job.id)
+                swept += 1
+        return swept
+
     async def close(self) -> None:
-        """Cancel the jobs still running here (the process is stopping)."""
+        """Stop the jobs still running here (the process is stopping): each goes back to
+        pending, to be resumed when a process starts again (`resume_abandoned`)."""
+        self._stopping = True
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _create(self, request: ResearchRequest) -> Job:
-        return await self.store.create(Job(
-            tenant=request.tenant, user=request.user, platform=request.platform,
-            worker=self._worker, request=request))
+    async def _outlast(self, write: Callable[[], Awaitable[T]]) -> T:
+        return await outlast(write, self._outage_grace_s)
+
+    async def _take_ups(self, job_id: str) -> int:
+        """How often the job was taken up again (after its process, worker or queue entry
+        ended, or the database went away under it)."""
+        return sum(event.kind == "resumed" for event in await self._events.after(job_id))
+
+    async def _give_up(self, job_id: str, platform: str) -> int:
+        """Fail an abandoned job as interrupted and tell the person (1), unless another
+        process ended it first (0)."""
+        if not await self.store.fail_unfinished(
+                job_id, "interrupted: the process running this job stopped before it "
+                "finished", FailureKind.INTERRUPTED):
+            return 0
+        delivery = await self._rebuild(await self._deliveries.get(job_id))
+        await self._ended(job_id, platform, "failed", INTERRUPTED, delivery,
+                          lambda d: lambda steps: d.failure(INTERRUPTED, steps))
+        return 1
+
+    async def _store(self, request: ResearchRequest, delivery: Delivery | None) -> Job:
+        """Store the job: its first event and its delivery, then its row, last, so that a
+        database that fails on the way (the caller is told 503) leaves no job behind that
+        a sweep or a restart would run although the question was refused."""
+        job = Job(tenant=request.tenant, user=request.user, platform=request.platform,
+                  worker=self._worker, request=request)
+        self._events.new_job(job.id)
+        await self._events.append(job.id, "queued", message="Queued")
+        if delivery is not None:
+            await self._deliveries.open(job.id, delivery.platform, delivery.target())
+        return await self.store.create(job)
 
     async def _enqueue(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
                        start_after_s: float) -> None:
         """Queue the job; when the queue cannot be reached, the job fails and says so."""
         assert self._queue is not None
-        await self._events.append(job_id, "queued", message="Queued")
-        if delivery is not None:
-            await self._deliveries.open(job_id, delivery.platform, delivery.target())
         self._events.forget(job_id)  # a worker numbers the events from here
         deep = choose_depth(request.depth, request.question, detect_intent(request.question),
                             request.platform) == Depth.DEEP
@@ -231,10 +330,12 @@ class JobService(JobReader):
             log.error("job %s could not be queued: %s: %s", job_id, type(error).__name__,
                       redact(str(error))[:300], extra={"job_id": job_id,
                                                        "tenant": request.tenant})
-            await self.store.fail(job_id, "the job queue could not be reached",
-                                  FailureKind.INTERRUPTED)
+            await self.store.fail(job_id, "queue unavailable: the job queue could not be "
+                                  "reached", FailureKind.INTERRUPTED)
             await self._ended(job_id, request.platform, "failed", FAILURE, delivery,
                               lambda d: lambda steps: d.failure(FAILURE, steps))
+            if delivery is None:  # nobody to tell but the caller: refuse the question
+                raise QueueUnavailableError(QUEUE_AWAY) from None
 
     async def _rebuild(self, row: DeliveryRecord | None) -> Delivery | None:
         """The job's delivery, rebuilt from its row while it is still to be done; None (and
@@ -271,12 +372,8 @@ class JobService(JobReader):
         await self._ended(job.id, job.platform, kind, message, delivery,
                           lambda d: lambda steps: d.failure(message, steps), told)
 
-    async def _start(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
-                     start_after_s: float, progress_shown: bool) -> None:
-        self._events.new_job(job_id)
-        await self._events.append(job_id, "queued", message="Queued")
-        if delivery is not None:
-            await self._deliveries.open(job_id, delivery.platform, delivery.target())
+    def _spawn(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+               start_after_s: float, progress_shown: bool) -> None:
         task = asyncio.create_task(
             self._run(job_id, request, delivery, start_after_s, progress_shown),
             name=f"job-{job_id}")
@@ -313,13 +410,14 @@ class JobService(JobReader):
         try:
             if start_after_s > 0:
                 await asyncio.sleep(start_after_s)
-            await self.store.start(job_id, self._worker)
-            outcome = await self.research.run(request, sink)
+            await self._outlast(lambda: self.store.start(job_id, self._worker))
+            outcome = await self._research_through_outages(job_id, request, sink)
         except asyncio.CancelledError:
             await asyncio.shield(stored.close())
             if pump is not None:
                 await pump.close()
-            if handoff and not await asyncio.shield(self._cancel_requested(job_id)):
+            if (handoff or self._stopping) and \
+                    not await asyncio.shield(self._cancel_requested(job_id)):
                 await asyncio.shield(self._hand_back(job_id))
                 raise
             await asyncio.shield(self._cancelled(job_id, delivery, stages.metrics()))
@@ -339,13 +437,31 @@ class JobService(JobReader):
                           f"Confidence: {shown.answer.confidence.value}", delivery,
                           lambda d: lambda steps: d.answer(shown, steps))
 
+    async def _research_through_outages(
+        self, job_id: str, request: ResearchRequest,
+        sink: Callable[[StageEvent], Awaitable[None]],
+    ) -> ResearchOutcome:
+        """The research, run again when the database went away under it (its knowledge
+        base is read there): once the database answers, up to `MAX_TAKE_UPS` times."""
+        for run in range(1, MAX_TAKE_UPS + 1):
+            try:
+                return await self.research.run(request, sink)
+            except Exception as error:
+                if store_outage(error) is None or run == MAX_TAKE_UPS:
+                    raise
+                log.warning("job %s: the database went away during its research", job_id)
+            await asyncio.sleep(2 ** run)  # a store that refused at once may be restarting
+            await self._outlast(lambda: self._events.append(job_id, "resumed",
+                                                            message=STORE_BACK))
+        raise AssertionError("unreachable")
+
     async def _completed(self, job_id: str, outcome: ResearchOutcome,
                          stage_metrics: dict[str, Any]) -> ResearchResult:
         """Store the outcome on the job: its result (now carrying the job's id), metrics
         and trace."""
         result = outcome.result.model_copy(update={"job_id": job_id})
-        await self.store.complete(job_id, result, {**outcome.metrics, **stage_metrics},
-                                  outcome.trace)
+        await self._outlast(lambda: self.store.complete(
+            job_id, result, {**outcome.metrics, **stage_metrics}, outcome.trace))
         return result
 
     async def _failed(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
@@ -355,14 +471,18 @@ class JobService(JobReader):
         tell the person."""
         message = user_message(error)
         kind = failure_of(error)
-        if kind == FailureKind.ERROR:
+        outage = store_outage(error)
+        if outage is not None:
+            log.error("job %s failed: %s", job_id, outage, extra=dict(fields))
+            reason = f"{outage} (the research could not read it)"
+        elif kind == FailureKind.ERROR:
             log.error("job %s failed: %s: %s", job_id, type(error).__name__,
                       redact(str(error))[:500], extra=dict(fields))
             reason = f"{type(error).__name__}: {error}"[:2000]
         else:
             log.warning("job %s refused: %s", job_id, message, extra=dict(fields))
             reason = str(error)[:2000]
-        await self.store.fail(job_id, reason, kind, stage_metrics)
+        await self._outlast(lambda: self.store.fail(job_id, reason, kind, stage_metrics))
         await self._ended(job_id, request.platform, "failed", message, delivery,
                           lambda d: lambda steps: d.failure(message, steps))
 
@@ -373,7 +493,7 @@ class JobService(JobReader):
         """Record how the job ended (unless `told` already) and deliver it."""
         if not told:  # counted first: whoever sees the event sees the count
             JOBS.labels(kind, platform).inc()
-            await self._events.append(job_id, kind, message=message)
+            await self._outlast(lambda: self._events.append(job_id, kind, message=message))
         if delivery is not None:
             delivered = await deliver(job_id, delivery, self._deliveries, self._retry,
                                       post(delivery))
@@ -381,10 +501,12 @@ class JobService(JobReader):
         self._events.forget(job_id)
 
     async def _hand_back(self, job_id: str) -> None:
-        """This worker is stopping: the job goes back to the queue, to start again."""
+        """This process is stopping: the job goes back to pending, for the queue (or this
+        process's next start) to run again."""
         await self.store.requeue(job_id)
+        where = "the queue" if self._queue is not None else "the next start"
         await self._events.append(job_id, "requeued",
-                                  message="Handed back to the queue: its worker stopped")
+                                  message=f"Handed back to {where}: its process stopped")
         self._events.forget(job_id)
 
     async def _cancelled(self, job_id: str, delivery: Delivery | None,

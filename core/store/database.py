@@ -30,8 +30,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.schema import CreateIndex
 
-from core.errors import ConfigurationError
+from core.errors import ConfigurationError, StoreUnavailableError
 from core.redact import redact, safe_url
+from core.store.outage import AWAY
 from core.text import without_lone_surrogates
 
 metadata = MetaData()
@@ -252,6 +253,8 @@ async def open_database(url: str) -> AsyncEngine:
     except (OSError, DBAPIError) as error:  # OSError: refused, unknown host, timed out
         await engine.dispose()
         raise ConfigurationError(_unusable(engine.url, error)) from None
+    # Once started, a server that cannot be reached is an outage, not a setting to fix.
+    event.listen(engine.sync_engine, "do_connect", _connect_or_unavailable)
     return engine
 
 
@@ -275,6 +278,16 @@ def _without_lone_surrogates(value: Any) -> Any:
         return {without_lone_surrogates(key): _without_lone_surrogates(item)
                 for key, item in value.items()}
     return value
+
+
+def _connect_or_unavailable(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+    """Connect as the driver would; a server that refuses or does not answer (a restart) is
+    a StoreUnavailableError. asyncpg's own OSError could not be told from any other
+    network's (a model server's, a source's) once it has left the store."""
+    try:
+        return dialect.connect(*cargs, **cparams)
+    except (OSError, TimeoutError) as error:
+        raise StoreUnavailableError(AWAY) from error
 
 
 def _engine_options(url: str) -> dict[str, Any]:

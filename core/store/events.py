@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from core.models import JobEvent, ProgressEvent, Stage, utcnow
 from core.redact import REDACTOR
 from core.store.database import job_events
+from core.store.outage import store_outage
 
 
 class JobEvents:
@@ -74,11 +75,17 @@ class JobEvents:
 
     async def follow(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
         """The job's events after number `after`, as they happen, up to and including the one
-        that ends the job (completed, failed or cancelled)."""
+        that ends the job (completed, failed or cancelled). A database that goes away
+        meanwhile (a restart) is waited for: the job goes on, and so does its stream."""
         try:
             while True:
                 appended = self._appended.setdefault(job_id, asyncio.Event())
-                events = await self.after(job_id, after)
+                try:
+                    events = await self.after(job_id, after)
+                except Exception as error:
+                    if store_outage(error) is None:
+                        raise
+                    events = []
                 if not events:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(appended.wait(), self._poll_s)

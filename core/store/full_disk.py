@@ -20,7 +20,7 @@ def full_disk_error(what: str, error: BaseException, folder: Path | None,
     when the error is something else. `opaque`: the library's messages do not say "disk
     full" (chroma: "Failed to apply logs to the metadata segment"), so little free space
     left in the folder is taken as the reason."""
-    if folder is None or not (_says_disk_full(error) or (opaque and _nearly_full(folder))):
+    if folder is None or not (says_disk_full(error) or (opaque and _nearly_full(folder))):
         return None
     free = shutil.disk_usage(folder).free if folder.exists() else 0
     detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -28,7 +28,8 @@ def full_disk_error(what: str, error: BaseException, folder: Path | None,
                       f"space there, then run again ({what}: {detail})")
 
 
-def _says_disk_full(error: BaseException) -> bool:
+def says_disk_full(error: BaseException) -> bool:
+    """Whether `error` (or what caused it) says the disk is full (ENOSPC, SQLite's words)."""
     chain: BaseException | None = error
     while chain is not None:
         if isinstance(chain, OSError) and chain.errno == errno.ENOSPC:

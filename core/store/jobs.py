@@ -148,6 +148,35 @@ class JobStore:
                 )
         return len(dead)
 
+    async def unfinished(self, created_before: datetime | None = None) -> list[Job]:
+        """Jobs pending or in progress (created before `created_before`, when given),
+        oldest first."""
+        query = select(jobs).where(jobs.c.status.in_(_UNFINISHED)).order_by(jobs.c.created_at)
+        if created_before is not None:
+            query = query.where(jobs.c.created_at < created_before)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [_job(row._mapping) for row in rows]
+
+    async def claim(self, job_id: str, gone: str, worker: str) -> bool:
+        """Take an unfinished job of process `gone` for process `worker`: False when another
+        process took it (or it ended) first. One conditional update: of two processes
+        starting at once, one wins."""
+        return await self._update_if(job_id, jobs.c.worker == gone, worker=worker)
+
+    async def fail_unfinished(self, job_id: str, error: str, failure: FailureKind) -> bool:
+        """Fail the job unless it has ended already: True when this call ended it."""
+        return await self._update_if(job_id, None, status=JobStatus.FAILED.value, error=error,
+                                     failure=failure.value, completed_at=utcnow())
+
+    async def _update_if(self, job_id: str, condition: Any, **values: Any) -> bool:
+        query = update(jobs).where(jobs.c.id == job_id, jobs.c.status.in_(_UNFINISHED))
+        if condition is not None:
+            query = query.where(condition)
+        async with self._engine.begin() as connection:
+            result = await connection.execute(query.values(**_redacted(values)))
+        return bool(result.rowcount)
+
     async def _update(self, job_id: str, **values: Any) -> None:
         async with self._engine.begin() as connection:
             result = await connection.execute(
@@ -157,6 +186,7 @@ class JobStore:
             raise JobNotFoundError(f"no job with id {job_id!r}")
 
 
+_UNFINISHED = (JobStatus.PENDING.value, JobStatus.IN_PROGRESS.value)
 _FREE_TEXT = frozenset({"request", "state", "result", "error", "metrics"})
 
 

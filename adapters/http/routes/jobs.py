@@ -31,6 +31,8 @@ from core.store.feedback import Feedback
 
 router = APIRouter()
 
+REFUSED_RETRY_AFTER_S = 10
+
 
 @router.post("/v1/research", status_code=202, response_model=Accepted, tags=["research"],
              summary="Research a question")
@@ -92,7 +94,12 @@ async def rate(access: AccessedJob, body: FeedbackBody, request: Request, respon
 async def _submit(services: ApiServices, request: ResearchRequest, who: Caller,
                   response: Response) -> Accepted:
     """Queue the question once the limiter admits it; 202 with Location and links. The job
-    service validates the request (400 when it cannot be researched)."""
+    service validates the request (400 when it cannot be researched). 503 while something
+    the job needs is down (it could only fail), or the queue cannot take it."""
+    refusal = await services.admission() if services.admission is not None else None
+    if refusal is not None:
+        raise ApiError(503, "unavailable", refusal, retryable=True,
+                       headers={"Retry-After": str(REFUSED_RETRY_AFTER_S)})
     wait_s = await admit(services, who)
     try:
         job_id = await services.jobs.submit(request, start_after_s=wait_s)
