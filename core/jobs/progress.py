@@ -42,6 +42,10 @@ class StoredProgress:
             self._writer = asyncio.create_task(self._write_soon(),
                                                name=f"progress-{self._job_id}")
 
+    async def flush(self) -> None:
+        """Store what was offered so far, now (before an event that must come after it)."""
+        await self._write()
+
     async def close(self) -> None:
         self._closing.set()
         if self._writer is not None:

@@ -411,7 +411,8 @@ class JobService(JobReader):
             if start_after_s > 0:
                 await asyncio.sleep(start_after_s)
             await self._outlast(lambda: self.store.start(job_id, self._worker))
-            outcome = await self._research_through_outages(job_id, request, sink)
+            outcome = await self._research_through_outages(job_id, request, sink,
+                                                            stored.flush)
         except asyncio.CancelledError:
             await asyncio.shield(stored.close())
             if pump is not None:
@@ -440,9 +441,11 @@ class JobService(JobReader):
     async def _research_through_outages(
         self, job_id: str, request: ResearchRequest,
         sink: Callable[[StageEvent], Awaitable[None]],
+        flush_progress: Callable[[], Awaitable[None]],
     ) -> ResearchOutcome:
         """The research, run again when the database went away under it (its knowledge
-        base is read there): once the database answers, up to `MAX_TAKE_UPS` times."""
+        base is read there): once the database answers, up to `MAX_TAKE_UPS` times. The
+        progress of a run given up is stored before the event that says it starts again."""
         for run in range(1, MAX_TAKE_UPS + 1):
             try:
                 return await self.research.run(request, sink)
@@ -451,6 +454,7 @@ class JobService(JobReader):
                     raise
                 log.warning("job %s: the database went away during its research", job_id)
             await asyncio.sleep(2 ** run)  # a store that refused at once may be restarting
+            await flush_progress()
             await self._outlast(lambda: self._events.append(job_id, "resumed",
                                                             message=STORE_BACK))
         raise AssertionError("unreachable")
