@@ -15,9 +15,10 @@ spread-out points. Each process then searches the tenant once to fill the BM25 i
 (`index-cache` in the data dir, as `bot.wiring` opens it).
 
 Then, in a fresh process each: the first search with the BM25 index cached (`--repeat`
-processes, the median), the first search with the cache emptied (the index rebuilt), and
-`--warm` searches after it (p50). "open" is opening the database, Chroma and the embedder;
-"first" is the first `KnowledgeBase.search` alone. Every search is hybrid (BM25 and dense).
+processes, the median) and `--warm` searches after it in each (p50 of them all), and the
+first search with the cache emptied (the index rebuilt). "open" is opening the database,
+Chroma and the embedder; "first" is the first `KnowledgeBase.search` alone. Every search is
+hybrid (BM25 and dense).
 
 `--baseline REF` runs the same on git revision REF (a temporary worktree; each checkout builds
 its own data with its own code, so that its own schema is measured) and prints both.
@@ -164,7 +165,7 @@ async def first_search(data: Path, url: str, warm: int) -> dict[str, Any]:
         await kb.search(question, TENANT)
         times.append((time.perf_counter() - began) * 1000)
     result = {"open_s": opened - started, "first_s": first, "hits": len(hits),
-              "warm_p50_ms": statistics.median(times) if times else 0.0, "rss_mb": rss_mb()}
+              "warm_ms": times, "rss_mb": rss_mb()}
     index_cache.close()
     chroma.close()
     await engine.dispose()
@@ -197,37 +198,45 @@ def measure(code: Path, url_template: str, size: int, args: argparse.Namespace
         common = ["--data", str(data), "--url", url_template.format(data=data)]
         built = child(code, "--build", str(size), *common)
         child(code, "--first", *common, "--warm", "0")  # fills the BM25 index cache
-        cached = [child(code, "--first", *common, "--warm", "0") for _ in range(args.repeat)]
+        cached = [child(code, "--first", *common, "--warm", str(args.warm))
+                  for _ in range(args.repeat)]
         shutil.rmtree(data / "index-cache")
-        cold = child(code, "--first", *common, "--warm", str(args.warm))
+        cold = child(code, "--first", *common, "--warm", "0")
     finally:
         shutil.rmtree(data, ignore_errors=True)
     return {"write_s": built["write_s"],
             "open_s": statistics.median(r["open_s"] for r in cached),
             "cached_s": statistics.median(r["first_s"] for r in cached),
-            "cold_s": cold["first_s"], "warm_p50_ms": cold["warm_p50_ms"],
+            "cold_s": cold["first_s"],
+            "warm_p50_ms": statistics.median(t for r in cached for t in r["warm_ms"]),
             "rss_mb": statistics.median(r["rss_mb"] for r in cached)}
 
 
 def measure_all(checkouts: dict[str, Path], databases: dict[str, str], sizes: list[int],
                 args: argparse.Namespace) -> None:
-    """Each size on each database, the checkouts one after the other (paired in time: the
-    machine's load drifts)."""
+    """Each size on each database, the checkouts one after the other, in turn first (paired
+    in time: the machine's load drifts)."""
     rows: list[list[object]] = []
     for database, url_template in databases.items():
-        for size in sizes:
-            for name, code in checkouts.items():
-                got = measure(code, url_template, size, args)
-                print(f"{name} {database} {size}: {got}", file=sys.stderr, flush=True)
+        for number, size in enumerate(sizes):
+            order = list(checkouts.items())
+            results = {}
+            for name, code in order[::-1] if number % 2 else order:
+                results[name] = measure(code, url_template, size, args)
+                print(f"{name} {database} {size}: {results[name]}", file=sys.stderr,
+                      flush=True)
+            for name in checkouts:
+                got = results[name]
                 rows.append([database, size, name, got["cached_s"],
                              got["cached_s"] / size * 1e6, got["cold_s"], got["warm_p50_ms"],
                              got["open_s"], got["rss_mb"]])
     from bench.tables import table
 
-    table(f"First search of a fresh process ({os.cpu_count()} cores; first search with the "
-          f"BM25 index cached: median of {args.repeat} processes)",
+    table(f"First search of a fresh process ({os.cpu_count()} cores; with the BM25 index "
+          f"cached: median of {args.repeat} processes, and the p50 of their {args.warm} "
+          "searches after the first)",
           ["database", "chunks", "code", "first search s, BM25 cached", "µs per chunk",
-           "first search s, BM25 rebuilt", f"warm search p50 ms ({args.warm})",
+           "first search s, BM25 rebuilt", "warm search p50 ms",
            "open s", "RSS after first search MB"], rows)
 
 
