@@ -1,3 +1,4 @@
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -8,7 +9,7 @@ from core.config import KnowledgeBaseSettings
 from core.errors import IndexingError
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection
-from core.store.catalogue import KnowledgeCatalogue
+from core.store.catalogue import KnowledgeCatalogue, Passage
 
 
 async def test_index_then_search_each_format(knowledge_base: Any, corpus: Path) -> None:
@@ -165,3 +166,130 @@ async def test_a_file_that_turns_unreadable_leaves_the_index(
     assert "binary" in report.skipped[0][1]
     hits = await knowledge_base.search("Vesuvius Pompeii", "t1", limit=8)
     assert all(not (h.path or "").endswith("volcanoes.rst") for h in hits)
+
+
+class _ReadingCatalogue(KnowledgeCatalogue):
+    """Records which passages are read: all of a tenant's (a BM25 build), or some by id."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read_all: list[str] = []
+        self.read_by_id: list[str] = []
+
+    async def passages(self, tenant: str) -> list[Passage]:
+        self.read_all.append(tenant)
+        return await super().passages(tenant)
+
+    async def passages_by_id(self, tenant: str, ids: Iterable[str]) -> dict[str, Passage]:
+        found = await super().passages_by_id(tenant, ids)
+        self.read_by_id.extend(found)
+        return found
+
+
+async def _assert_served_as_catalogued(hits: list[Any], catalogue: KnowledgeCatalogue,
+                                       tenant: str) -> None:
+    """Each hit carries its own chunk's text and its own file's path and title."""
+    catalogued = {p.id: p for p in await catalogue.passages(tenant)}
+    for hit in hits:
+        passage = catalogued[hit.id]
+        assert (hit.content, hit.path, hit.title, hit.document_id) == \
+            (passage.text, passage.path, passage.title, passage.file_id)
+
+
+async def test_a_process_with_a_current_cached_index_reads_only_its_hits_passages(
+    any_engine: Any, chroma: Any, embedder: Any, corpus: Path, tmp_path: Path
+) -> None:
+    import diskcache
+
+    kb_settings = KnowledgeBaseSettings(candidates=3)  # 10 chunks: fewer than all are hits
+    with diskcache.Cache(str(tmp_path / "index-cache")) as index_cache:
+        first = KnowledgeBase(KnowledgeCatalogue(any_engine), chroma, embedder, kb_settings,
+                              index_cache)
+        await first.index([corpus], "t1")
+        before = await first.search("Which city did Mount Vesuvius bury?", "t1", limit=3)
+
+        catalogue = _ReadingCatalogue(any_engine)
+        fresh = KnowledgeBase(catalogue, chroma, embedder, kb_settings, index_cache)
+        again = await fresh.search("Which city did Mount Vesuvius bury?", "t1", limit=3)
+        assert [h.id for h in again] == [h.id for h in before]
+        assert Path(again[0].path or "").name == "volcanoes.rst"
+        assert catalogue.read_all == []
+        assert {h.id for h in again} <= set(catalogue.read_by_id)
+        assert len(set(catalogue.read_by_id)) < (await fresh.stats("t1")).chunks
+        await _assert_served_as_catalogued(again, catalogue, "t1")
+
+
+async def test_passages_served_by_id_are_the_reindexed_ones(
+    any_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path,
+    tmp_path: Path
+) -> None:
+    import diskcache
+
+    catalogue = KnowledgeCatalogue(any_engine)
+    with diskcache.Cache(str(tmp_path / "index-cache")) as index_cache:
+        kb = KnowledgeBase(catalogue, chroma, embedder, kb_settings, index_cache)
+        await kb.index([corpus], "t1")
+        assert "47 milligrams" in (await kb.search("caffeine in black tea", "t1"))[0].content
+        (corpus / "tea.txt").write_text("# Green tea\n\nA cup of green tea has about 28 "
+                                        "milligrams of caffeine.\n")
+        await kb.index([corpus], "t1")
+        await kb.search("caffeine in tea", "t1")  # the stale corpus answers; rebuilt behind
+        rebuild = kb.corpora.rebuild_of("t1")
+        if rebuild is not None:
+            await rebuild
+        for searcher in (kb, KnowledgeBase(catalogue, chroma, embedder, kb_settings,
+                                           index_cache)):
+            hits = await searcher.search("caffeine in tea", "t1", limit=8)
+            assert "28 milligrams" in hits[0].content
+            assert all("47 milligrams" not in h.content for h in hits)
+            await _assert_served_as_catalogued(hits, catalogue, "t1")
+
+
+async def test_a_tenant_never_gets_another_tenants_rows_of_the_same_file(
+    any_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path
+) -> None:
+    """Two tenants that index the same file hold chunks of the same ids. One tenant's rows
+    go (its vectors left, as by an index run stopped in between): its loaded corpus still
+    ranks them, and the other tenant's rows of those ids must not stand in for them."""
+    from core.retrieval.kb.indexer import file_id_of
+
+    catalogue = KnowledgeCatalogue(any_engine)
+    kb = KnowledgeBase(catalogue, chroma, embedder, kb_settings)
+    for tenant in ("alpha", "beta"):
+        await kb.index([corpus], tenant)
+    question = "How many hours a day do cats sleep?"
+    alpha = await kb.search(question, "alpha")
+    beta = await kb.search(question, "beta")
+    assert Path(alpha[0].path or "").name == "cats.md" and alpha[0].id == beta[0].id
+
+    path = alpha[0].path or ""
+    await catalogue.forget_file("alpha", path, file_id_of(path), worker="")
+    for mode in ("hybrid", "bm25", "dense"):
+        assert all(Path(h.path or "").name != "cats.md"
+                   for h in await kb.search(question, "alpha", mode=mode)), mode
+    hits = await kb.search(question, "beta")
+    assert Path(hits[0].path or "").name == "cats.md"
+    await _assert_served_as_catalogued(hits, catalogue, "beta")
+
+
+async def test_a_cached_index_over_other_ids_is_rebuilt(
+    sqlite_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path,
+    tmp_path: Path
+) -> None:
+    """A cached index of the right generation but other ids (another store's, or one laid
+    out in another order) would map its documents to the wrong passages."""
+    import diskcache
+
+    with diskcache.Cache(str(tmp_path / "index-cache")) as index_cache:
+        first = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder,
+                              kb_settings, index_cache)
+        await first.index([corpus], "t1")
+        before = await first.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
+        generation, ids, bm25 = index_cache.get("bm25:t1")
+        index_cache.set("bm25:t1", (generation, ids[::-1], bm25))
+
+        catalogue = _ReadingCatalogue(sqlite_engine)
+        fresh = KnowledgeBase(catalogue, chroma, embedder, kb_settings, index_cache)
+        again = await fresh.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
+        assert [h.id for h in again] == [h.id for h in before]
+        assert catalogue.read_all == ["t1"] and index_cache.get("bm25:t1")[1] == ids

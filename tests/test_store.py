@@ -173,3 +173,45 @@ async def test_a_store_from_before_the_file_index_gains_it(any_engine: Any) -> N
                 assert "ix_kb_files_file (tenant=? AND file_id=?)" in plan
     finally:
         await upgraded.dispose()
+
+
+async def test_processes_starting_together_make_the_schema_once(any_engine: Any,
+                                                                 tmp_path: Any) -> None:
+    """`serve` and its workers, or several CLI runs, open one store at the same moment:
+    a new store, and one from before an index was added."""
+    import asyncio
+
+    from sqlalchemy import inspect, text
+
+    from core.store.database import metadata, open_database, sqlite_url
+
+    if any_engine.dialect.name == "sqlite":
+        url = sqlite_url(str(tmp_path / "new.sqlite3"))
+    else:
+        url = any_engine.url.render_as_string(hide_password=False)
+        async with any_engine.begin() as connection:
+            await connection.run_sync(metadata.drop_all)
+
+    async def start_together() -> list[Any]:
+        opened = await asyncio.gather(*(open_database(url) for _ in range(6)),
+                                      return_exceptions=True)
+        for engine in opened:
+            if not isinstance(engine, BaseException):
+                await engine.dispose()
+        return [repr(error) for error in opened if isinstance(error, BaseException)]
+
+    assert await start_together() == []
+    engine = await open_database(url)
+    try:
+        async with engine.begin() as connection:
+            for index in ("ix_kb_files_file", "ix_kb_chunks_file", "ix_jobs_status"):
+                await connection.execute(text(f"DROP INDEX {index}"))
+            await _made_by_an_earlier_release(connection)
+        assert await start_together() == []
+        async with engine.connect() as connection:
+            indexes = await connection.run_sync(
+                lambda sync: {i["name"] for table in ("kb_files", "kb_chunks", "jobs")
+                              for i in inspect(sync).get_indexes(table)})
+        assert {"ix_kb_files_file", "ix_kb_chunks_file", "ix_jobs_status"} <= indexes
+    finally:
+        await engine.dispose()

@@ -106,28 +106,49 @@ class KnowledgeCatalogue:
             row = (await connection.execute(query)).one()
         return CatalogueSize(int(row[0]), int(row[1]))
 
+    async def passage_ids(self, tenant: str) -> list[str]:
+        """The ids of every chunk of the tenant, in the order of `passages` (read from the
+        key's index alone: no chunk's text is read)."""
+        query = select(kb_chunks.c.id).where(kb_chunks.c.tenant == tenant) \
+            .order_by(kb_chunks.c.id)
+        async with self._engine.connect() as connection:
+            return list((await connection.execute(query)).scalars())
+
     async def passages(self, tenant: str) -> list[Passage]:
-        """Every chunk of the tenant with its file, by file and then in reading order."""
+        """Every chunk of the tenant with its file, by id."""
         query = (
             select(kb_chunks.c.id, kb_chunks.c.file_id, kb_chunks.c.text, kb_chunks.c.location,
                    kb_files.c.path, kb_files.c.title, kb_files.c.author, kb_files.c.published)
             .join(kb_files, (kb_files.c.tenant == kb_chunks.c.tenant)
                   & (kb_files.c.file_id == kb_chunks.c.file_id))
             .where(kb_chunks.c.tenant == tenant)
-            .order_by(kb_chunks.c.file_id, kb_chunks.c.ordinal)
+            .order_by(kb_chunks.c.id)
         )
         async with self._engine.connect() as connection:
             return [Passage(*row) for row in await connection.execute(query)]
 
-    async def catalogued(self, tenant: str, ids: Iterable[str]) -> set[str]:
-        """Those of `ids` whose chunks are catalogued."""
+    async def passages_by_id(self, tenant: str, ids: Iterable[str]) -> dict[str, Passage]:
+        """Those of `ids` whose chunks are catalogued, each with its passage.
+
+        Two look-ups by key rather than a join: joined, PostgreSQL without statistics (a
+        catalogue just written) planned a walk through every file of the tenant, and so
+        every chunk, for each search."""
         wanted = list(ids)
         if not wanted:
-            return set()
-        query = select(kb_chunks.c.id).where(kb_chunks.c.tenant == tenant,
-                                             kb_chunks.c.id.in_(wanted))
+            return {}
+        chunks = select(kb_chunks.c.id, kb_chunks.c.file_id, kb_chunks.c.text,
+                        kb_chunks.c.location) \
+            .where(kb_chunks.c.tenant == tenant, kb_chunks.c.id.in_(wanted))
         async with self._engine.connect() as connection:
-            return set((await connection.execute(query)).scalars())
+            found = (await connection.execute(chunks)).all()
+            files = select(kb_files.c.file_id, kb_files.c.path, kb_files.c.title,
+                           kb_files.c.author, kb_files.c.published) \
+                .where(kb_files.c.tenant == tenant,
+                       kb_files.c.file_id.in_({row.file_id for row in found}))
+            of_file = {row.file_id: row[1:] for row in await connection.execute(files)}
+        # A chunk is catalogued with its file, in one transaction: one without is going.
+        return {row.id: Passage(*row, *of_file[row.file_id]) for row in found
+                if row.file_id in of_file}
 
     async def chunk_ids(self, tenant: str, file_id: str) -> set[str]:
         """The ids of a file's catalogued chunks."""

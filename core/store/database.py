@@ -246,6 +246,7 @@ async def open_database(url: str) -> AsyncEngine:
     try:
         async with engine.begin() as connection:
             if not await connection.run_sync(_schema_is_current):
+                await connection.run_sync(_lock_schema)
                 await connection.run_sync(_upgrade)
                 await connection.run_sync(metadata.create_all)
                 await connection.run_sync(_add_missing_indexes)
@@ -367,6 +368,25 @@ def _mark_schema_current(connection: Connection) -> None:
         connection.exec_driver_sql(f"PRAGMA user_version = {_schema_version()}")
 
 
+# Any fixed number: the key of PostgreSQL's advisory lock on this store's schema.
+_SCHEMA_LOCK = 0x72626F74
+
+
+def _lock_schema(connection: Connection) -> None:
+    """One process at a time brings the schema up to date, until its transaction ends.
+
+    Processes often start together (`serve` with its workers, several CLI runs). Looking up
+    what is missing and then creating it is not atomic: on PostgreSQL two CREATE INDEX (or
+    CREATE TABLE) of one name collide on the system catalogue's unique key, IF NOT EXISTS
+    or not, and on SQLite the second CREATE TABLE finds the first's table. The lock makes
+    the second process wait, then find everything made."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+    elif connection.dialect.name == "sqlite":
+        # The driver opens no transaction for DDL; this one takes the write lock at once.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def _upgrade(connection: Connection) -> None:
     """Bring a store made by an earlier release up to date, keeping its rows."""
     inspector = inspect(connection)
@@ -402,7 +422,7 @@ def _add_missing_indexes(connection: Connection) -> None:
     for table in metadata.sorted_tables:
         present = {index["name"] for index in inspector.get_indexes(table.name)}
         for index in table.indexes:
-            if index.name not in present:  # IF NOT EXISTS: another process may be first
+            if index.name not in present:  # IF NOT EXISTS too: a release without the lock
                 connection.execute(CreateIndex(index, if_not_exists=True))
 
 

@@ -13,7 +13,7 @@ from core.config import KnowledgeBaseSettings
 from core.models import Source, SourceMetadata
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance, reciprocal_rank_fusion
-from core.retrieval.kb.corpus import Corpus, TenantCorpora
+from core.retrieval.kb.corpus import TenantCorpora
 from core.retrieval.vectors import TenantCollections
 from core.store.catalogue import KnowledgeCatalogue, Passage
 
@@ -55,10 +55,11 @@ class KnowledgeSearch:
         a second for a few hundred chunks, ~7 s for 5,000 on 2 cores (bench/kb_tenants.py).
         Until then new files are not found, nor a changed file (its passages get new ids: the
         old text's vectors are gone and the new text is not in the loaded corpus). A passage
-        whose catalogue row is gone is never returned: a stale corpus's hits are checked
-        against the catalogue. A tenant with nothing loaded waits for its first build."""
-        generation = await self._catalogue.generation(tenant)
-        corpus = await self._corpora.get(tenant, generation)
+        whose catalogue row is gone is never returned: every hit's passage is read from the
+        catalogue by id (between an index run deleting a file's rows and its vectors, only
+        the catalogue knows the passage is gone). A tenant with nothing loaded waits for its
+        first build."""
+        corpus = await self._corpora.get(tenant)
         if not corpus.ids:
             return []
         vector = (await asyncio.to_thread(self._embedder.embed, [query]))[0]
@@ -68,14 +69,10 @@ class KnowledgeSearch:
             rankings.append(corpus.bm25_ranking(query, candidates))
         if mode in ("hybrid", "dense"):
             hits = await self._collections(tenant).query(vector, candidates)
-            rankings.append([h.id for h in hits if h.id in corpus.passages])
+            rankings.append([h.id for h in hits if h.id in corpus])
         fused = reciprocal_rank_fusion(rankings, self._settings.rrf_k)
-        ordered = sorted(fused, key=lambda i: -fused[i])
-        if corpus.generation < generation:
-            # Between an index run deleting a file's rows and its vectors, only the
-            # catalogue knows the passage is gone.
-            kept = await self._catalogue.catalogued(tenant, ordered)
-            ordered = [i for i in ordered if i in kept]
+        passages = await self._catalogue.passages_by_id(tenant, fused)
+        ordered = sorted((i for i in fused if i in passages), key=lambda i: -fused[i])
         if not ordered:
             return []
         stored = await self._collections(tenant).get(ordered, with_vectors=True)
@@ -85,10 +82,10 @@ class KnowledgeSearch:
         }
         ordered = [i for i in ordered if i in vectors]
         if mode == "hybrid":
-            ordered = self._two_level(ordered, fused, vectors, corpus, limit, per_document)
+            ordered = self._two_level(ordered, fused, vectors, passages, limit, per_document)
         sources = []
         for chunk_id in ordered[:limit]:
-            source = _source(corpus.passages[chunk_id], float(vectors[chunk_id] @ vector))
+            source = _source(passages[chunk_id], float(vectors[chunk_id] @ vector))
             source.embedding = vectors[chunk_id].tolist()
             sources.append(source)
         return sources
@@ -98,23 +95,23 @@ class KnowledgeSearch:
         ordered: list[str],
         fused: dict[str, float],
         vectors: dict[str, np.ndarray],
-        corpus: Corpus,
+        passages: dict[str, Passage],
         limit: int,
         per_document: int,
     ) -> list[str]:
         """Best documents first, then the best, mutually different passages within each."""
         by_document: dict[str, list[str]] = {}
         for chunk_id in ordered:
-            by_document.setdefault(corpus.passages[chunk_id].file_id, []).append(chunk_id)
+            by_document.setdefault(passages[chunk_id].file_id, []).append(chunk_id)
         picked: list[str] = []
-        for passages in sorted(by_document.values(), key=lambda p: -_document_score(p, fused)):
+        for document in sorted(by_document.values(), key=lambda p: -_document_score(p, fused)):
             chosen = maximal_marginal_relevance(
-                np.asarray([fused[i] for i in passages]),
-                np.vstack([vectors[i] for i in passages]),
+                np.asarray([fused[i] for i in document]),
+                np.vstack([vectors[i] for i in document]),
                 per_document,
                 self._settings.mmr_lambda,
             )
-            picked.extend(passages[n] for n in chosen)
+            picked.extend(document[n] for n in chosen)
             if len(picked) >= limit:
                 break
         return picked
