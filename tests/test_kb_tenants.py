@@ -147,6 +147,17 @@ async def test_a_changed_tenant_answers_from_its_loaded_corpus_until_the_rebuild
     assert kb.builds == ["a", "a"]
 
 
+async def test_the_search_after_an_index_run_finds_what_it_added(
+    kb: _HeldKnowledgeBase, tmp_path: Path
+) -> None:
+    """A rebuild that lands within a second is waited for: the question asked right after
+    `researchbot index` finds the new file, not only the one after it."""
+    folder = await _index(kb, tmp_path / "a", "a", {"cats.md": CATS})
+    assert _names(await kb.search("cats sleep", "a")) == {"cats.md"}
+    await _index(kb, folder, "a", {"moon.md": MOON})
+    assert "moon.md" in _names(await kb.search("Moon gravity tides", "a", limit=1))
+
+
 async def test_a_removed_file_never_comes_back_from_a_stale_corpus(
     kb: _HeldKnowledgeBase, tmp_path: Path
 ) -> None:

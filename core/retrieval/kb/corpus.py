@@ -27,6 +27,11 @@ from core.text import terms
 
 log = logging.getLogger(__name__)
 
+# How long a search waits for the rebuild of a corpus an index run made stale before it
+# answers from the stale one (bench/kb_tenants.py: a few hundred chunks take milliseconds,
+# 5,000 several seconds).
+STALE_WAIT_S = 1.0
+
 
 @dataclass
 class Corpus:
@@ -74,21 +79,35 @@ class TenantCorpora:
 
     async def get(self, tenant: str, generation: int | None = None) -> Corpus:
         """The tenant's corpus for a search of the catalogue at `generation` (default: now).
-        An older one with passages is returned at once and rebuilt in the background; with
-        nothing (or nothing searchable) loaded the search waits, sharing one build."""
+        With an older one loaded, the search waits up to `STALE_WAIT_S` for the rebuild (a
+        few hundred chunks rebuild in milliseconds: the question after an index run finds
+        what it added) and then answers from the older one while the rebuild goes on in the
+        background; with nothing (or nothing searchable) loaded it waits, sharing one
+        build."""
         if generation is None:
             generation = await self._catalogue.generation(tenant)
         entry = self._loaded.use(tenant)
+        waited = False
         while True:
             loaded = entry.corpus
             if loaded is not None and loaded.generation >= generation:
                 return loaded
             rebuild = self._start_rebuild(tenant, entry, generation)
+            # Shielded: a search given up on (a source timeout) must not cancel a build that
+            # other searches are waiting for.
             if loaded is not None and loaded.ids:
-                return loaded
+                if waited:
+                    return loaded
+                waited = True
+                try:
+                    await asyncio.wait_for(asyncio.shield(rebuild), STALE_WAIT_S)
+                except TimeoutError:
+                    pass  # the older corpus answers; the rebuild goes on
+                except Exception:
+                    pass  # logged by _rebuild_done; the older corpus answers
+                continue
             # The build may be one for an older generation that was already running: then
-            # the loop starts the next. Shielded: a search given up on (a source timeout)
-            # must not cancel a build that other searches are waiting for.
+            # the loop starts the next.
             await asyncio.shield(rebuild)
 
     async def generation(self, tenant: str) -> int:

@@ -50,11 +50,13 @@ class KnowledgeSearch:
         """Passages for the query. "hybrid" fuses BM25 and dense rankings, orders documents
         by their best passages, then picks up to `per_document` passages in each by MMR.
 
-        Staleness: after an index run changes the tenant's files, searches answer from the
-        corpus loaded before it until a background rebuild swaps the new one in: well under
-        a second for a few hundred chunks, ~7 s for 5,000 on 2 cores (bench/kb_tenants.py).
-        Until then new files are not found, nor a changed file (its passages get new ids: the
-        old text's vectors are gone and the new text is not in the loaded corpus). A passage
+        Staleness: after an index run changes the tenant's files, a search waits up to
+        `corpus.STALE_WAIT_S` (1 s) for the rebuild of the tenant's corpus, then answers from
+        the corpus loaded before it until the background rebuild swaps the new one in: well
+        under a second for a few hundred chunks, ~7 s for 5,000 on 2 cores
+        (bench/kb_tenants.py). Until then new files are not found, nor a changed file (its
+        passages get new ids: the old text's vectors are gone and the new text is not in the
+        loaded corpus). A passage
         whose catalogue row is gone is never returned: every hit's passage is read from the
         catalogue by id (between an index run deleting a file's rows and its vectors, only
         the catalogue knows the passage is gone). A tenant with nothing loaded waits for its
