@@ -173,10 +173,9 @@ async def first_search(data: Path, url: str, warm: int) -> dict[str, Any]:
 
 
 def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    import psutil
+
+    return float(psutil.Process().memory_info().rss) / 2**20
 
 
 # ---- the parent: processes, checkouts, the table -------------------------------------------

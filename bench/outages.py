@@ -37,6 +37,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -142,29 +143,43 @@ async def _deployment(made: Cluster, workers: int = 2) -> str:
     return url
 
 
+class Restartable(Protocol):
+    async def stop(self) -> None: ...
+
+    async def start(self) -> None: ...
+
+
+async def _outage(made: Cluster, server: Restartable, store_url: str, label: str,
+                  questions: int, ask_for_s: float, up_s: float, down_s: float,
+                  settle_s: float) -> list[object]:
+    """`questions` asked over `ask_for_s` through serve and two workers while `server` is
+    stopped `up_s` into the run for `down_s`; the tally once every job has settled."""
+    url = await _deployment(made)
+    tally, stop = Tally(), asyncio.Event()
+    started = time.perf_counter()
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        reading = asyncio.create_task(tally.read(client, stop))
+        asking = asyncio.create_task(_asking(tally, client, questions,
+                                             every_s=ask_for_s / questions))
+        await asyncio.sleep(up_s)
+        await server.stop()
+        await asyncio.sleep(down_s)
+        await server.start()
+        await asking
+        await _settle(store_url, settle_s)
+        stop.set()
+        await reading
+    return await _row(label, tally, store_url, time.perf_counter() - started)
+
+
 async def pg_restart(folder: Path, web: FakeWeb, code: Path, questions: int,
                      settle_s: float) -> list[object]:
     async with private_postgres() as pg, private_redis() as redis, \
             cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
                     RESEARCHBOT_QUEUE__URL=redis.url, **_web_settings(web),
                     **_env(code)) as made:
-        url = await _deployment(made)
-        tally, stop = Tally(), asyncio.Event()
-        started = time.perf_counter()
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            reading = asyncio.create_task(tally.read(client, stop))
-            asking = asyncio.create_task(_asking(tally, client, questions,
-                                                 every_s=10 / questions))
-            await asyncio.sleep(4)
-            await pg.stop()
-            await asyncio.sleep(6)
-            await pg.start()
-            await asking
-            await _settle(pg.url, settle_s)
-            stop.set()
-            await reading
-        return await _row(f"pg restart 6 s, {questions} q", tally, pg.url,
-                          time.perf_counter() - started)
+        return await _outage(made, pg, pg.url, f"pg restart 6 s, {questions} q", questions,
+                             ask_for_s=10, up_s=4, down_s=6, settle_s=settle_s)
 
 
 async def redis_down(folder: Path, web: FakeWeb, code: Path, questions: int,
@@ -173,22 +188,8 @@ async def redis_down(folder: Path, web: FakeWeb, code: Path, questions: int,
             cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
                     RESEARCHBOT_QUEUE__URL=redis.url, **_web_settings(web),
                     **_env(code)) as made:
-        url = await _deployment(made)
-        tally, stop = Tally(), asyncio.Event()
-        started = time.perf_counter()
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            reading = asyncio.create_task(tally.read(client, stop))
-            asking = asyncio.create_task(_asking(tally, client, questions, every_s=30 / questions))
-            await asyncio.sleep(5)
-            await redis.stop()
-            await asyncio.sleep(20)
-            await redis.start()
-            await asking
-            await _settle(pg.url, settle_s)
-            stop.set()
-            await reading
-        return await _row(f"redis down 20 s, {questions} q", tally, pg.url,
-                          time.perf_counter() - started)
+        return await _outage(made, redis, pg.url, f"redis down 20 s, {questions} q",
+                             questions, ask_for_s=30, up_s=5, down_s=20, settle_s=settle_s)
 
 
 async def chroma_stopped(folder: Path, web: FakeWeb, code: Path, questions: int,
@@ -199,22 +200,8 @@ async def chroma_stopped(folder: Path, web: FakeWeb, code: Path, questions: int,
                     RESEARCHBOT_QUEUE__URL=redis.url,
                     RESEARCHBOT_KNOWLEDGE_BASE__CHROMA_URL=chroma.url, **_web_settings(web),
                     **_env(code)) as made:
-        url = await _deployment(made)
-        tally, stop = Tally(), asyncio.Event()
-        started = time.perf_counter()
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            reading = asyncio.create_task(tally.read(client, stop))
-            asking = asyncio.create_task(_asking(tally, client, questions, every_s=20 / questions))
-            await asyncio.sleep(5)
-            await chroma.stop()
-            await asyncio.sleep(10)
-            await chroma.start()
-            await asking
-            await _settle(pg.url, settle_s)
-            stop.set()
-            await reading
-        return await _row(f"chroma down 10 s, {questions} q", tally, pg.url,
-                          time.perf_counter() - started)
+        return await _outage(made, chroma, pg.url, f"chroma down 10 s, {questions} q",
+                             questions, ask_for_s=20, up_s=5, down_s=10, settle_s=settle_s)
 
 
 async def serve_killed(folder: Path, web: FakeWeb, code: Path, questions: int,

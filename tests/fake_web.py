@@ -5,7 +5,9 @@ SearXNG (JSON), and plain pages with a robots.txt. Failures are scripted per pat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,3 +214,30 @@ def point_sources_at(web: FakeWeb, monkeypatch: Any, **more: str) -> None:
         **more,
     }.items():
         monkeypatch.setenv(f"RESEARCHBOT_{name}", value)
+
+
+@contextlib.asynccontextmanager
+async def slow_wikipedia(latency_s: float, article: Article | None = None
+                         ) -> AsyncIterator[FakeWeb]:
+    """A Wikipedia knowing one article (a cat's, by default) whose every call takes
+    `latency_s`: jobs are still running while a test watches, cancels or breaks something."""
+    web = FakeWeb()
+    web.articles.append(article or Article(
+        "Cat", "The cat is a small domesticated carnivorous mammal.",
+        "https://en.wikipedia.org/wiki/Cat"))
+    web.latency["/w/api.php"] = latency_s
+    await web.start()
+    try:
+        yield web
+    finally:
+        await web.stop()
+
+
+def wikipedia_only(web: FakeWeb) -> dict[str, str]:
+    """Settings (as the environment of a bot process) whose only web source is `web`'s
+    Wikipedia, with no source cache and no page reading."""
+    return {"RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
+            "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
+            "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
+            "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0",
+            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0"}

@@ -17,7 +17,7 @@ from core.store.database import open_database
 from core.store.feedback import FeedbackStore, Rating
 from tests.api_harness import TENANT, RunningApi, api_settings, running_api
 from tests.conftest import skip_or_fail
-from tests.fake_web import Article, FakeWeb
+from tests.fake_web import Article, FakeWeb, slow_wikipedia
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -60,14 +60,11 @@ async def store(tmp_path: Path, served_store: Path, embedder: Any, kb_settings: 
 
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """A Wikipedia that answers in 2 s: the page is open while the job runs."""
-    web = FakeWeb()
-    web.articles.append(Article("Otter", "Sea otters sleep floating on their backs.",
-                                "https://en.wikipedia.org/wiki/Sea_otter"))
-    web.latency["/w/api.php"] = 2.0
-    await web.start()
-    yield web
-    await web.stop()
+    """The page is open while the job runs."""
+    async with slow_wikipedia(2.0, Article("Otter", "Sea otters sleep floating on their "
+                                           "backs.", "https://en.wikipedia.org/wiki/Sea_otter")
+                              ) as web:
+        yield web
 
 
 @pytest.fixture

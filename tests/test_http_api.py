@@ -29,7 +29,7 @@ from tests.api_harness import (
     read_events,
     running_api,
 )
-from tests.fake_web import Article, FakeWeb
+from tests.fake_web import FakeWeb, slow_wikipedia
 
 QUESTION = "How long do cats sleep?"
 
@@ -41,16 +41,10 @@ def store(served_store: Path) -> Path:
 
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """A Wikipedia that takes 3 s to answer, so a job is still running while a test
-    watches, disconnects or cancels it, on a busy machine too."""
-    web = FakeWeb()
-    web.articles.append(Article("Cat", "The cat is a small domesticated carnivorous mammal "
-                                "that sleeps for most of the day.",
-                                "https://en.wikipedia.org/wiki/Cat"))
-    web.latency["/w/api.php"] = 3.0
-    await web.start()
-    yield web
-    await web.stop()
+    """A job is still running while a test watches, disconnects or cancels it, on a busy
+    machine too."""
+    async with slow_wikipedia(3.0) as web:
+        yield web
 
 
 def _slow(store: Path, web: FakeWeb, **sections: Any) -> Any:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from core.store.database import job_events, jobs
 from tests.api_harness import api_settings, running_api
 from tests.cluster import Cluster, cluster, free_port, wait_until
-from tests.fake_web import Article, FakeWeb
+from tests.fake_web import FakeWeb, slow_wikipedia, wikipedia_only
 from tests.private_servers import private_chroma, private_postgres, private_redis
 
 TENANT = "T1"
@@ -32,22 +32,13 @@ UNFINISHED = ("pending", "in_progress")
 
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """A Wikipedia that takes two seconds to answer: jobs are in flight when a server fails."""
-    web = FakeWeb()
-    web.articles.append(Article("Cat", "The cat is a small domesticated carnivorous mammal.",
-                                "https://en.wikipedia.org/wiki/Cat"))
-    web.latency["/w/api.php"] = 2.0
-    await web.start()
-    yield web
-    await web.stop()
+    """Jobs are in flight when a server fails."""
+    async with slow_wikipedia(2.0) as web:
+        yield web
 
 
 def _web_settings(web: FakeWeb) -> dict[str, str]:
-    return {"RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-            "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
-            "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
-            "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0",
-            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0", "RESEARCHBOT_TENANT": TENANT,
+    return {**wikipedia_only(web), "RESEARCHBOT_TENANT": TENANT,
             "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
             "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
 

@@ -20,7 +20,7 @@ from tests.cluster import Cluster, chroma_server, cluster, free_port, wait_until
 from tests.conftest import POSTGRES_URL
 from tests.fake_discord import GUILD_ID, FakeDiscord
 from tests.fake_slack import FakeSlack
-from tests.fake_web import Article, FakeWeb
+from tests.fake_web import FakeWeb, slow_wikipedia, wikipedia_only
 from tests.slack_harness import SECRET, SlackHarness, mention
 
 pytestmark = pytest.mark.postgres
@@ -41,23 +41,9 @@ async def _rows(table: Any) -> list[dict[str, Any]]:
 
 @pytest.fixture
 async def slow_web() -> Any:
-    """A Wikipedia that takes a second to answer: every job is still running when a worker
-    is killed or stopped."""
-    web = FakeWeb()
-    web.articles.append(Article("Cat", "The cat is a small domesticated carnivorous mammal.",
-                                "https://en.wikipedia.org/wiki/Cat"))
-    web.latency["/w/api.php"] = 1.0
-    await web.start()
-    yield web
-    await web.stop()
-
-
-def _web_settings(web: FakeWeb) -> dict[str, str]:
-    return {"RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-            "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
-            "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
-            "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0",
-            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0"}
+    """Every job is still running when a worker is killed or stopped."""
+    async with slow_wikipedia(1.0) as web:
+        yield web
 
 
 async def _slack_front(made: Cluster, slack: FakeSlack) -> SlackHarness:
@@ -119,7 +105,7 @@ async def test_slack_and_two_workers_answer_each_question_once_when_one_is_kille
     await slack.start()
     try:
         async with cluster(tmp_path, "T1", **_slack_settings(slack),
-                           **_web_settings(slow_web)) as made:
+                           **wikipedia_only(slow_web)) as made:
             harness = await _slack_front(made, slack)
             doomed = await made.worker("worker-1")
             await made.worker("worker-2")
@@ -150,7 +136,7 @@ async def test_discord_and_two_workers_answer_each_question_once_when_one_is_kil
         async with cluster(tmp_path, GUILD_ID, RESEARCHBOT_DISCORD__TOKEN="fake-token",
                            RESEARCHBOT_DISCORD__API_BASE_URL=fake.api_base,
                            RESEARCHBOT_DISCORD__GATEWAY_URL=fake.gateway_url,
-                           **_web_settings(slow_web)) as made:
+                           **wikipedia_only(slow_web)) as made:
             await made.start("discord", "discord")
             await fake.wait_for(lambda: bool(fake.identified), 120)
             doomed = await made.worker("worker-1")
@@ -197,7 +183,7 @@ async def test_a_late_worker_answers_queued_questions_and_a_stopped_one_hands_jo
     slack = FakeSlack()
     await slack.start()
     try:
-        async with cluster(tmp_path, "T1", **_slack_settings(slack), **_web_settings(slow_web),
+        async with cluster(tmp_path, "T1", **_slack_settings(slack), **wikipedia_only(slow_web),
                            RESEARCHBOT_QUEUE__SHUTDOWN_GRACE_SECONDS="1") as made:
             harness = await _slack_front(made, slack)
             threads = await _ask_slack(harness, 3)
