@@ -29,6 +29,7 @@
     │   │                       `retry_after_s` (HTTP 503 with Retry-After)
     │   ├── StoreUnavailableError  the database cannot be reached (down, restarting) or its
     │   │                       disk is full (core.store.outage tells one from a bug)
+    │   ├── VectorStoreUnavailableError  the Chroma server cannot be reached
     │   └── QueueUnavailableError  the job queue (Redis) cannot be reached: nothing was queued
     ├── JobNotFoundError        no job has that id
     └── JobFailedError          a job ended without an answer (its stored reason)
@@ -195,6 +196,10 @@ class UnavailableError(ResearchBotError):
 
 class StoreUnavailableError(UnavailableError):
     """The database cannot be reached or written (down, restarting, its disk full)."""
+
+
+class VectorStoreUnavailableError(UnavailableError):
+    """The vector store (a Chroma server) cannot be reached: down, restarting, unreachable."""
 
 
 class QueueUnavailableError(UnavailableError):

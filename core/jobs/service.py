@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +37,8 @@ from core.errors import (
     InvalidQuestionError,
     JobNotFoundError,
     QueueUnavailableError,
+    UnavailableError,
+    VectorStoreUnavailableError,
 )
 from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
 from core.jobs.progress import StoredProgress
@@ -78,7 +81,7 @@ QUEUE_AWAY = "the job queue is unavailable; ask again shortly"
 RESUMED = "Resumed after a restart: researching again from the question"
 INTERRUPTED = ("Sorry, the research was interrupted: the process running it stopped, and it "
                "could not be taken up again. Please ask again.")
-STORE_BACK = "The job database came back: researching again from the question"
+SERVER_BACK = "{} came back: researching again from the question"
 # Times a job is taken up again (a restart, a lost queue entry, a database outage under its
 # research) before it fails: a job that itself brings its process down must not loop.
 MAX_TAKE_UPS = 3
@@ -443,20 +446,24 @@ class JobService(JobReader):
         sink: Callable[[StageEvent], Awaitable[None]],
         flush_progress: Callable[[], Awaitable[None]],
     ) -> ResearchOutcome:
-        """The research, run again when the database went away under it (its knowledge
-        base is read there): once the database answers, up to `MAX_TAKE_UPS` times. The
-        progress of a run given up is stored before the event that says it starts again."""
+        """The research, run again when the database or the vector store went away under it
+        (the knowledge base and the answer cache are read there): after a growing wait, up
+        to `MAX_TAKE_UPS` times. The progress of a run given up is stored before the event
+        that says it starts again."""
         for run in range(1, MAX_TAKE_UPS + 1):
             try:
                 return await self.research.run(request, sink)
             except Exception as error:
-                if store_outage(error) is None or run == MAX_TAKE_UPS:
+                outage = _outage(error)
+                if outage is None or run == MAX_TAKE_UPS:
                     raise
-                log.warning("job %s: the database went away during its research", job_id)
-            await asyncio.sleep(2 ** run)  # a store that refused at once may be restarting
+                log.warning("job %s: research cut off: %s", job_id, outage)
+            await asyncio.sleep(2 ** run)  # a server that refused at once may be restarting
             await flush_progress()
-            await self._outlast(lambda: self._events.append(job_id, "resumed",
-                                                            message=STORE_BACK))
+            back = SERVER_BACK.format("The vector store" if isinstance(
+                outage, VectorStoreUnavailableError) else "The job database")
+            await self._outlast(functools.partial(self._events.append, job_id, "resumed",
+                                                  message=back))
         raise AssertionError("unreachable")
 
     async def _completed(self, job_id: str, outcome: ResearchOutcome,
@@ -475,7 +482,7 @@ class JobService(JobReader):
         tell the person."""
         message = user_message(error)
         kind = failure_of(error)
-        outage = store_outage(error)
+        outage = _outage(error)
         if outage is not None:
             log.error("job %s failed: %s", job_id, outage, extra=dict(fields))
             reason = f"{outage} (the research could not read it)"
@@ -573,6 +580,14 @@ def validated(request: ResearchRequest) -> ResearchRequest:
         for turn in request.context]
     return request.model_copy(update={"question": validate_question(request.question),
                                       "context": context})
+
+
+def _outage(error: BaseException) -> UnavailableError | None:
+    """The outage (of the database or the vector store) `error` is a sign of, if any: the
+    research is worth running again once the server is back."""
+    if isinstance(error, UnavailableError):
+        return error
+    return store_outage(error)
 
 
 def failure_of(error: BaseException) -> FailureKind:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -29,7 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigurationError, ResearchBotError, StoreError
+from core.errors import (
+    ConfigurationError,
+    ResearchBotError,
+    StoreError,
+    VectorStoreUnavailableError,
+)
 from core.store.full_disk import full_disk_error
 
 _LOCK_FILE = "researchbot-writes.lock"
@@ -348,8 +354,27 @@ class VectorCollection:
         except ResearchBotError:
             raise
         except Exception as error:  # chromadb raises many types; all mean the store failed
+            if _unreachable(error):
+                raise VectorStoreUnavailableError(VECTOR_STORE_AWAY) from error
             full = full_disk_error("vector store", error, self._store.folder, opaque=True)
             raise (full or StoreError(f"vector store: {error}")) from error
+
+
+VECTOR_STORE_AWAY = "the vector store (Chroma server) cannot be reached; try again shortly"
+
+
+def _unreachable(error: BaseException) -> bool:
+    """A Chroma server that is down, restarting or unreachable: a refused or dropped
+    connection or a timeout anywhere in the chain (chromadb's HTTP client, httpx, wraps the
+    socket's error), not a bad request or a bug."""
+    httpx = sys.modules.get("httpx")  # loaded with chromadb's HTTP client
+    link: BaseException | None = error
+    while link is not None:
+        if isinstance(link, (ConnectionError, TimeoutError)) or (
+                httpx is not None and isinstance(link, httpx.TransportError)):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
 
 
 class TenantCollections:
