@@ -322,8 +322,9 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
             stale = timedelta(minutes=settings.store.stale_job_minutes)
             if resume_abandoned:
                 await jobs.resume_abandoned(worker_alive, stale)
-            else:
-                await jobs.fail_abandoned(worker_alive, stale)
+            else:  # the CLI ends its own kind only: a stopped `serve` resumes its jobs itself
+                await jobs.fail_abandoned(worker_alive, stale,
+                                          ("cli",) if in_process else None)
         try:
             yield ResearchServices(jobs, ConversationStore(engine), engine,
                                    FeedbackStore(engine), await ShareLinks.load(engine),

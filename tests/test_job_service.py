@@ -241,20 +241,27 @@ async def test_improve_without_a_model_is_refused_before_a_job_is_stored(
 async def test_opening_the_research_core_fails_jobs_whose_process_is_gone(
     clean_env: Path,
 ) -> None:
-    """A process that stopped mid-job (no queue to hand it on): the next start says so."""
+    """A CLI process that stopped mid-job (no queue to hand it on): the next CLI start says
+    so. A stopped `serve`'s jobs are left for `serve` to resume when it starts again."""
     import socket
 
     from bot.config import load_settings
     from bot.wiring import open_job_reader, open_research
 
     settings = load_settings(None)
+    dead = f"{socket.gethostname()}:999999999"
     async with open_job_reader(settings) as reader:
         gone = await reader.store.create(Job(request=ResearchRequest(question=QUESTION),
-                                             worker=f"{socket.gethostname()}:999999999"))
-        await reader.store.start(gone.id)
+                                             platform="cli", worker=dead))
+        served = await reader.store.create(Job(request=ResearchRequest(question=QUESTION),
+                                               platform="api", worker=dead))
+        for job_id in (gone.id, served.id):
+            await reader.store.start(job_id)
     async with open_research(settings, in_process=True) as research:
         job = await research.jobs.result(gone.id)
+        left = await research.jobs.result(served.id)
     assert job.status == JobStatus.FAILED and job.failure == FailureKind.INTERRUPTED
+    assert left.status == JobStatus.IN_PROGRESS
 
 
 async def test_an_ended_job_leaves_no_state_in_the_service(

@@ -26,7 +26,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -221,11 +221,12 @@ class JobService(JobReader):
         return True
 
     async def fail_abandoned(self, worker_alive: Callable[[str], bool],
-                             older_than: timedelta) -> int:
-        """At start-up without a queue: unfinished jobs whose process is gone (per
-        `worker_alive`), or older than `older_than`, are failed, so none stays in progress
-        forever. How many."""
-        return await self.store.fail_abandoned(worker_alive, older_than)
+                             older_than: timedelta, platforms: Collection[str] | None = None
+                             ) -> int:
+        """At start-up without a queue: unfinished jobs (of `platforms`, when given) whose
+        process is gone (per `worker_alive`), or older than `older_than`, are failed, so none
+        stays in progress forever. How many."""
+        return await self.store.fail_abandoned(worker_alive, older_than, platforms)
 
     async def resume_abandoned(self, worker_alive: Callable[[str], bool],
                                older_than: timedelta) -> int:

@@ -6,7 +6,7 @@ carry a key, and the row outlives the process."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -118,18 +118,20 @@ class JobStore:
         await self._update(job_id, **values)
 
     async def fail_abandoned(
-        self, worker_alive: Callable[[str], bool], older_than: timedelta
+        self, worker_alive: Callable[[str], bool], older_than: timedelta,
+        platforms: Collection[str] | None = None,
     ) -> int:
-        """Mark unfinished jobs failed when their worker is gone (per `worker_alive`) or when
-        they are older than `older_than`, so that none stays in_progress forever."""
+        """Mark unfinished jobs (of `platforms` only, when given) failed when their worker is
+        gone (per `worker_alive`) or when they are older than `older_than`, so that none stays
+        in_progress forever."""
         unfinished = [JobStatus.IN_PROGRESS.value, JobStatus.PENDING.value]
         cutoff = utcnow() - older_than
+        query = select(jobs.c.id, jobs.c.worker, jobs.c.created_at).where(
+            jobs.c.status.in_(unfinished))
+        if platforms is not None:
+            query = query.where(jobs.c.platform.in_(list(platforms)))
         async with self._engine.begin() as connection:
-            rows = await connection.execute(
-                select(jobs.c.id, jobs.c.worker, jobs.c.created_at).where(
-                    jobs.c.status.in_(unfinished)
-                )
-            )
+            rows = await connection.execute(query)
             dead = [
                 row.id
                 for row in rows
