@@ -138,14 +138,9 @@ async def open_job_reader(settings: Settings) -> AsyncIterator[JobReader]:
     """The reading side of the job service: jobs, events and deliveries (the CLI's `jobs`,
     `show` and `keys`, which should not load models and indexes to print a row)."""
     from core.jobs.reading import JobReader
-    from core.store.database import open_database
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    engine = await open_database(settings.store_url)
-    try:
+    async with _opened_database(settings) as engine:
         yield JobReader(*_job_stores(engine))
-    finally:
-        await engine.dispose()
 
 
 @asynccontextmanager
@@ -198,19 +193,13 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
         return
     from core.store.access import ShareLinks
     from core.store.conversations import ConversationStore
-    from core.store.database import open_database
     from core.store.feedback import FeedbackStore
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    engine = await open_database(settings.store_url)
-    try:
-        async with open_queue(settings) as queue:
-            jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
-                              worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
-            yield FrontEndServices(jobs, ConversationStore(engine), engine,
-                                   FeedbackStore(engine), await ShareLinks.load(engine))
-    finally:
-        await engine.dispose()
+    async with _opened_database(settings) as engine, open_queue(settings) as queue:
+        jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
+                          worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
+        yield FrontEndServices(jobs, ConversationStore(engine), engine,
+                               FeedbackStore(engine), await ShareLinks.load(engine))
 
 
 @asynccontextmanager
@@ -258,6 +247,7 @@ def _cache_scope(generation: int) -> str:
 
 @asynccontextmanager
 async def _opened_database(settings: Settings) -> AsyncIterator[AsyncEngine]:
+    """The job database (its data dir made first, for SQLite), disposed on the way out."""
     from core.store.database import open_database
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -147,6 +147,15 @@ async def redis() -> AsyncIterator[Any]:
 
 
 @pytest.fixture
+async def session() -> AsyncIterator[Any]:
+    """A plain aiohttp session, the HTTP session a search source is given."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as client:
+        yield client
+
+
+@pytest.fixture
 def chroma(tmp_path: Path) -> Any:
     from core.retrieval.vectors import open_chroma
 

@@ -76,12 +76,6 @@ async def fake() -> AsyncIterator[NotedWeb]:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as client:
-        yield client
-
-
-@pytest.fixture
 def clock() -> Clock:
     return Clock()
 

@@ -80,12 +80,6 @@ async def fake() -> AsyncIterator[TimedWeb]:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as client:
-        yield client
-
-
-@pytest.fixture
 def clock() -> Clock:
     return Clock()
 

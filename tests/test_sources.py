@@ -51,12 +51,6 @@ async def fake() -> AsyncIterator[FakeWeb]:
     await server.stop()
 
 
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as client:
-        yield client
-
-
 def _policy(name: str, **options: Any) -> SourcePolicy:
     values: dict[str, Any] = {"timeout_s": 2.0, "attempts": 3, "backoff_s": 0.05,
                               "rate_per_s": 100.0}

@@ -266,10 +266,8 @@ class JobService(JobReader):
                     await self._take_ups(job.id) >= MAX_TAKE_UPS:
                 swept += await self._give_up(job.id, job.platform)
                 continue
-            deep = choose_depth(job.request.depth, job.request.question,
-                                detect_intent(job.request.question),
-                                job.request.platform) == Depth.DEEP
-            if await self._queue.enqueue(job.id, deep=deep, timeout_s=self._attempt_timeout_s):
+            if await self._queue.enqueue(job.id, deep=_deep(job.request),
+                                         timeout_s=self._attempt_timeout_s):
                 await self._events.append(job.id, "resumed",
                                           message="Queued again: its queue entry had ended")
                 self._events.forget(job.id)
@@ -322,8 +320,7 @@ class JobService(JobReader):
         """Queue the job; when the queue cannot be reached, the job fails and says so."""
         assert self._queue is not None
         self._events.forget(job_id)  # a worker numbers the events from here
-        deep = choose_depth(request.depth, request.question, detect_intent(request.question),
-                            request.platform) == Depth.DEEP
+        deep = _deep(request)
         try:
             async for attempt in AsyncRetrying(stop=stop_after_attempt(3), reraise=True,
                                                wait=wait_exponential(multiplier=0.5, max=2)):
@@ -581,6 +578,12 @@ def validated(request: ResearchRequest) -> ResearchRequest:
         for turn in request.context]
     return request.model_copy(update={"question": validate_question(request.question),
                                       "context": context})
+
+
+def _deep(request: ResearchRequest) -> bool:
+    """Whether the job goes to the queue of deep jobs (which never holds up quick ones)."""
+    return choose_depth(request.depth, request.question, detect_intent(request.question),
+                        request.platform) == Depth.DEEP
 
 
 def _outage(error: BaseException) -> UnavailableError | None:

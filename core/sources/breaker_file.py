@@ -104,6 +104,11 @@ class BreakerFile:
                                          isolation_level=None, check_same_thread=False)
             connection.row_factory = sqlite3.Row
             try:
+                # Every source call reads or writes a row: write-ahead logging without a sync
+                # at each commit keeps that off the disk's flush (a breaker's state is advice;
+                # losing its last change to a power cut costs one connect timeout).
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
                 connection.execute(_SCHEMA)
             except sqlite3.Error:
                 connection.close()

@@ -5,6 +5,7 @@ SQLite (a file in the data dir) by default; PostgreSQL through asyncpg by URL.
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from pathlib import Path
@@ -346,6 +347,7 @@ def _reason(error: Exception) -> str:
     return redact(text.splitlines()[0])
 
 
+@functools.cache
 def _schema_version() -> int:
     """A number that changes with any table, column or index (a 31-bit digest of them)."""
     tables = metadata.tables.values()

@@ -68,16 +68,7 @@ class JobStore:
             query = query.where(jobs.c.tenant == tenant)
         if status is not None:
             query = query.where(jobs.c.status == status.value)
-        async with self._engine.connect() as connection:
-            rows = (await connection.execute(query)).all()
-        found = []
-        for row in rows:
-            try:
-                found.append(_job(row._mapping))
-            except ValueError as error:
-                log.warning("job %s left out of the list: it cannot be read: %s", row.id,
-                            _unreadable(error))
-        return found
+        return await self._readable(query)
 
     async def start(self, job_id: str, worker: str = "") -> None:
         """The job runs now, in process `worker` (when named)."""
@@ -124,10 +115,9 @@ class JobStore:
         """Mark unfinished jobs (of `platforms` only, when given) failed when their worker is
         gone (per `worker_alive`) or when they are older than `older_than`, so that none stays
         in_progress forever."""
-        unfinished = [JobStatus.IN_PROGRESS.value, JobStatus.PENDING.value]
         cutoff = utcnow() - older_than
         query = select(jobs.c.id, jobs.c.worker, jobs.c.created_at).where(
-            jobs.c.status.in_(unfinished))
+            jobs.c.status.in_(_UNFINISHED))
         if platforms is not None:
             query = query.where(jobs.c.platform.in_(list(platforms)))
         async with self._engine.begin() as connection:
@@ -140,7 +130,7 @@ class JobStore:
             if dead:
                 await connection.execute(
                     update(jobs)
-                    .where(jobs.c.id.in_(dead), jobs.c.status.in_(unfinished))
+                    .where(jobs.c.id.in_(dead), jobs.c.status.in_(_UNFINISHED))
                     .values(
                         status=JobStatus.FAILED.value,
                         error="interrupted: the process running this job stopped before "
@@ -153,12 +143,25 @@ class JobStore:
     async def unfinished(self, created_before: datetime | None = None) -> list[Job]:
         """Jobs pending or in progress (created before `created_before`, when given),
         oldest first."""
-        query = select(jobs).where(jobs.c.status.in_(_UNFINISHED)).order_by(jobs.c.created_at)
+        query = select(*_STORED).where(jobs.c.status.in_(_UNFINISHED)) \
+            .order_by(jobs.c.created_at)
         if created_before is not None:
             query = query.where(jobs.c.created_at < created_before)
+        return await self._readable(query)
+
+    async def _readable(self, query: Any) -> list[Job]:
+        """The jobs `query` selects; a row that cannot be read is left out (logged), so one
+        bad row cannot break a list, a resume or a sweep."""
         async with self._engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        return [_job(row._mapping) for row in rows]
+        found = []
+        for row in rows:
+            try:
+                found.append(_job(row._mapping))
+            except ValueError as error:
+                log.warning("job %s left out: it cannot be read: %s", row.id,
+                            _unreadable(error))
+        return found
 
     async def claim(self, job_id: str, gone: str, worker: str) -> bool:
         """Take an unfinished job of process `gone` for process `worker`: False when another

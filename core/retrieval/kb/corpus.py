@@ -14,6 +14,7 @@ a search.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -99,12 +100,10 @@ class TenantCorpora:
                 if waited:
                     return loaded
                 waited = True
-                try:
+                # Too slow (the rebuild goes on) or failed (_rebuild_done logs it): the older
+                # corpus answers.
+                with contextlib.suppress(Exception):
                     await asyncio.wait_for(asyncio.shield(rebuild), STALE_WAIT_S)
-                except TimeoutError:
-                    pass  # the older corpus answers; the rebuild goes on
-                except Exception:
-                    pass  # logged by _rebuild_done; the older corpus answers
                 continue
             # The build may be one for an older generation that was already running: then
             # the loop starts the next.

@@ -56,11 +56,10 @@ class KnowledgeSearch:
         under a second for a few hundred chunks, ~7 s for 5,000 on 2 cores
         (bench/kb_tenants.py). Until then new files are not found, nor a changed file (its
         passages get new ids: the old text's vectors are gone and the new text is not in the
-        loaded corpus). A passage
-        whose catalogue row is gone is never returned: every hit's passage is read from the
-        catalogue by id (between an index run deleting a file's rows and its vectors, only
-        the catalogue knows the passage is gone). A tenant with nothing loaded waits for its
-        first build."""
+        loaded corpus). A passage whose catalogue row is gone is never returned: every hit's
+        passage is read from the catalogue by id (between an index run deleting a file's rows
+        and its vectors, only the catalogue knows the passage is gone). A tenant with nothing
+        loaded waits for its first build."""
         corpus = await self._corpora.get(tenant)
         if not corpus.ids:
             return []
