@@ -60,8 +60,9 @@ async def store(tmp_path: Path, served_store: Path, embedder: Any, kb_settings: 
 
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """The page is open while the job runs."""
-    async with slow_wikipedia(2.0, Article("Otter", "Sea otters sleep floating on their "
+    """The page is open while the job runs (4 s: long enough to see it run on a busy
+    machine)."""
+    async with slow_wikipedia(4.0, Article("Otter", "Sea otters sleep floating on their "
                                            "backs.", "https://en.wikipedia.org/wiki/Sea_otter")
                               ) as web:
         yield web
