@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot.wiring import build_jobs, build_research, local_sources
-from core.config import KnowledgeBaseSettings, PipelineSettings
+from core.answer.cache import SemanticAnswerCache
+from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.errors import InvalidQuestionError, JobFailedError
 from core.jobs.delivery import RetryPolicy, Steps
 from core.jobs.service import JobService
@@ -24,6 +25,7 @@ from core.models import (
     ResearchResult,
 )
 from core.retrieval.kb.knowledge_base import KnowledgeBase
+from core.store.answers import CachedAnswerStore
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.events import JobEvents
 from tests.chat_harness import SlowSource
@@ -32,14 +34,18 @@ QUESTION = "How many hours a day do cats sleep?"
 
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
-                   slow_s: float = 0.0, synthesizer: Any = None) -> JobService:
+                   slow_s: float = 0.0, synthesizer: Any = None,
+                   cached: bool = False) -> JobService:
     knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
                                    KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = local_sources(knowledge_base, PipelineSettings())
     if slow_s:
         sources["slow"] = SlowSource(slow_s)
-    research = build_research(sources, embedder, PipelineSettings(), synthesizer=synthesizer)
+    cache = SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder,
+                                CacheSettings()) if cached else None
+    research = build_research(sources, embedder, PipelineSettings(), synthesizer=synthesizer,
+                              cache=cache)
     retry = RetryPolicy(first_wait_s=0.01, max_wait_s=0.05, give_up_after_s=5.0)
     return build_jobs(research, engine, retry, progress_interval_s=0.0)
 
@@ -280,4 +286,39 @@ async def test_an_ended_job_leaves_no_state_in_the_service(
     assert [event async for event in service.events(left)][-1].kind == "completed"
     held = service._events  # the per-job wake-ups, locks and numbers
     assert (held._appended, held._locks, held._next, service._tasks) == ({}, {}, {}, {})
+    await service.close()
+
+
+async def test_an_exact_repeat_is_stored_answered_before_submit_returns(
+    any_engine: Any, chroma: Any, embedder: Any, corpus: Path,
+) -> None:
+    """A question answered before, asked again word for word: its job is stored ended, with
+    every event a run stores, by the time `submit` returns (no task runs it), and reads as
+    any job does. Asked to bypass the cache, the same question is researched again."""
+    service = await _service(any_engine, chroma, embedder, corpus, cached=True)
+    first_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    await service.wait(first_id)  # its task too
+    first = await service.answer(first_id)
+    again = await service.submit(ResearchRequest(question=QUESTION, tenant="t1", user="u2"))
+    assert service._tasks == {}
+    job = await service.store.get(again)
+    assert job.status == JobStatus.COMPLETED and job.user == "u2" and job.progress == 1.0
+    assert job.result is not None and job.result.cached and job.result.job_id == again
+    assert job.result.answer.summary == first.answer.summary
+    assert job.metrics["cached"] is True and set(job.metrics["stage_ms"]) == \
+        {"intake", "cache", "deliver"}
+    events = await service.stored_events(again)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [(e.kind, e.stage) for e in events] == [
+        ("queued", None), ("started", "intake"), ("finished", "intake"), ("started", "cache"),
+        ("finished", "cache"), ("started", "deliver"), ("finished", "deliver"),
+        ("completed", None)]
+    assert events[-1].message == f"Confidence: {first.answer.confidence.value}"
+    assert [event async for event in service.events(again)] == events
+    assert (await service.answer(again)).cached
+    researched = await service.submit(
+        ResearchRequest(question=QUESTION, tenant="t1", bypass_cache=True))
+    assert (await service.store.get(researched)).status in (JobStatus.PENDING,
+                                                           JobStatus.IN_PROGRESS)
+    assert not (await service.answer(researched)).cached
     await service.close()

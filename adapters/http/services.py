@@ -40,17 +40,18 @@ class ApiServices:
     admission: Callable[[], Awaitable[str | None]] | None = None
 
 
-def services_of(request: Request) -> ApiServices:
+async def services_of(request: Request) -> ApiServices:
+    """(The dependencies here are coroutines: FastAPI runs a plain function on a thread.)"""
     services: ApiServices = request.app.state.services
     return services
 
 
-def feeds_of(request: Request) -> JobFeeds:
+async def feeds_of(request: Request) -> JobFeeds:
     feeds: JobFeeds = request.app.state.feeds
     return feeds
 
 
-def failures_of(request: Request) -> FailedAuthentications:
+async def failures_of(request: Request) -> FailedAuthentications:
     failures: FailedAuthentications = request.app.state.failed_authentications
     return failures
 

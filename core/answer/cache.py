@@ -72,6 +72,10 @@ class SemanticAnswerCache:
         hours = self._settings.current_event_ttl_hours if current else self._settings.ttl_hours
         return hours * 3600.0
 
+    async def exact(self, question: str, tenant: str, scope: str = "") -> CacheHit | None:
+        """The freshest answer to this very question (no embedding, no vector store)."""
+        return await exact_hit(self._answers, question, tenant, scope, self._clock())
+
     async def lookup(self, question: str, tenant: str, scope: str = "") -> CacheHit | None:
         """The freshest matching answer for this tenant, or None. `scope` (e.g. the knowledge
         base's generation) must match too, so answers from changed evidence are not served."""

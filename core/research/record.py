@@ -46,6 +46,12 @@ class Research(Protocol):
     async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
         """Research `request` (validated by the job service), reporting stages to `sink`."""
 
+    async def repeat(self, request: ResearchRequest,
+                     sink: ProgressSink) -> ResearchOutcome | None:
+        """The earlier answer to the same question, when there is one to reuse exactly (the
+        job database alone is read: no model, index or source); None when `request` is to
+        be researched (`run` looks up the cache again, semantic matches included)."""
+
 
 async def ignore_progress(event: StageEvent) -> None:
     """A sink for callers that do not follow progress."""

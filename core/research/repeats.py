@@ -87,6 +87,25 @@ async def end_saving(record: ResearchRecord, result: ResearchResult) -> None:
     await record.end(Stage.DELIVER, "Done")
 
 
+def repeatable(request: ResearchRequest) -> bool:
+    """Whether the request may be answered by an earlier answer to the same question."""
+    return request.improvement is None and not request.bypass_cache \
+        and reading_of(request).cacheable
+
+
+async def answer_repeat(request: ResearchRequest, hit: CacheHit | None, sink: ProgressSink,
+                        started: float) -> ResearchOutcome | None:
+    """The earlier answer `hit` as the outcome of `request`, its stages reported to `sink`
+    as a research run reports them (None: no hit)."""
+    if hit is None:
+        return None
+    record = ResearchRecord(sink)
+    await read_question(record, request)
+    await begin_cache_check(record)
+    result = await served_from_cache(record, request, hit, started)
+    return ResearchOutcome(result, record.trace, record.metrics)
+
+
 class CacheFirstResearch:
     """Answers an exact repeat from the cached answers in the job database; any other
     request goes to the research core, opened by `open_research` on first need."""
@@ -106,17 +125,18 @@ class CacheFirstResearch:
     def can_improve(self) -> bool:
         return self._can_improve
 
-    async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
+    async def repeat(self, request: ResearchRequest,
+                     sink: ProgressSink) -> ResearchOutcome | None:
+        if not repeatable(request):
+            return None
         started = time.perf_counter()
-        if request.improvement is None and not request.bypass_cache \
-                and reading_of(request).cacheable:
-            hit = await exact_hit(self._answers, request.question, request.tenant,
-                                  await self._scope(request.tenant), self._clock())
-            if hit is not None:
-                record = ResearchRecord(sink)
-                await read_question(record, request)
-                await begin_cache_check(record)
-                result = await served_from_cache(record, request, hit, started)
-                return ResearchOutcome(result, record.trace, record.metrics)
+        hit = await exact_hit(self._answers, request.question, request.tenant,
+                              await self._scope(request.tenant), self._clock())
+        return await answer_repeat(request, hit, sink, started)
+
+    async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
+        outcome = await self.repeat(request, sink)
+        if outcome is not None:
+            return outcome
         research = await self._open_research()
         return await research.run(request, sink)

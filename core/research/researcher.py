@@ -34,11 +34,13 @@ from core.research.model_steps import ResearchLoop
 from core.research.record import ProgressSink, ResearchOutcome, ResearchRecord, ms
 from core.research.repeats import (
     ScopeFunction,
+    answer_repeat,
     begin_cache_check,
     begin_saving,
     end_cache_check,
     end_saving,
     read_question,
+    repeatable,
 )
 from core.research.search import SearchScope
 from core.retrieval.embedding import Embedder
@@ -88,6 +90,15 @@ class Researcher:
         else:
             result = await self._research(record, request)
         return ResearchOutcome(result, record.trace, record.metrics)
+
+    async def repeat(self, request: ResearchRequest,
+                     sink: ProgressSink) -> ResearchOutcome | None:
+        if self._cache is None or not repeatable(request):
+            return None
+        started = time.perf_counter()
+        scope = await self._cache_scope(request.tenant) if self._cache_scope else ""
+        hit = await self._cache.exact(request.question, request.tenant, scope)
+        return await answer_repeat(request, hit, sink, started)
 
     async def _revise(self, record: ResearchRecord, request: ResearchRequest,
                       improvement: Improvement) -> ResearchResult:

@@ -35,6 +35,10 @@ _KEY_SHAPE = re.compile(r"rb_([0-9a-f]{12})_[A-Za-z0-9_-]{43}")
 _TOKEN_SHAPE = re.compile(r"[0-9a-f]{32}")
 
 
+# Built once (read on every keyless request)
+_ANY_ACTIVE = select(api_keys.c.id).where(api_keys.c.revoked_at.is_(None)).limit(1)
+
+
 @dataclass(frozen=True)
 class ApiKey:
     """A stored key, without the key itself."""
@@ -97,8 +101,7 @@ class ApiKeys:
 
     async def any_active(self) -> bool:
         async with self._engine.connect() as connection:
-            row = (await connection.execute(
-                select(api_keys.c.id).where(api_keys.c.revoked_at.is_(None)).limit(1))).first()
+            row = (await connection.execute(_ANY_ACTIVE)).first()
         return row is not None
 
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.redact import REDACTOR
 from core.store.database import cached_answers, upsert_into
+
+# Built once: a statement's expression costs more to build than SQLite takes to run it, and
+# this one runs on every question.
+_FRESH = select(cached_answers).where(
+    cached_answers.c.tenant == bindparam("tenant"), cached_answers.c.key == bindparam("key"),
+    cached_answers.c.expires_at > bindparam("now"))
 
 
 @dataclass(frozen=True)
@@ -26,11 +32,9 @@ class CachedAnswerStore:
 
     async def get(self, tenant: str, key: str, now: float) -> CachedAnswer | None:
         """The answer kept under `key`, unless it expired by `now`."""
-        query = select(cached_answers).where(
-            cached_answers.c.tenant == tenant, cached_answers.c.key == key,
-            cached_answers.c.expires_at > now)
         async with self._engine.connect() as connection:
-            row = (await connection.execute(query)).first()
+            row = (await connection.execute(
+                _FRESH, {"tenant": tenant, "key": key, "now": now})).first()
         if row is None:
             return None
         return CachedAnswer(row.question, row.result, row.created_at, row.expires_at)

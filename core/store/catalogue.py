@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -27,6 +27,11 @@ from core.store.database import kb_chunks, kb_files, kb_generations, kb_pending,
 from core.store.full_disk import full_disk_error
 
 _MAX_TITLE_CHARS = 1000
+
+
+# Built once (read on every question: the answer cache's scope)
+_GENERATION = select(kb_generations.c.generation).where(
+    kb_generations.c.tenant == bindparam("tenant"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +94,7 @@ class KnowledgeCatalogue:
     async def generation(self, tenant: str) -> int:
         """How many times the tenant's catalogue changed (0: never indexed)."""
         async with self._engine.connect() as connection:
-            value = await connection.scalar(
-                select(kb_generations.c.generation).where(kb_generations.c.tenant == tenant))
+            value = await connection.scalar(_GENERATION, {"tenant": tenant})
         return int(value or 0)
 
     async def fingerprints(self, tenant: str) -> dict[str, str]:

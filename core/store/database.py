@@ -33,6 +33,7 @@ from sqlalchemy.schema import CreateIndex
 
 from core.errors import ConfigurationError, StoreUnavailableError
 from core.redact import redact, safe_url
+from core.store import sqlite_trips
 from core.store.outage import AWAY
 from core.text import without_lone_surrogates
 
@@ -243,8 +244,8 @@ async def open_database(url: str) -> AsyncEngine:
                                  f"{redact(str(error))}") from None
     if engine.dialect.name == "sqlite":
         _require_folder(engine.url)
+        event.listen(engine.sync_engine, "do_connect", _one_trip_statements)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        event.listen(engine.sync_engine, "reset", _rollback_if_open)
     try:
         async with engine.begin() as connection:
             if not await connection.run_sync(_schema_is_current):
@@ -299,7 +300,7 @@ def _engine_options(url: str) -> dict[str, Any]:
         # process that wants to write waits in SQLite's busy handler, which sleeps 1 to
         # 100 ms between looks; twenty cache hits at once spent most of their time there.
         # Queued on one connection, statements take their turn at once.
-        return {"pool_size": 1, "max_overflow": 0, "pool_reset_on_return": None}
+        return {"pool_size": 1, "max_overflow": 0}
     # asyncpg waits 60 s for a server that drops packets; start-up should say so sooner
     options: dict[str, Any] = {"pool_pre_ping": True}
     if url.startswith("postgresql+asyncpg"):
@@ -429,12 +430,10 @@ def _add_missing_indexes(connection: Connection) -> None:
                 connection.execute(CreateIndex(index, if_not_exists=True))
 
 
-def _rollback_if_open(dbapi_connection: Any, record: Any, _reset: Any) -> None:
-    """A SQLite connection back in the pool is rolled back only when a transaction is open:
-    a rollback is a round trip to aiosqlite's thread, and most uses (reads, and writes that
-    committed) leave none; a cache hit made 13 such round trips of 65."""
-    if record.driver_connection.in_transaction:
-        dbapi_connection.rollback()
+def _one_trip_statements(_dialect: Any, _record: Any, _cargs: Any, cparams: Any) -> None:
+    """SQLite connections whose statements make one trip to aiosqlite's thread each
+    (core.store.sqlite_trips)."""
+    cparams["async_creator_fn"] = sqlite_trips.connect
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -17,6 +17,11 @@ from core.models import JobEvent, ProgressEvent, Stage, utcnow
 from core.redact import REDACTOR
 from core.store.database import job_events
 from core.store.outage import store_outage
+
+# Built once (read on every look at a job's events)
+_AFTER = (select(job_events).where(job_events.c.job_id == bindparam("job_id"),
+                                   job_events.c.seq > bindparam("after"))
+          .order_by(job_events.c.seq).limit(bindparam("limit")))
 
 
 class JobEvents:
@@ -66,11 +71,9 @@ class JobEvents:
         return stored
 
     async def after(self, job_id: str, after: int = 0, limit: int = 1000) -> list[JobEvent]:
-        query = (select(job_events).where(job_events.c.job_id == job_id,
-                                          job_events.c.seq > after)
-                 .order_by(job_events.c.seq).limit(limit))
         async with self._engine.connect() as connection:
-            rows = (await connection.execute(query)).all()
+            rows = (await connection.execute(
+                _AFTER, {"job_id": job_id, "after": after, "limit": limit})).all()
         return [_event(row._mapping) for row in rows]
 
     async def follow(self, job_id: str, after: int = 0) -> AsyncIterator[JobEvent]:
@@ -114,12 +117,7 @@ class JobEvents:
 
     async def _insert(self, job_id: str, first: int, drafts: list[EventDraft]
                       ) -> list[JobEvent]:
-        at = utcnow()
-        rows: list[dict[str, Any]] = [
-            {"job_id": job_id, "seq": first + n, "at": at, "kind": draft.kind,
-             "stage": draft.stage.value if draft.stage else None, "progress": draft.progress,
-             "message": REDACTOR(draft.message), "counts": draft.counts}
-            for n, draft in enumerate(drafts)]
+        rows = event_rows(job_id, first, drafts)
         async with self._engine.begin() as connection:
             await connection.execute(job_events.insert(), rows)
         return [JobEvent.model_validate(row) for row in rows]
@@ -134,6 +132,15 @@ class EventDraft:
     progress: float
     message: str
     counts: dict[str, int]
+
+
+def event_rows(job_id: str, first: int, drafts: Sequence[EventDraft]) -> list[dict[str, Any]]:
+    """The job's events as rows, numbered from `first`, their messages redacted."""
+    at = utcnow()
+    return [{"job_id": job_id, "seq": first + n, "at": at, "kind": draft.kind,
+             "stage": draft.stage.value if draft.stage else None, "progress": draft.progress,
+             "message": REDACTOR(draft.message), "counts": draft.counts}
+            for n, draft in enumerate(drafts)]
 
 
 def _event(mapping: Any) -> JobEvent:

@@ -6,12 +6,12 @@ carry a key, and the row outlives the process."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import JSON, Text, select, type_coerce, update
+from sqlalchemy import JSON, Text, bindparam, select, type_coerce, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.errors import JobNotFoundError
@@ -25,7 +25,8 @@ from core.models import (
     utcnow,
 )
 from core.redact import REDACTOR
-from core.store.database import jobs, read_json
+from core.store.database import job_events, jobs, read_json
+from core.store.events import EventDraft, event_rows
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 # (asyncpg decodes PostgreSQL's JSON itself, and PostgreSQL refuses invalid JSON.)
 _STORED = [type_coerce(column, Text).label(column.name) if isinstance(column.type, JSON)
            else column for column in jobs.c]
+# Built once (read on every request about a job)
+_BY_ID = select(*_STORED).where(jobs.c.id == bindparam("job_id"))
 
 
 class JobStore:
@@ -46,12 +49,20 @@ class JobStore:
 
     async def create(self, job: Job) -> Job:
         async with self._engine.begin() as connection:
-            await connection.execute(jobs.insert().values(**_redacted(_row(job))))
+            await connection.execute(jobs.insert(), _redacted(_row(job)))
+        return job
+
+    async def create_ended(self, job: Job, events: Sequence[EventDraft]) -> Job:
+        """Store a job that ended as it began (an answer repeated from the cache) with all
+        its events, numbered from 1, in one transaction."""
+        async with self._engine.begin() as connection:
+            await connection.execute(job_events.insert(), event_rows(job.id, 1, events))
+            await connection.execute(jobs.insert(), _redacted(_row(job)))
         return job
 
     async def get(self, job_id: str) -> Job:
         async with self._engine.connect() as connection:
-            row = (await connection.execute(select(*_STORED).where(jobs.c.id == job_id))).first()
+            row = (await connection.execute(_BY_ID, {"job_id": job_id})).first()
         if row is None:
             raise JobNotFoundError(f"no job with id {job_id!r}")
         try:
