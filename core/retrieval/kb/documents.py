@@ -6,12 +6,14 @@ import re
 from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
+from typing import Any
 
 from core.errors import UnreadableDocumentError
 
 # Part of every file's content hash: a new version re-indexes files read the old way.
-READER_VERSION = "3"
-SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"})
+READER_VERSION = "4"
+SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf",
+                                ".docx", ".pptx", ".xlsx", ".epub"})
 
 
 @dataclass
@@ -51,6 +53,10 @@ def read_document(path: Path, data: bytes) -> Document:
     suffix = path.suffix.lower()
     if suffix == ".pdf":
         return _read_pdf(path, data)
+    if suffix in (".docx", ".pptx", ".xlsx", ".epub"):
+        from core.retrieval.kb.office import read_office
+
+        return read_office(path, data)
     if looks_binary(data):
         raise UnreadableDocumentError("binary content in a text file")
     text = _decode(data)
@@ -59,8 +65,13 @@ def read_document(path: Path, data: bytes) -> Document:
     if suffix == ".rst":
         return _split_sections(path, text, _rst_headings(text))
     if suffix in (".md", ".markdown"):
-        return _split_sections(path, text, _markdown_headings(text))
-    return Document(title=_title_from_name(path), sections=[Section(text=text)])
+        return markdown_document(path, text)
+    return Document(title=title_from_name(path), sections=[Section(text=text)])
+
+
+def markdown_document(path: Path, text: str) -> Document:
+    """Markdown text as a document: a section under each heading, titled by the first."""
+    return _split_sections(path, text, _markdown_headings(text))
 
 
 def _decode(data: bytes) -> str:
@@ -72,7 +83,7 @@ def _decode(data: bytes) -> str:
     return data.decode("latin-1")
 
 
-def _title_from_name(path: Path) -> str:
+def title_from_name(path: Path) -> str:
     return path.stem.replace("_", " ").replace("-", " ").strip() or path.name
 
 
@@ -123,7 +134,7 @@ def _rst_headings(text: str) -> list[tuple[int, int, str]]:
 
 def _split_sections(path: Path, text: str, headings: list[tuple[int, int, str]]) -> Document:
     lines = text.splitlines()
-    title = headings[0][2] if headings else _title_from_name(path)
+    title = headings[0][2] if headings else title_from_name(path)
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     skip = {h[0] for h in headings} | {h[0] + 1 for h in headings if _is_rst_underline(lines, h)}
@@ -150,11 +161,12 @@ def _is_rst_overline(lines: list[str], heading: tuple[int, int, str]) -> bool:
     return index >= 0 and bool(_RST_ADORNMENT.match(lines[index]))
 
 
-def _read_html(path: Path, html: str) -> Document:
+def html_text(html: str) -> str:
+    """The page's main text as Markdown (headings kept), or "" when there is none."""
     import trafilatura
 
     # trafilatura's own metadata pass (htmldate, dateparser) costs as much as the text
-    # extraction itself; the few fields we keep are read from the tags below instead.
+    # extraction itself; the few fields we keep are read from the tags instead.
     extracted = trafilatura.bare_extraction(
         html,
         output_format="python",
@@ -167,7 +179,11 @@ def _read_html(path: Path, html: str) -> Document:
     data = {} if extracted is None else (
         extracted.as_dict() if hasattr(extracted, "as_dict") else dict(extracted)
     )
-    body = _unescape_prose((data.get("text") or "").replace("\u00b6", ""))
+    return _unescape_prose((data.get("text") or "").replace("\u00b6", ""))
+
+
+def _read_html(path: Path, html: str) -> Document:
+    body = html_text(html)
     if not body.strip():
         raise UnreadableDocumentError("no main text found in the HTML")
     headings = _markdown_headings(body)
@@ -222,17 +238,71 @@ def _read_pdf(path: Path, data: bytes) -> Document:
     import io
 
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             raise UnreadableDocumentError("the PDF is encrypted")
         pages = [page.extract_text() or "" for page in reader.pages]
-        title = (reader.metadata.title if reader.metadata else None) or _title_from_name(path)
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as error:
-        raise UnreadableDocumentError(f"not a readable PDF ({error})") from error
-    sections = [Section(text=text, page=n) for n, text in enumerate(pages, 1) if text.strip()]
+        info = reader.metadata
+        outline = _pdf_outline(reader)
+    except UnreadableDocumentError:
+        raise
+    except Exception as error:  # pypdf raises many types for a malformed file
+        raise UnreadableDocumentError(f"not a readable PDF ({type(error).__name__})") from error
+    sections = [Section(text=text, page=n, headings=outline.get(n, []))
+                for n, text in enumerate(pages, 1) if text.strip()]
     if not sections:
         raise UnreadableDocumentError("the PDF has no extractable text (scanned images?)")
-    return Document(title=str(title), sections=sections)
+    title = clean_heading(str(_pdf_field(info, "title") or "")) or title_from_name(path)
+    created = _pdf_field(info, "creation_date")
+    return Document(title=title, sections=sections,
+                    author=clean_heading(str(_pdf_field(info, "author") or "")) or None,
+                    published=created.date().isoformat() if created is not None else None)
+
+
+def _pdf_field(info: object, name: str) -> Any:
+    """A document-information field, None when absent or malformed (a bad date string)."""
+    if info is None:
+        return None
+    try:
+        return getattr(info, name)
+    except Exception:  # pypdf parses dates on access and raises on a malformed one
+        return None
+
+
+def _pdf_outline(reader: Any) -> dict[int, list[str]]:
+    """For each page number, the outline headings (bookmarks) it falls under: the path to the
+    last heading that starts on or before it. {} when the PDF has no usable outline."""
+    starts: list[tuple[int, list[str]]] = []
+
+    def walk(entries: list[Any], parents: list[str]) -> None:
+        last: list[str] = parents
+        for entry in entries:
+            if isinstance(entry, list):
+                walk(entry, last)
+                continue
+            try:
+                page = reader.get_destination_page_number(entry) + 1
+            except Exception:  # a bookmark to nowhere
+                continue
+            last = [*parents, clean_heading(str(entry.title))]
+            starts.append((page, last))
+
+    try:
+        walk(reader.outline, [])
+    except Exception:  # a malformed outline is no reason to refuse the text
+        return {}
+    if not starts:
+        return {}
+    starts.sort(key=lambda start: start[0])
+    under: dict[int, list[str]] = {}
+    current: list[str] = []
+    index = 0
+    for page in range(1, len(reader.pages) + 1):
+        while index < len(starts) and starts[index][0] <= page:
+            current = starts[index][1]
+            index += 1
+        if current:
+            under[page] = current[-3:]
+    return under
