@@ -46,6 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     index.add_argument("--tenant", help="tenant whose knowledge base to update")
 
+    documents = commands.add_parser("documents", help="the knowledge base's documents: list, "
+                                    "remove")
+    document_commands = documents.add_subparsers(dest="documents_command", required=True,
+                                                 metavar="ACTION")
+    listed_documents = document_commands.add_parser("list", help="list the documents indexed")
+    listed_documents.add_argument("--tenant", help="tenant whose knowledge base to list")
+    listed_documents.add_argument("--json", action="store_true", help="print a JSON array")
+    removed = document_commands.add_parser("remove", help="take documents out of search: "
+                                           "their chunks, vectors and the answers cached from "
+                                           "the knowledge base")
+    removed.add_argument("document_ids", nargs="+", metavar="ID", help="a document's id (from "
+                         "documents list)")
+    removed.add_argument("--tenant", help="tenant whose knowledge base to change")
+
     jobs = commands.add_parser("jobs", help="list recent research jobs")
     jobs.add_argument("--limit", type=int, default=20)
     jobs.add_argument("--tenant", help="only this tenant's jobs")
@@ -243,6 +257,49 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
+async def _documents(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.terminal import json_safe, terminal_safe
+    from bot.wiring import open_indexing
+
+    tenant = args.tenant or settings.tenant
+    async with open_indexing(settings) as knowledge_base:
+        if args.documents_command == "list":
+            documents = await knowledge_base.documents(tenant)
+            if args.json:
+                print(json_safe(json.dumps([_document_json(d) for d in documents],
+                                           ensure_ascii=False)))
+                return EXIT_OK
+            if not documents:
+                print(f"Knowledge base '{tenant}' has no documents. Add some: "
+                      "researchbot index PATH")
+            for document in documents:
+                byline = ", ".join(filter(None, [document.author, document.published]))
+                print(terminal_safe(f"{document.document_id}  {document.chunks:>5} chunks  "
+                                    f"{document.title}" + (f" ({byline})" if byline else "")
+                                    + f"  {document.path}"))
+            return EXIT_OK
+        missing = []
+        for document_id in args.document_ids:
+            removed = await knowledge_base.remove_document(tenant, document_id)
+            if removed is None:
+                missing.append(document_id)
+            else:
+                print(terminal_safe(f"Removed {removed.document_id}: {removed.title} "
+                                    f"({removed.chunks} chunks)"))
+    if missing:
+        return _fail(f"knowledge base '{tenant}' has no document "
+                     f"{', '.join(repr(m) for m in missing)} (see researchbot documents list)",
+                     EXIT_ERROR)
+    return EXIT_OK
+
+
+def _document_json(document: Any) -> dict[str, Any]:
+    return {"document_id": document.document_id, "title": document.title,
+            "authors": document.author, "date": document.published, "path": document.path,
+            "chunks": document.chunks, "words": document.words,
+            "added_at": document.indexed_at.isoformat()}
+
+
 async def _jobs(args: argparse.Namespace, settings: Any) -> int:
     from adapters.terminal import render_job_line
     from bot.wiring import open_job_reader
@@ -395,6 +452,7 @@ async def _worker(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "jobs": _jobs, "show": _show,
+_COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "documents": _documents,
+             "jobs": _jobs, "show": _show,
              "slack": _slack, "discord": _discord, "worker": _worker, "check": _check,
              "serve": _serve, "keys": _keys}

@@ -203,3 +203,36 @@ async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
     assert [(f["rater"], f["rating"], f["channel"]) for f in as_json["feedback"]] == [
         ("slack:T1:U2", "up", "slack"), ("discord:7", "down", "discord")]
     assert as_json["feedback"][1]["comment"] == "missed\x1b[2J the \u202epoint"
+
+
+def test_documents_are_listed_and_removed_from_search_and_the_cache(clean_env: Path) -> None:
+    """`documents list` shows what is indexed (without loading the model or the vector
+    store); `documents remove` takes a document out of search at once, and an answer cached
+    from it is not served again."""
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text)
+    assert _run("index", str(docs)).returncode == 0
+    listed, loaded = _run_noting_imports("documents", "list", "--json")
+    assert listed.returncode == 0 and not {"chromadb", "onnxruntime"} & loaded, listed.stderr
+    documents = {Path(d["path"]).name: d for d in json.loads(listed.stdout)}
+    assert set(documents) == set(CORPUS)
+    bread = documents["bread.html"]
+    assert bread["title"] == "Baking sourdough bread" and bread["chunks"] >= 1
+    text = _run("documents", "list").stdout
+    assert bread["document_id"] in text and "Baking sourdough bread" in text
+
+    question = "What gives sourdough bread its sour taste?"
+    answered = json.loads(_run("ask", question, "--json").stdout)
+    assert answered["sources"][0]["path"].endswith("bread.html")
+    removed = _run("documents", "remove", bread["document_id"])
+    assert removed.returncode == 0 and "Removed" in removed.stdout, removed.stderr
+    after = json.loads(_run("ask", question, "--json").stdout)
+    assert after["metadata"]["cached"] is False
+    assert not any(s["path"].endswith("bread.html") for s in after["sources"])
+    left = json.loads(_run("documents", "list", "--json").stdout)
+    assert "bread.html" not in {Path(d["path"]).name for d in left}
+    again = _run("documents", "remove", bread["document_id"])
+    assert again.returncode == 1 and "has no document" in again.stderr
+    assert "Traceback" not in again.stderr

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.exc import DBAPIError
@@ -45,6 +45,21 @@ class CatalogueFile:
     author: str | None
     published: str | None
     words: int
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueDocument:
+    """A catalogued file as a person manages it: its id (the file id its chunks and vectors
+    carry), where it came from, what it is called, and how much of it is indexed."""
+
+    document_id: str
+    path: str
+    title: str
+    author: str | None
+    published: str | None
+    chunks: int
+    words: int
+    indexed_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +100,17 @@ class CatalogueSize(NamedTuple):
     chunks: int
 
 
+_DOCUMENT = (kb_files.c.file_id, kb_files.c.path, kb_files.c.title, kb_files.c.author,
+             kb_files.c.published, kb_files.c.chunks, kb_files.c.words, kb_files.c.indexed_at)
+
+
+def _document(row: Any) -> CatalogueDocument:
+    indexed_at = row.indexed_at if row.indexed_at.tzinfo is not None \
+        else row.indexed_at.replace(tzinfo=UTC)  # SQLite returns naive datetimes (UTC)
+    return CatalogueDocument(row.file_id, row.path, row.title, row.author, row.published,
+                             row.chunks, row.words, indexed_at)
+
+
 class KnowledgeCatalogue:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -102,6 +128,22 @@ class KnowledgeCatalogue:
         query = select(kb_files.c.path, kb_files.c.sha256).where(kb_files.c.tenant == tenant)
         async with self._engine.connect() as connection:
             return {row.path: row.sha256 for row in await connection.execute(query)}
+
+    async def documents(self, tenant: str, limit: int | None = None,
+                        after: str = "") -> list[CatalogueDocument]:
+        """The tenant's documents by path, those after path `after` (a page's cursor)."""
+        query = select(*_DOCUMENT).where(kb_files.c.tenant == tenant, kb_files.c.path > after) \
+            .order_by(kb_files.c.path).limit(limit)
+        async with self._engine.connect() as connection:
+            return [_document(row) for row in await connection.execute(query)]
+
+    async def document(self, tenant: str, document_id: str) -> CatalogueDocument | None:
+        """The tenant's document `document_id` (None for an unknown id or another tenant's)."""
+        query = select(*_DOCUMENT).where(kb_files.c.tenant == tenant,
+                                         kb_files.c.file_id == document_id)
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return None if row is None else _document(row)
 
     async def size(self, tenant: str) -> CatalogueSize:
         query = select(func.count(), func.coalesce(func.sum(kb_files.c.chunks), 0)) \

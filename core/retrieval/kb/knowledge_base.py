@@ -19,7 +19,7 @@ from core.retrieval.kb.corpus import TenantCorpora
 from core.retrieval.kb.indexer import FileEvent, Indexer, IndexReport, WorkerAlive
 from core.retrieval.kb.search import KnowledgeSearch, SearchMode
 from core.retrieval.vectors import TenantCollections, VectorStore
-from core.store.catalogue import CatalogueSize, KnowledgeCatalogue
+from core.store.catalogue import CatalogueDocument, CatalogueSize, KnowledgeCatalogue
 
 __all__ = ["FileEvent", "IndexReport", "KnowledgeBase", "SearchMode", "WorkerAlive"]
 
@@ -58,6 +58,20 @@ class KnowledgeBase:
     async def index(self, paths: list[Path], tenant: str, on_file: FileEvent | None = None
                     ) -> IndexReport:
         return await self._indexer.index(paths, tenant, on_file)
+
+    async def documents(self, tenant: str, limit: int | None = None,
+                        after: str = "") -> list[CatalogueDocument]:
+        """The tenant's documents by path (those after path `after`)."""
+        return await self._catalogue.documents(tenant, limit, after)
+
+    async def remove_document(self, tenant: str, document_id: str) -> CatalogueDocument | None:
+        """Take the tenant's document out of search: its catalogue rows, chunks and vectors
+        (and, as the catalogue's generation moves on, the cached answers found among them).
+        None when the tenant has no such document."""
+        document = await self._catalogue.document(tenant, document_id)
+        if document is not None:
+            await self._indexer.remove(tenant, document.path)
+        return document
 
     async def stats(self, tenant: str) -> CatalogueSize:
         """(files, chunks) indexed for the tenant."""
