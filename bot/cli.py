@@ -42,8 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     improve.add_argument("--json", action="store_true", help="print one JSON object")
     improve.add_argument("--tenant", help="tenant of the job")
 
-    index = commands.add_parser("index", help="add files or folders to the knowledge base")
-    index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    index = commands.add_parser("index", help="add files, folders or web pages to the "
+                                "knowledge base")
+    index.add_argument("paths", nargs="+", metavar="PATH_OR_URL",
+                       help="a file, a folder, or an http(s) URL")
+    index.add_argument("--crawl", type=int, default=1, metavar="N",
+                       help="for a URL: read up to N pages of its site under its path "
+                       "(links and the sitemap; default 1: the page alone)")
+    index.add_argument("--depth", type=int, default=2, metavar="D",
+                       help="for --crawl: follow links at most D steps from the URL")
     index.add_argument("--tenant", help="tenant whose knowledge base to update")
 
     documents = commands.add_parser("documents", help="the knowledge base's documents: list, "
@@ -236,15 +243,23 @@ def _print_result(result: Any, as_json: bool) -> None:
 
 async def _index(args: argparse.Namespace, settings: Any) -> int:
     from bot.wiring import open_indexing
+    from core.retrieval.kb.indexer import IndexReport
 
     def on_file(path: str, what: str) -> None:
         if what != "unchanged":
             print(f"{what:>9}  {path}", file=sys.stderr, flush=True)
 
     tenant = args.tenant or settings.tenant
+    urls, paths = _targets(args.paths)
+    if not 1 <= args.crawl <= MAX_CRAWL_PAGES or not 0 <= args.depth <= 10:
+        return _fail(f"--crawl must be 1 to {MAX_CRAWL_PAGES} and --depth 0 to 10",
+                     EXIT_BAD_INPUT)
     async with open_indexing(settings) as knowledge_base:
-        report = await knowledge_base.index([p.expanduser() for p in args.paths], tenant,
-                                            on_file)
+        report = await knowledge_base.index(paths, tenant, on_file) if paths \
+            else IndexReport()
+        if urls:
+            _add_report(report, await _index_urls(settings, knowledge_base, urls, tenant,
+                                                  args, on_file))
         files, chunks = await knowledge_base.stats(tenant)
     for path, reason in report.skipped:
         print(f"warning: skipped {path}: {reason}", file=sys.stderr)
@@ -255,6 +270,40 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
         f"{report.chunks} new chunks. Knowledge base '{tenant}': {files} files, {chunks} chunks."
     )
     return EXIT_OK
+
+
+MAX_CRAWL_PAGES = 5000
+
+
+def _targets(given: list[str]) -> tuple[list[str], list[Path]]:
+    """The URLs and the paths among `index`'s arguments."""
+    urls = [target for target in given if target.startswith(("http://", "https://"))]
+    return urls, [Path(target).expanduser() for target in given if target not in urls]
+
+
+async def _index_urls(settings: Any, knowledge_base: Any, urls: list[str], tenant: str,
+                      args: argparse.Namespace, on_file: Any) -> Any:
+    from bot.wiring import open_page_fetcher
+    from core.errors import IndexingError
+    from core.retrieval.kb.indexer import IndexReport
+    from core.web.crawl import crawl, page_key
+
+    report = IndexReport()
+    async with open_page_fetcher(settings) as fetcher:
+        for url in urls:
+            read = await crawl(fetcher, url, args.crawl, args.depth)
+            if not read.pages and read.failed and read.failed[0][0] == page_key(url):
+                raise IndexingError(f"cannot read {read.failed[0][1]}")
+            _add_report(report, await knowledge_base.index_pages(read.pages, read.failed,
+                                                                 tenant, on_file))
+    return report
+
+
+def _add_report(report: Any, more: Any) -> None:
+    for name in ("added", "updated", "unchanged", "removed", "skipped"):
+        getattr(report, name).extend(getattr(more, name))
+    report.chunks += more.chunks
+    report.seconds += more.seconds
 
 
 async def _documents(args: argparse.Namespace, settings: Any) -> int:

@@ -59,7 +59,8 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
 
         limiter = await stack.enter_async_context(_limiter(settings))
         services = ApiServices(
-            jobs=front.jobs, keys=keys, links=front.links, feedback=front.feedback,
+            jobs=front.jobs, documents=front.knowledge_base, keys=keys, links=front.links,
+            feedback=front.feedback,
             limiter=limiter, default_tenant=settings.tenant,
             loopback=local, allow_anonymous=web.allow_anonymous,
             readiness=(readiness := _readiness(front, settings)),

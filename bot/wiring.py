@@ -41,18 +41,21 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.store.deliveries import DeliveryStore
     from core.store.events import JobEvents
     from core.store.feedback import FeedbackStore
+    from core.web.fetch import PageFetcher
 
 
 @dataclass
 class FrontEndServices:
     """What a front end needs: the job service, thread memory, the database, readers'
-    feedback, and the signer of answer-page links."""
+    feedback, the signer of answer-page links, and the knowledge base whose documents it
+    lists and removes."""
 
     jobs: JobService
     conversations: ConversationStore
     engine: AsyncEngine
     feedback: FeedbackStore
     links: ShareLinks
+    knowledge_base: KnowledgeBase
 
 
 @dataclass
@@ -60,7 +63,6 @@ class ResearchServices(FrontEndServices):
     """The wired research core: what front ends submit requests to, and workers run."""
 
     researcher: Researcher
-    knowledge_base: KnowledgeBase
 
 
 def worker_id() -> str:
@@ -195,11 +197,13 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore
 
-    async with _opened_database(settings) as engine, open_queue(settings) as queue:
+    async with _opened_database(settings) as engine, open_queue(settings) as queue, \
+            _knowledge(settings, engine, on_demand=True) as knowledge:
         jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
                           worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
         yield FrontEndServices(jobs, ConversationStore(engine), engine,
-                               FeedbackStore(engine), await ShareLinks.load(engine))
+                               FeedbackStore(engine), await ShareLinks.load(engine),
+                               knowledge.knowledge_base)
 
 
 @asynccontextmanager
@@ -211,15 +215,16 @@ async def open_asking(settings: Settings) -> AsyncIterator[JobService]:
         async with open_research(settings, in_process=True) as services:
             yield services.jobs
         return
-    from core.research.repeats import CacheFirstResearch
+    from core.research.repeats import CacheFirstResearch, CacheScope
     from core.store.answers import CachedAnswerStore
     from core.store.catalogue import KnowledgeCatalogue
 
     async with _opened_database(settings) as engine, AsyncExitStack() as stack:
         catalogue = KnowledgeCatalogue(engine)
 
-        async def cache_scope(tenant: str) -> str:
-            return _cache_scope(await catalogue.generation(tenant))
+        async def cache_scope(tenant: str) -> CacheScope:
+            scope = _cache_scope(await catalogue.generation(tenant))
+            return CacheScope(scope, scope)
 
         opened: list[Researcher] = []
 
@@ -279,6 +284,7 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
                          deliveries: DeliveryFactory | None, in_process: bool,
                          resume_abandoned: bool = False) -> AsyncIterator[ResearchServices]:
     from core.answer.cache import SemanticAnswerCache
+    from core.research.repeats import CacheScope
     from core.store.access import ShareLinks
     from core.store.answers import CachedAnswerStore
     from core.store.conversations import ConversationStore
@@ -290,8 +296,9 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
             _knowledge(settings, engine, on_demand=False))
         knowledge_base, embedder = knowledge.knowledge_base, knowledge.embedder
 
-        async def cache_scope(tenant: str) -> str:
-            return _cache_scope(await knowledge_base.generation(tenant))
+        async def cache_scope(tenant: str) -> CacheScope:
+            now, searched = await knowledge_base.generations(tenant)
+            return CacheScope(_cache_scope(now), _cache_scope(searched))
 
         if settings.llm.enabled:
             from core.llm.providers import check_llm_models
@@ -318,7 +325,7 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
         try:
             yield ResearchServices(jobs, ConversationStore(engine), engine,
                                    FeedbackStore(engine), await ShareLinks.load(engine),
-                                   researcher, knowledge_base)
+                                   knowledge_base, researcher)
         finally:
             await jobs.close()
 
@@ -383,6 +390,23 @@ async def _knowledge(settings: Settings, engine: AsyncEngine, *, on_demand: bool
     finally:
         index_cache.close()
         vectors.close()
+
+
+@asynccontextmanager
+async def open_page_fetcher(settings: Settings) -> AsyncIterator[PageFetcher]:
+    """A fetcher of web pages to index, under the same guard and limits as the pages read
+    behind search hits (sources.trusted_pages may be private)."""
+    from core.web.fetch import PageFetcher
+    from core.web.net import AddressGuard, guarded_session
+
+    config = settings.sources
+    guard = AddressGuard.trusting(*config.trusted_pages)
+    async with guarded_session(config.user_agent, guard=guard) as session:
+        yield PageFetcher(session, user_agent="researchbot",
+                          max_bytes=int(settings.knowledge_base.max_file_mb * 1024 * 1024),
+                          concurrency=config.fetch_concurrency,
+                          per_host=config.fetch_per_host, timeout_s=config.timeout_s,
+                          guard=guard)
 
 
 @dataclass

@@ -372,7 +372,8 @@ class SourcesSettings(_Section):
     trusted_pages: StrList = Field(
         default_factory=list, description="Sites on your own network whose pages may be read "
         "behind search hits (http://wiki.internal:8080, say: a SearXNG that indexes an "
-        "intranet). Every other private or loopback address stays refused.")
+        "intranet) or indexed (researchbot index URL). Every other private or loopback "
+        "address stays refused.")
     fetch_concurrency: int = Field(default=8, ge=1, description="Pages fetched at once.")
     fetch_per_host: int = Field(default=2, ge=1, description="Pages fetched at once from one "
                                 "host.")

@@ -65,5 +65,6 @@ async def serve_discord(options: Options, world: Indexed, embedder: Any,
         await client.close()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await runner
+        await desk.jobs.close()  # jobs still running let go of the database
         discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = saved
         await fake.stop()

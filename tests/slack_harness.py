@@ -103,6 +103,7 @@ async def serve_slack(options: Options, world: Indexed, embedder: Any
         yield harness
     finally:
         await bot.stop()
+        await desk.jobs.close()  # jobs still running let go of the database
         await slack.stop()
 
 

@@ -123,18 +123,24 @@ async def test_a_workers_rebuilt_delivery_links_to_the_page(clean_env: Any,
     await assert_signed_page_link(sqlite_engine, json.dumps(answer["blocks"]), "job1")
 
 
-async def test_the_chat_desk_links_answers_only_under_a_public_url(clean_env: Any,
-                                                                  sqlite_engine: Any) -> None:
+async def test_the_chat_desk_links_answers_only_under_a_public_url(
+    clean_env: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
+) -> None:
     """What `researchbot slack` and `discord` run with (bot/wiring.py's open_chat_services)."""
     from bot.config import Settings
     from bot.wiring import FrontEndServices, build_jobs, open_chat_services
+    from core.config import KnowledgeBaseSettings
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.store.access import ShareLinks
+    from core.store.catalogue import KnowledgeCatalogue
     from core.store.conversations import ConversationStore
     from core.store.feedback import FeedbackStore
 
     links = await ShareLinks.load(sqlite_engine)
+    knowledge_base = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder,
+                                   KnowledgeBaseSettings())
     front = FrontEndServices(build_jobs(None, sqlite_engine), ConversationStore(sqlite_engine),
-                  sqlite_engine, FeedbackStore(sqlite_engine), links)
+                             sqlite_engine, FeedbackStore(sqlite_engine), links, knowledge_base)
     async with open_chat_services(Settings(web={"public_url": PUBLIC_URL}), front) as desk:
         assert desk.answer_page is not None and desk.feedback is front.feedback
         await assert_signed_page_link(sqlite_engine, desk.answer_page("job1"), "job1")

@@ -7,6 +7,9 @@
     DELETE /v1/jobs/{id}             cancel it
     POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache
     POST   /v1/jobs/{id}/feedback    rate its answer
+    GET    /v1/documents             the tenant's documents (routes/documents.py)
+    GET    /v1/documents/{id}        one document
+    DELETE /v1/documents/{id}        remove it from the knowledge base
     GET    /jobs/{id}?token=...      its answer page, live while it runs
     GET    /healthz, /readyz, /metrics, /openapi.json
 
@@ -26,7 +29,7 @@ from adapters.http.errors import ERROR_RESPONSES, EXCEPTION_HANDLERS, MAX_BODY_B
 from adapters.http.failed_auth import FailedAuthentications
 from adapters.http.feeds import JobFeeds
 from adapters.http.headers import SafetyHeaders
-from adapters.http.routes import events, health, jobs, pages
+from adapters.http.routes import documents, events, health, jobs, pages
 from adapters.http.services import ApiServices
 
 __all__ = ["ApiServices", "create_app"]
@@ -41,7 +44,8 @@ def create_app(services: ApiServices) -> FastAPI:
     app.state.services = services
     app.state.feeds = JobFeeds(services.jobs)
     app.state.failed_authentications = FailedAuthentications()
-    for router in (jobs.router, events.router, pages.router, health.router):
+    for router in (jobs.router, events.router, documents.router, pages.router,
+                   health.router):
         app.include_router(router)
     if services.metrics is not None:
         app.include_router(health.metrics_router)

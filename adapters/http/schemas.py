@@ -152,3 +152,29 @@ class ProgressEventBody(BaseModel):
     progress: float
     message: str
     at: datetime
+
+
+class DocumentBody(BaseModel):
+    document_id: str = Field(description="The document's id: its chunks and vectors carry it.")
+    title: str
+    authors: str | None = Field(description="As the document names them, when it does.")
+    date: str | None = Field(description="Its publication or creation date, when known.")
+    origin: Literal["path", "url", "upload"] = Field(
+        description="path: indexed from the server's files (researchbot index); url: read "
+        "from the web; upload: sent to POST /v1/documents.")
+    path: str = Field(description="The file's path or the page's URL.")
+    chunks: int = Field(description="Passages indexed.")
+    words: int
+    status: Literal["indexed"]
+    added_at: datetime = Field(description="When this version was indexed.")
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentBody]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on "
+                                    "the last.")
+
+
+class DocumentRemoved(BaseModel):
+    document_id: str
+    status: Literal["removed"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
@@ -18,6 +18,9 @@ from core.jobs.service import JobService
 from core.store.access import ApiKeys, ShareLinks
 from core.store.feedback import FeedbackStore
 
+if TYPE_CHECKING:  # loaded by whoever builds the services
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+
 MetricsRenderer = Callable[[], Awaitable[tuple[bytes, str]]]
 
 
@@ -26,6 +29,7 @@ class ApiServices:
     """What the app serves from; opened and closed by the caller (bot/serve.py)."""
 
     jobs: JobService
+    documents: KnowledgeBase  # the tenants' documents: listed and removed here
     keys: ApiKeys
     links: ShareLinks
     feedback: FeedbackStore

@@ -16,7 +16,18 @@ from core.research.intake import detect_intent, standalone_question
 from core.research.record import ProgressSink, Research, ResearchOutcome, ResearchRecord, ms
 from core.store.answers import CachedAnswerStore
 
-ScopeFunction = Callable[[str], Awaitable[str]]
+
+@dataclass(frozen=True)
+class CacheScope:
+    """A tenant's answer-cache scopes: answers are served from `lookup` (its knowledge base
+    as it is now) and kept under `store` (the knowledge base its searches read, which trails
+    while a rebuild runs). An answer kept under an older scope is never served."""
+
+    lookup: str
+    store: str
+
+
+ScopeFunction = Callable[[str], Awaitable[CacheScope]]
 
 
 @dataclass(frozen=True)
@@ -131,7 +142,7 @@ class CacheFirstResearch:
             return None
         started = time.perf_counter()
         hit = await exact_hit(self._answers, request.question, request.tenant,
-                              await self._scope(request.tenant), self._clock())
+                              (await self._scope(request.tenant)).lookup, self._clock())
         return await answer_repeat(request, hit, sink, started)
 
     async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:

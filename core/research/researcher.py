@@ -33,6 +33,7 @@ from core.research.intake import choose_depth
 from core.research.model_steps import ResearchLoop
 from core.research.record import ProgressSink, ResearchOutcome, ResearchRecord, ms
 from core.research.repeats import (
+    CacheScope,
     ScopeFunction,
     answer_repeat,
     begin_cache_check,
@@ -96,7 +97,7 @@ class Researcher:
         if self._cache is None or not repeatable(request):
             return None
         started = time.perf_counter()
-        scope = await self._cache_scope(request.tenant) if self._cache_scope else ""
+        scope = (await self._cache_scope(request.tenant)).lookup if self._cache_scope else ""
         hit = await self._cache.exact(request.question, request.tenant, scope)
         return await answer_repeat(request, hit, sink, started)
 
@@ -137,10 +138,11 @@ class Researcher:
         started = time.perf_counter()
         question = request.question
         reading = await read_question(record, request)
-        generation = await self._cache_scope(request.tenant) if self._cache_scope else ""
+        scope = await self._cache_scope(request.tenant) if self._cache_scope \
+            else CacheScope("", "")
         if self._cache is not None and reading.cacheable and not request.bypass_cache:
             await begin_cache_check(record)
-            hit = await self._cache.lookup(question, request.tenant, generation)
+            hit = await self._cache.lookup(question, request.tenant, scope.lookup)
             cached = await end_cache_check(record, request, hit, started)
             if cached is not None:
                 return cached
@@ -151,7 +153,7 @@ class Researcher:
                                              reading.intent, depth,
                                              self._scope(request.tenant))
         result = result.model_copy(update={"duration_ms": ms(started)})
-        return await self._save(record, result, (reading.intent, request.tenant, generation)
+        return await self._save(record, result, (reading.intent, request.tenant, scope.store)
                                 if reading.cacheable else None)
 
     def _scope(self, tenant: str) -> SearchScope:

@@ -10,9 +10,10 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -21,6 +22,8 @@ from yarl import URL
 
 from core.errors import BlockedAddressError, FetchError, RedirectError, ResponseTooLargeError
 from core.web.net import AddressGuard, guarded_get, read_capped
+
+T = TypeVar("T")
 
 ROBOTS_MAX_BYTES = 512 * 1024
 ROBOTS_TTL_S = 3600.0
@@ -70,9 +73,23 @@ class PageFetcher:
         return dict(zip(urls, outcomes, strict=True))
 
     async def fetch(self, url: str) -> FetchedPage:
+        return await self._within_limits(url, self._fetch(url))
+
+    async def fetch_bytes(self, url: str, max_bytes: int) -> bytes:
+        """Any document the site serves (a sitemap), as a page is fetched: robots.txt, the
+        address guard, a cap and the time limit; FetchError saying why not."""
+        return await self._within_limits(url, self._fetch_bytes(url, max_bytes))
+
+    async def _fetch_bytes(self, url: str, max_bytes: int) -> bytes:
+        async with guarded_get(self._session, url, self._guard, admit=self._admit) as response:
+            if response.status >= 400:
+                raise FetchError(f"{response.url}: HTTP {response.status}", "http_error")
+            return await read_capped(response, max_bytes)
+
+    async def _within_limits(self, url: str, fetching: Awaitable[T]) -> T:
         try:
             async with asyncio.timeout(self.timeout_s):
-                return await self._fetch(url)
+                return await fetching
         except TimeoutError:
             raise FetchError(f"{url}: timed out after {self.timeout_s:g} s", "timeout") from None
         except BlockedAddressError as error:

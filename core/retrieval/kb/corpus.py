@@ -113,13 +113,17 @@ class TenantCorpora:
         """The catalogue generation that searches of the tenant answer from now: it trails
         the catalogue while a rebuild runs in the background, and reading it starts that
         rebuild."""
+        return (await self.generations(tenant))[1]
+
+    async def generations(self, tenant: str) -> tuple[int, int]:
+        """The catalogue's generation now, and the one searches answer from (`generation`)."""
         stored = await self._catalogue.generation(tenant)
         entry = self._loaded.get(tenant)
         if entry is None or entry.corpus is None or not entry.corpus.ids:
-            return stored  # a search now waits for a corpus at least this new
+            return stored, stored  # a search now waits for a corpus at least this new
         if entry.corpus.generation < stored:
             self._start_rebuild(tenant, entry, stored)
-        return min(entry.corpus.generation, stored)
+        return stored, min(entry.corpus.generation, stored)
 
     def loaded_tenants(self) -> list[str]:
         """Tenants with a corpus in memory, least recently searched first."""

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from core.config import KnowledgeBaseSettings
 from core.errors import IndexingError, UnreadableDocumentError
@@ -35,6 +37,9 @@ from core.retrieval.kb.documents import (
 )
 from core.retrieval.vectors import TenantCollections
 from core.store.catalogue import CatalogueChunk, CatalogueFile, KnowledgeCatalogue
+
+if TYPE_CHECKING:  # the web is loaded only to index pages (aiohttp with it)
+    from core.web.fetch import FetchedPage
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +168,45 @@ class Indexer:
             return done
         return asyncio.ensure_future(asyncio.to_thread(self._parse, files[number], known))
 
+    async def index_pages(self, pages: list[FetchedPage], failed: list[tuple[str, str]],
+                          tenant: str, on_file: FileEvent | None = None) -> IndexReport:
+        """Index web pages (each kept under its URL): unchanged ones skipped, changed ones
+        replaced; a page known before that is now gone (HTTP 404 or 410) is removed."""
+        from core.web.crawl import page_key
+
+        started = time.perf_counter()
+        notify = on_file or (lambda _url, _what: None)
+        report = IndexReport()
+        await self.finish_interrupted(tenant)
+        known = await self._catalogue.fingerprints(tenant)
+        for page in pages:
+            key = page_key(page.url)
+            parsed = await asyncio.to_thread(self._parse_data, key, _reader_path(page),
+                                             page.body, known)
+            if parsed == "unchanged":
+                report.unchanged.append(key)
+                notify(key, "unchanged")
+            elif isinstance(parsed, str):
+                report.skipped.append((key, parsed))
+                notify(key, "skipped")
+            else:
+                await self._store(tenant, parsed)
+                (report.updated if key in known else report.added).append(key)
+                report.chunks += len(parsed.chunks)
+                notify(key, "updated" if key in known else "added")
+        for url, why in failed:
+            key = page_key(url)
+            gone = why.endswith(("HTTP 404", "HTTP 410"))
+            if gone and key in known:
+                await self.remove(tenant, key)
+                report.removed.append(key)
+                notify(key, "removed")
+            else:
+                report.skipped.append((key, why))
+                notify(key, "skipped")
+        report.seconds = time.perf_counter() - started
+        return report
+
     def _parse(self, path: Path, known: dict[str, str]) -> _ParsedFile | str:
         """The parsed file, or "unchanged", or why it is skipped."""
         limit = int(self._settings.max_file_mb * 1024 * 1024)
@@ -172,11 +216,17 @@ class Indexer:
             data = path.read_bytes()
         except OSError as error:
             return f"unreadable: {error.strerror or error}"
+        return self._parse_data(str(path), path, data, known)
+
+    def _parse_data(self, key: str, reader_path: Path, data: bytes,
+                    known: dict[str, str]) -> _ParsedFile | str:
+        """`data` parsed as the file `reader_path` names (its suffix picks the reader), kept
+        under `key`: a path or a URL."""
         digest = hashlib.sha256(READER_VERSION.encode() + b"\0" + data).hexdigest()
-        if known.get(str(path)) == digest:
+        if known.get(key) == digest:
             return "unchanged"
         try:
-            document = read_document(path, data)
+            document = read_document(reader_path, data)
         except UnreadableDocumentError as error:
             return str(error)
         chunks = chunk_sections(
@@ -184,7 +234,7 @@ class Indexer:
         )
         if not chunks:
             return "no text"
-        return _ParsedFile(str(path), digest, document, chunks)
+        return _ParsedFile(key, digest, document, chunks)
 
     async def _store(self, tenant: str, parsed: _ParsedFile) -> None:
         file_id = file_id_of(parsed.path)
@@ -215,6 +265,16 @@ class Indexer:
         if orphans:
             log.info("deleted %d vectors an interrupted index run left", len(orphans))
         return len(orphans)
+
+
+def _reader_path(page: FetchedPage) -> Path:
+    """A file name for the page's reader: its suffix from the content type, its name from
+    the URL's last segment (a PDF without a title is called by it)."""
+    from core.web.fetch import PAGE_TYPES
+
+    parts = urlsplit(page.final_url)
+    stem = Path(unquote(parts.path.rstrip("/"))).stem or parts.hostname or "page"
+    return Path(stem + PAGE_TYPES[page.content_type])
 
 
 def _embedding_text(title: str, chunk: Chunk) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.config import KnowledgeBaseSettings
 from core.models import Source
@@ -20,6 +20,9 @@ from core.retrieval.kb.indexer import FileEvent, Indexer, IndexReport, WorkerAli
 from core.retrieval.kb.search import KnowledgeSearch, SearchMode
 from core.retrieval.vectors import TenantCollections, VectorStore
 from core.store.catalogue import CatalogueDocument, CatalogueSize, KnowledgeCatalogue
+
+if TYPE_CHECKING:
+    from core.web.fetch import FetchedPage
 
 __all__ = ["FileEvent", "IndexReport", "KnowledgeBase", "SearchMode", "WorkerAlive"]
 
@@ -59,10 +62,18 @@ class KnowledgeBase:
                     ) -> IndexReport:
         return await self._indexer.index(paths, tenant, on_file)
 
+    async def index_pages(self, pages: list[FetchedPage], failed: list[tuple[str, str]],
+                          tenant: str, on_file: FileEvent | None = None) -> IndexReport:
+        """Index fetched web pages under their URLs (core.web.crawl reads them)."""
+        return await self._indexer.index_pages(pages, failed, tenant, on_file)
+
     async def documents(self, tenant: str, limit: int | None = None,
                         after: str = "") -> list[CatalogueDocument]:
         """The tenant's documents by path (those after path `after`)."""
         return await self._catalogue.documents(tenant, limit, after)
+
+    async def document(self, tenant: str, document_id: str) -> CatalogueDocument | None:
+        return await self._catalogue.document(tenant, document_id)
 
     async def remove_document(self, tenant: str, document_id: str) -> CatalogueDocument | None:
         """Take the tenant's document out of search: its catalogue rows, chunks and vectors
@@ -88,3 +99,9 @@ class KnowledgeBase:
         background, and reading it starts that rebuild (a tenant whose questions all hit the
         cache would otherwise never search, and never see its new documents)."""
         return await self.corpora.generation(tenant)
+
+    async def generations(self, tenant: str) -> tuple[int, int]:
+        """The catalogue's generation now, and `generation`: the answer cache serves answers
+        of the first (a document removed a moment ago is not cited by an answer served) and
+        keeps new ones under the second (the documents they were found in)."""
+        return await self.corpora.generations(tenant)
