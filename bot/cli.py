@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="for --crawl: follow links at most D steps from the URL")
     index.add_argument("--tenant", help="tenant whose knowledge base to update")
 
+    refresh = commands.add_parser("refresh", help="read the web pages and sites indexed from "
+                                  "a URL again now (serve, the bots and workers do it every "
+                                  "knowledge_base.refresh_hours)")
+    refresh.add_argument("--tenant", help="only this tenant's sites (default: every tenant's)")
+
     documents = commands.add_parser("documents", help="the knowledge base's documents: list, "
                                     "remove")
     document_commands = documents.add_subparsers(dest="documents_command", required=True,
@@ -296,6 +301,7 @@ async def _index_urls(settings: Any, knowledge_base: Any, urls: list[str], tenan
                 raise IndexingError(f"cannot read {read.failed[0][1]}")
             _add_report(report, await knowledge_base.index_pages(read.pages, read.failed,
                                                                  tenant, on_file))
+            await knowledge_base.add_site(tenant, page_key(url), args.crawl, args.depth)
     return report
 
 
@@ -304,6 +310,29 @@ def _add_report(report: Any, more: Any) -> None:
         getattr(report, name).extend(getattr(more, name))
     report.chunks += more.chunks
     report.seconds += more.seconds
+
+
+async def _refresh(args: argparse.Namespace, settings: Any) -> int:
+    from adapters.terminal import terminal_safe
+    from bot.wiring import open_indexing, open_page_fetcher
+
+    def on_file(url: str, what: str) -> None:
+        if what != "unchanged":
+            print(terminal_safe(f"{what:>9}  {url}"), file=sys.stderr, flush=True)
+
+    async with open_indexing(settings) as knowledge_base, \
+            open_page_fetcher(settings) as fetcher:
+        done = await knowledge_base.refresh_sites(fetcher, tenant=args.tenant,
+                                                  on_file=on_file)
+    if not done:
+        print("No web pages or sites to refresh: add one with researchbot index URL")
+    for refreshed in done:
+        report = refreshed.report
+        print(terminal_safe(
+            f"{refreshed.site.url} ({refreshed.site.tenant}): {len(report.added)} added, "
+            f"{len(report.updated)} updated, {len(report.unchanged)} unchanged, "
+            f"{len(report.removed)} removed, {len(report.skipped)} skipped"))
+    return EXIT_OK
 
 
 async def _documents(args: argparse.Namespace, settings: Any) -> int:
@@ -501,7 +530,8 @@ async def _worker(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "documents": _documents,
+_COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "refresh": _refresh,
+             "documents": _documents,
              "jobs": _jobs, "show": _show,
              "slack": _slack, "discord": _discord, "worker": _worker, "check": _check,
              "serve": _serve, "keys": _keys}

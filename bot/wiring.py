@@ -5,7 +5,10 @@ benchmarks build the application through the same functions (`build_research`,
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
+import logging
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -15,6 +18,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
+from core.models import utcnow
+from core.redact import redact
 from core.store.jobs import JobStore
 
 if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neither
@@ -42,6 +47,8 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.store.events import JobEvents
     from core.store.feedback import FeedbackStore
     from core.web.fetch import PageFetcher
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -322,12 +329,44 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
             else:  # the CLI ends its own kind only: a stopped `serve` resumes its jobs itself
                 await jobs.fail_abandoned(worker_alive, stale,
                                           ("cli",) if in_process else None)
+        refreshing = None if in_process or not settings.knowledge_base.refresh_hours \
+            else asyncio.create_task(refresh_sites_periodically(settings, knowledge_base),
+                                     name="refresh-sites")
         try:
             yield ResearchServices(jobs, ConversationStore(engine), engine,
                                    FeedbackStore(engine), await ShareLinks.load(engine),
                                    knowledge_base, researcher)
         finally:
+            if refreshing is not None:
+                refreshing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await refreshing
             await jobs.close()
+
+
+async def refresh_sites_periodically(settings: Settings, knowledge_base: KnowledgeBase,
+                                     pause_s: float | None = None) -> None:
+    """In a long-running process (serve, the chat bots, a worker): the sites indexed from a
+    URL that were not read for `knowledge_base.refresh_hours` are read again, each by one
+    process however many run. Looks every quarter period (at most every 10 minutes)."""
+    period = timedelta(hours=settings.knowledge_base.refresh_hours)
+    pause_s = pause_s or min(max(period.total_seconds() / 4, 1.0), 600.0)
+    while True:
+        await asyncio.sleep(pause_s)
+        try:
+            due = utcnow() - period
+            if not any(site.refreshed_at < due for site in await knowledge_base.sites()):
+                continue
+            async with open_page_fetcher(settings) as fetcher:
+                for done in await knowledge_base.refresh_sites(fetcher, period):
+                    report = done.report
+                    log.info("refreshed %s for %s: %d added, %d updated, %d unchanged, "
+                             "%d removed, %d skipped", done.site.url, done.site.tenant,
+                             len(report.added), len(report.updated), len(report.unchanged),
+                             len(report.removed), len(report.skipped))
+        except Exception as error:  # an outage, a bug: the next round tries again
+            log.warning("refreshing indexed sites failed: %s: %s", type(error).__name__,
+                        redact(str(error))[:300])
 
 
 @dataclass

@@ -174,6 +174,10 @@ class KnowledgeBaseSettings(_Section):
         default=0.75, ge=0, le=1, description="MMR trade-off: 1 pure relevance, 0 pure diversity."
     )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
+    refresh_hours: float = Field(
+        default=24.0, ge=0, description="Web pages and sites indexed from a URL are read "
+        "again this often by serve, the chat bots or a worker (unchanged pages skipped, "
+        "changed ones replaced, vanished ones removed); 0: only by researchbot refresh.")
     max_loaded_tenants: int = Field(
         default=64, ge=1, description="Tenants whose search index a process keeps in memory; "
         "the least recently searched is dropped (and rebuilt when it is searched again)."

@@ -6,11 +6,14 @@ trusted (sources.trusted_pages), in one line."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,3 +108,78 @@ async def test_one_page_alone_and_refusals_in_one_line(clean_env: Path, site: Fa
     assert code == 1 and "robots.txt" in err
     code, out, err = await _cli("index", f"{site.base}/docs/nothing.html", trusted=site.base)
     assert code == 1 and "HTTP 404" in err
+
+
+async def test_refresh_reads_the_site_again_and_forgets_a_removed_one(clean_env: Path,
+                                                                    site: FakeWeb) -> None:
+    start = f"{site.base}/docs/index.html"
+    code, out, err = await _cli("index", start, "--crawl", "20", trusted=site.base)
+    assert code == 0 and "4 added" in out, out + err
+    site.pages["/docs/index.html"] = _page("Handbook", "Welcome to the team handbook. It "
+                                           "explains the office and the lunch menu.",
+                                           ("a.html", "lunch.html"))
+    site.pages["/docs/lunch.html"] = _page("Lunch", "Soup is served every Friday at noon.")
+    site.pages["/docs/a.html"] = _page("Office hours", "The office opens at nine now.")
+    del site.pages["/docs/c.html"]
+    code, out, err = await _cli("refresh", trusted=site.base)
+    assert code == 0, err
+    # b.html is no longer linked, but still there: kept; c.html (from the sitemap) is gone
+    assert f"{start} (local): 1 added, 2 updated, 0 unchanged, 1 removed" in out, out + err
+    code, out, _ = await _cli("documents", "list", "--json")
+    listed = {d["path"]: d for d in json.loads(out)}
+    assert set(listed) == {f"{site.base}/docs/{name}.html"
+                           for name in ("index", "a", "b", "lunch")}
+    code, out, err = await _cli("documents", "remove", listed[start]["document_id"])
+    assert code == 0, err
+    code, out, err = await _cli("refresh", trusted=site.base)
+    assert code == 0 and "No web pages or sites to refresh" in out, out + err
+
+
+async def test_long_running_processes_refresh_due_sites_once_each(
+    tmp_path: Path, sqlite_engine: Any, chroma: Any, embedder: Any, site: FakeWeb,
+) -> None:
+    """Two processes (two knowledge bases over one store) find a site due: one reads it.
+    The periodic refresh of serve, the bots and workers picks up a changed page."""
+    from bot.config import Settings
+    from bot.wiring import open_page_fetcher, refresh_sites_periodically
+    from core.config import KnowledgeBaseSettings
+    from core.retrieval.kb.knowledge_base import KnowledgeBase
+    from core.store.catalogue import KnowledgeCatalogue
+    from core.store.database import kb_sites
+    from core.web.crawl import crawl
+
+    settings = Settings(data_dir=tmp_path, sources={"trusted_pages": [site.base]},
+                        knowledge_base={"refresh_hours": 1 / 3600})
+    bases = [KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder,
+                           KnowledgeBaseSettings()) for _ in range(2)]
+    start = f"{site.base}/docs/a.html"
+    async with open_page_fetcher(settings) as fetcher:
+        read = await crawl(fetcher, start)
+        assert (await bases[0].index_pages(read.pages, read.failed, "t1")).added == [start]
+        await bases[0].add_site("t1", start, 1, 0)
+
+        async def make_due() -> None:
+            async with sqlite_engine.begin() as connection:
+                await connection.execute(kb_sites.update().values(
+                    refreshed_at=datetime(2020, 1, 1, tzinfo=UTC)))
+
+        await make_due()
+        runs = await asyncio.gather(*(base.refresh_sites(fetcher, timedelta(hours=1))
+                                      for base in bases))
+        assert sorted(len(done) for done in runs) == [0, 1]
+
+    site.pages["/docs/a.html"] = _page("Office hours", "The office opens at nine thirty "
+                                       "on weekdays since the spring.")
+    await make_due()
+    refreshing = asyncio.create_task(refresh_sites_periodically(settings, bases[1], 0.1))
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                hits = await bases[0].search("When does the office open?", "t1", limit=1)
+                if hits and "nine thirty" in hits[0].snippet:
+                    break
+                await asyncio.sleep(0.2)
+    finally:
+        refreshing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await refreshing

@@ -18,12 +18,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from core.models import utcnow
-from core.store.database import kb_chunks, kb_files, kb_generations, kb_pending, upsert_into
+from core.store.database import (
+    kb_chunks,
+    kb_files,
+    kb_generations,
+    kb_pending,
+    kb_sites,
+    upsert_into,
+)
 from core.store.full_disk import full_disk_error
 
 _MAX_TITLE_CHARS = 1000
@@ -95,6 +102,17 @@ class PendingFile:
     since: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class CatalogueSite:
+    """A web page or site indexed from its URL, read again by a refresh."""
+
+    tenant: str
+    url: str
+    max_pages: int
+    depth: int
+    refreshed_at: datetime
+
+
 class CatalogueSize(NamedTuple):
     files: int
     chunks: int
@@ -105,10 +123,9 @@ _DOCUMENT = (kb_files.c.file_id, kb_files.c.path, kb_files.c.title, kb_files.c.a
 
 
 def _document(row: Any) -> CatalogueDocument:
-    indexed_at = row.indexed_at if row.indexed_at.tzinfo is not None \
-        else row.indexed_at.replace(tzinfo=UTC)  # SQLite returns naive datetimes (UTC)
     return CatalogueDocument(row.file_id, row.path, row.title, row.author, row.published,
-                             row.chunks, row.words, indexed_at)
+                             row.chunks, row.words, _aware(row.indexed_at))
+
 
 
 class KnowledgeCatalogue:
@@ -210,7 +227,47 @@ class KnowledgeCatalogue:
             rows = (await connection.execute(query)).all()
         return [PendingFile(row.file_id, row.worker, _aware(row.since)) for row in rows]
 
+    async def sites(self, tenant: str | None = None) -> list[CatalogueSite]:
+        """The sites indexed from a URL (a tenant's, or every tenant's), least recently
+        refreshed first."""
+        query = select(kb_sites.c.tenant, kb_sites.c.url, kb_sites.c.max_pages,
+                       kb_sites.c.depth, kb_sites.c.refreshed_at) \
+            .order_by(kb_sites.c.refreshed_at, kb_sites.c.tenant, kb_sites.c.url)
+        if tenant is not None:
+            query = query.where(kb_sites.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            return [CatalogueSite(row.tenant, row.url, row.max_pages, row.depth,
+                                  _aware(row.refreshed_at))
+                    for row in await connection.execute(query)]
+
     # ---- writing --------------------------------------------------------------------------
+
+    async def add_site(self, tenant: str, url: str, max_pages: int, depth: int) -> None:
+        """Record (or update) a site just indexed from `url`."""
+        now = utcnow()
+        async with self._writing() as connection:
+            statement = upsert_into(kb_sites, connection).values(
+                tenant=tenant, url=url, max_pages=max_pages, depth=depth, added_at=now,
+                refreshed_at=now)
+            await connection.execute(statement.on_conflict_do_update(
+                index_elements=["tenant", "url"],
+                set_={"max_pages": max_pages, "depth": depth, "refreshed_at": now}))
+
+    async def claim_site(self, site: CatalogueSite, due_before: datetime | None) -> bool:
+        """Mark the site refreshed now; with `due_before`, only if it was last refreshed
+        before then (False: another process took it, or it is not due)."""
+        query = update(kb_sites).where(kb_sites.c.tenant == site.tenant,
+                                       kb_sites.c.url == site.url)
+        if due_before is not None:
+            query = query.where(kb_sites.c.refreshed_at < due_before)
+        async with self._writing() as connection:
+            result = await connection.execute(query.values(refreshed_at=utcnow()))
+        return bool(result.rowcount)
+
+    async def forget_site(self, tenant: str, url: str) -> None:
+        async with self._writing() as connection:
+            await connection.execute(delete(kb_sites).where(kb_sites.c.tenant == tenant,
+                                                            kb_sites.c.url == url))
 
     async def forget_file(self, tenant: str, path: str, file_id: str, worker: str) -> None:
         """Remove the file's rows and record, for `worker`, that its vectors may be left."""

@@ -160,6 +160,20 @@ kb_pending = Table(
     Column("since", DateTime(timezone=True), nullable=False),
 )
 
+# Web pages and sites indexed from a URL (researchbot index URL): what a refresh reads again,
+# and when it last did (a refresh claims a site by moving `refreshed_at`, so one process reads
+# it a period, however many run).
+kb_sites = Table(
+    "kb_sites",
+    metadata,
+    Column("tenant", String(255), primary_key=True),
+    Column("url", String(4096), primary_key=True),
+    Column("max_pages", Integer, nullable=False),
+    Column("depth", Integer, nullable=False),
+    Column("added_at", DateTime(timezone=True), nullable=False),
+    Column("refreshed_at", DateTime(timezone=True), nullable=False),
+)
+
 # API keys (researchbot keys create): one row a key, the key itself never stored, only its
 # SHA-256 (keys are 256 random bits: a slow hash adds nothing against guessing).
 api_keys = Table(

@@ -9,20 +9,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.config import KnowledgeBaseSettings
-from core.models import Source
+from core.models import Source, utcnow
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.corpus import TenantCorpora
 from core.retrieval.kb.indexer import FileEvent, Indexer, IndexReport, WorkerAlive
 from core.retrieval.kb.search import KnowledgeSearch, SearchMode
 from core.retrieval.vectors import TenantCollections, VectorStore
-from core.store.catalogue import CatalogueDocument, CatalogueSize, KnowledgeCatalogue
+from core.store.catalogue import (
+    CatalogueDocument,
+    CatalogueSite,
+    CatalogueSize,
+    KnowledgeCatalogue,
+)
 
 if TYPE_CHECKING:
-    from core.web.fetch import FetchedPage
+    from core.web.fetch import FetchedPage, PageFetcher
+
+
+@dataclass(frozen=True)
+class SiteRefresh:
+    site: CatalogueSite
+    report: IndexReport
 
 __all__ = ["FileEvent", "IndexReport", "KnowledgeBase", "SearchMode", "WorkerAlive"]
 
@@ -67,6 +80,34 @@ class KnowledgeBase:
         """Index fetched web pages under their URLs (core.web.crawl reads them)."""
         return await self._indexer.index_pages(pages, failed, tenant, on_file)
 
+    async def add_site(self, tenant: str, url: str, max_pages: int, depth: int) -> None:
+        """Remember a page or site just indexed from `url`, for `refresh_sites`."""
+        await self._catalogue.add_site(tenant, url, max_pages, depth)
+
+    async def sites(self, tenant: str | None = None) -> list[CatalogueSite]:
+        """The pages and sites indexed from a URL (a tenant's, or all), least recently read
+        first."""
+        return await self._catalogue.sites(tenant)
+
+    async def refresh_sites(self, fetcher: PageFetcher, every: timedelta | None = None,
+                            tenant: str | None = None, on_file: FileEvent | None = None
+                            ) -> list[SiteRefresh]:
+        """Read the sites indexed from a URL again, as `researchbot index URL` read them:
+        unchanged pages skipped, changed ones replaced, pages now gone (404, 410) removed,
+        newly linked ones added. With `every`, only the sites not refreshed for that long,
+        each claimed first so that one process of many reads it; otherwise all of them."""
+        from core.web.crawl import crawl
+
+        due_before = utcnow() - every if every is not None else None
+        done = []
+        for site in await self._catalogue.sites(tenant):
+            if not await self._catalogue.claim_site(site, due_before):
+                continue
+            read = await crawl(fetcher, site.url, site.max_pages, site.depth)
+            report = await self.index_pages(read.pages, read.failed, site.tenant, on_file)
+            done.append(SiteRefresh(site, report))
+        return done
+
     async def documents(self, tenant: str, limit: int | None = None,
                         after: str = "") -> list[CatalogueDocument]:
         """The tenant's documents by path (those after path `after`)."""
@@ -82,6 +123,7 @@ class KnowledgeBase:
         document = await self._catalogue.document(tenant, document_id)
         if document is not None:
             await self._indexer.remove(tenant, document.path)
+            await self._catalogue.forget_site(tenant, document.path)  # not read again
         return document
 
     async def stats(self, tenant: str) -> CatalogueSize:
