@@ -102,7 +102,7 @@ def _answer_markdown(result: ResearchResult) -> str:
         lines += ["", "**Limitations:**", *(f"- {item}" for item in answer.limitations)]
     if result.references:
         lines += ["", "**References:**"]
-        lines += [f"{r.number}. {r.title} — {r.where}" for r in result.references]
+        lines += [f"{r.number}. {r.label} — {r.where}" for r in result.references]
     origin = (
         f"cached answer from {result.cached_at:%Y-%m-%d %H:%M} UTC"
         if result.cached and result.cached_at

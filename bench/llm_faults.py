@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.run import table
 from bot.wiring import build_jobs, build_research, local_sources
 from core.answer.cache import SemanticAnswerCache
-from core.answer.sentences import MARKER, expand
+from core.answer.references import DOCUMENT_MARKER, document_numbers
 from core.config import CacheSettings, KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.models import Depth, ResearchRequest, ResearchResult
 from core.retrieval.embedding import OnnxMiniLMEmbedder
@@ -64,8 +64,8 @@ def invented_citations(result: ResearchResult) -> int:
     """Citation numbers in the answer that name no entry of its reference list."""
     numbers = {r.number for r in result.references}
     text = f"{result.answer.summary}\n{result.answer.detail}"
-    return sum(1 for group in MARKER.finditer(text) for n in expand(group.group(1))
-               if n not in numbers)
+    return sum(1 for group in DOCUMENT_MARKER.finditer(text)
+               for n in document_numbers(group.group(1)) if n not in numbers)
 
 
 async def run_rate(workdir: Path, fault_rate: float, verifier_error: float, seeds: int,

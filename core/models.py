@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -163,12 +164,28 @@ class ResearchAnswer(BaseModel):
 
 
 class Reference(BaseModel):
-    """A numbered entry of an answer's reference list, built by code."""
+    """A numbered entry of an answer's reference list, built by code: one a document, its
+    cited pages (or sections) in `where`."""
 
     number: int
-    source_id: str
+    source_id: str  # the first of its passages cited
     title: str
     where: str
+    authors: str | None = None
+    year: str | None = None
+    source_ids: list[str] = Field(default_factory=list)  # every passage of it cited
+    pages: list[int] = Field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The title with its byline: `Vaswani et al. (2017). Attention Is All You Need`."""
+        names = [name.strip() for name in re.split(r";|,|\band\b|&", self.authors or "")
+                 if name.strip()]
+        who = "" if not names else names[0] if len(names) == 1 else \
+            f"{names[0]} and {names[1]}" if len(names) == 2 else f"{names[0]} et al."
+        byline = f"{who} ({self.year}). " if who and self.year else \
+            f"{who or self.year}. " if who or self.year else ""
+        return f"{byline}{self.title}"
 
 
 class ResearchResult(BaseModel):

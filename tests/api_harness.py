@@ -15,7 +15,8 @@ import uvicorn
 
 from bot.config import Settings
 from bot.serve import open_api
-from core.store.database import sqlite_url
+from core.store.access import ApiKeys
+from core.store.database import open_database, sqlite_url
 
 TENANT = "T1"  # indexed in the template store (tests/conftest.py CHAT_TENANTS)
 OTHER_TENANT = "T2"
@@ -69,6 +70,16 @@ async def running_api(settings: Settings, host: str = "127.0.0.1") -> AsyncItera
             server.should_exit = True
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait_for(task, 15)
+
+
+@contextlib.asynccontextmanager
+async def server_keys(api: RunningApi) -> AsyncIterator[ApiKeys]:
+    """The server's key store, through a database connection of the test's own."""
+    engine = await open_database(api.settings.store_url)
+    try:
+        yield ApiKeys(engine)
+    finally:
+        await engine.dispose()
 
 
 async def read_events(response: httpx.Response) -> AsyncIterator[dict[str, str]]:

@@ -46,6 +46,9 @@ class FakeWeb(LocalServer):
         self.failures: dict[str, list[Failure]] = {}
         self.hits: list[tuple[str, dict[str, str]]] = []
         self.latency: dict[str, float] = {}  # path -> seconds every answer takes
+        # path -> an event every answer waits for first (a test opens it when it has seen
+        # what happens while the answer is held back)
+        self.gates: dict[str, asyncio.Event] = {}
         router = self.app.router
         router.add_post("/tavily/search", self._tavily)
         router.add_get("/w/api.php", self._mediawiki)
@@ -73,6 +76,8 @@ class FakeWeb(LocalServer):
 
     async def _scripted(self, request: web.Request) -> web.Response | None:
         self.hits.append((request.path, dict(request.query)))
+        if request.path in self.gates:
+            await self.gates[request.path].wait()
         if request.path in self.latency:
             await asyncio.sleep(self.latency[request.path])
         queued = self.failures.get(request.path)

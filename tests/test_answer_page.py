@@ -6,6 +6,7 @@ Screenshots at desktop and phone widths are saved under test-artifacts/screensho
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -36,6 +37,7 @@ of resting otters is called a raft.
 Sea otters eat sea urchins, crabs and clams, and use stones as tools to crack the shells.
 """
 QUESTION = "Why do sea otters hold hands while they sleep?"
+WIKIPEDIA = "/w/api.php"
 
 
 @pytest.fixture
@@ -114,7 +116,8 @@ async def _shot(page: Any, name: str) -> None:
 
 
 async def test_a_running_job_page_shows_progress_then_the_answer(
-        api: RunningApi, browser: Any) -> None:
+        api: RunningApi, browser: Any, slow_web: FakeWeb) -> None:
+    slow_web.gates[WIKIPEDIA] = asyncio.Event()  # Wikipedia answers once the test has looked
     job = await _ask(api)
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
@@ -124,12 +127,13 @@ async def test_a_running_job_page_shows_progress_then_the_answer(
 
     await page.goto(api.url + job["links"]["page"])
     assert await page.locator("body").get_attribute("data-running") == "yes"
-    # stages arrive over the event stream while the (slow) search runs
-    await page.locator("#stages li[data-stage='search']").wait_for(timeout=15_000)
+    # stages arrive over the event stream while the search is held back
+    await page.locator("#stages li[data-stage='search']").wait_for(timeout=30_000)
     assert await page.locator("#answer").count() == 0
     assert await page.locator("#actions").is_hidden()  # no rating while it runs
     assert await page.locator("#status").inner_text() == "Researching"
     await _shot(page, "answer-page-running-desktop.png")
+    slow_web.gates[WIKIPEDIA].set()  # the search may finish now
 
     await page.locator("#answer").wait_for(timeout=30_000)  # the page reloads with it
     assert await page.locator("#question").inner_text() == QUESTION

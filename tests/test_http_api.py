@@ -5,7 +5,6 @@ Last-Event-ID, cancel; every response checked against the server's own OpenAPI d
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -28,6 +27,7 @@ from tests.api_harness import (
     api_settings,
     read_events,
     running_api,
+    server_keys,
 )
 from tests.fake_web import FakeWeb, slow_wikipedia
 
@@ -64,16 +64,6 @@ async def _spec(api: RunningApi) -> OpenApiSpec:
         response = await client.get("/openapi.json")
     assert response.status_code == 200
     return OpenApiSpec(response.json())
-
-
-@contextlib.asynccontextmanager
-async def _keys(api: RunningApi) -> AsyncIterator[ApiKeys]:
-    """The server's key store, through a database connection of the test's own."""
-    engine = await open_database(api.settings.store_url)
-    try:
-        yield ApiKeys(engine)
-    finally:
-        await engine.dispose()
 
 
 async def _events(client: httpx.AsyncClient, path: str,
@@ -358,7 +348,7 @@ async def test_keys_decide_the_tenant_and_hide_other_tenants_jobs(api: RunningAp
     async with api.client() as anonymous:  # no key exists yet, loopback: served as `tenant`
         before = await anonymous.post("/v1/research", json={"question": QUESTION})
         assert before.status_code == 202
-    async with _keys(api) as keys:
+    async with server_keys(api) as keys:
         _, mine = await keys.create(TENANT, "tests")
         _, theirs = await keys.create(OTHER_TENANT)
         revoked_row, revoked = await keys.create(TENANT)
@@ -413,7 +403,7 @@ async def test_a_page_token_opens_one_job_only(api: RunningApi) -> None:
         one = (await client.post("/v1/research", json={"question": QUESTION})).json()
         two = (await client.post("/v1/research", json={"question": "What do cats eat?"})).json()
         await _events(client, one["links"]["events"])
-    async with _keys(api) as keys:
+    async with server_keys(api) as keys:
         await keys.create(TENANT)  # anonymous access ends here
     token_one = one["links"]["page"].split("token=")[1]
     mistyped = token_one[:-1] + ("1" if token_one.endswith("0") else "0")  # one digit off

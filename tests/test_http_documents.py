@@ -5,7 +5,6 @@ not there, not even by id."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,8 +13,6 @@ from typing import Any
 import httpx
 import pytest
 
-from core.store.access import ApiKeys
-from core.store.database import open_database
 from tests.api_harness import (
     OTHER_TENANT,
     TENANT,
@@ -24,6 +21,7 @@ from tests.api_harness import (
     api_settings,
     read_events,
     running_api,
+    server_keys,
 )
 from tests.conftest import CORPUS
 
@@ -34,15 +32,6 @@ QUESTION = "What gives sourdough bread its sour taste?"
 async def api(served_store: Path) -> AsyncIterator[RunningApi]:
     async with running_api(api_settings(served_store)) as running:
         yield running
-
-
-@contextlib.asynccontextmanager
-async def _keys(api: RunningApi) -> AsyncIterator[ApiKeys]:
-    engine = await open_database(api.settings.store_url)
-    try:
-        yield ApiKeys(engine)
-    finally:
-        await engine.dispose()
 
 
 async def _ask(client: httpx.AsyncClient, question: str) -> dict[str, Any]:
@@ -60,7 +49,7 @@ async def _ask(client: httpx.AsyncClient, question: str) -> dict[str, Any]:
 async def test_documents_are_listed_read_and_removed_per_tenant(api: RunningApi) -> None:
     async with api.client() as client:
         spec = OpenApiSpec((await client.get("/openapi.json")).json())
-    async with _keys(api) as keys:
+    async with server_keys(api) as keys:
         _, mine = await keys.create(TENANT)
         _, theirs = await keys.create(OTHER_TENANT)
         _, stranger = await keys.create("T9")
@@ -134,7 +123,7 @@ async def test_bad_document_requests_are_refused_with_the_error_shape(api: Runni
         missing = await client.get("/v1/documents/nope")
         spec.check("GET", "/v1/documents/{document_id}", missing)
         assert missing.status_code == 404
-    async with _keys(api) as keys:
+    async with server_keys(api) as keys:
         await keys.create(TENANT)
     async with api.client() as client:  # once a key exists, a key is needed
         response = await client.get("/v1/documents")

@@ -90,7 +90,7 @@ def render_sources(result: ResearchResult) -> list[list[Embed]]:
     if not result.references:
         return [[{"type": "rich", "description": "No sources were cited."}]]
     by_id = {s.id: s for s in result.sources}
-    lines = [_source_line(r.number, r.title, r.where, by_id.get(r.source_id))
+    lines = [_source_line(r.number, r.label, r.where, by_id.get(r.source_id))
              for r in result.references]
     embeds: list[Embed] = []
     page = ""

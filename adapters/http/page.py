@@ -34,7 +34,9 @@ STAGE_NAMES = {
 # Events that say what happened to the job itself (a restart it was resumed after, a worker
 # that handed it back), shown under the question.
 TOLD_KINDS = ("resumed", "requeued")
-_MARKER = re.compile(r"\[(\d{1,3})\]")
+# A marker as the answer carries it: `[1]`, `[1, 2]`, `[1, p. 3]`, `[1, pp. 3, 5; 2]`.
+_MARKER = re.compile(r"\[(\d{1,3}(?:, pp?\. \d+(?:, \d+)*)?"
+                     r"(?:[;,] \d{1,3}(?:, pp?\. \d+(?:, \d+)*)?)*)\]")
 _ENV = Environment(loader=PackageLoader("adapters.http", "templates"),
                    autoescape=select_autoescape(default=True, default_for_string=True),
                    trim_blocks=True, lstrip_blocks=True)
@@ -112,11 +114,20 @@ def _body(result: ResearchResult) -> list[Markup]:
 
 def _linked(escaped: str, numbers: set[int]) -> Markup:
     def link(match: re.Match[str]) -> str:
-        number = int(match.group(1))
-        if number not in numbers:
-            return match.group(0)
-        return (f'<a class="cite" href="#source-{number}" '
-                f'aria-label="source {number}">[{number}]</a>')
+        inner = match.group(1)
+        joiner = "; " if "p." in inner else ", "
+        parts = inner.split(joiner)
+
+        def anchor(part: str, text: str) -> str:
+            number = int(part.split(",")[0])
+            if number not in numbers:
+                return text
+            return (f'<a class="cite" href="#source-{number}" '
+                    f'aria-label="source {number}">{text}</a>')
+
+        if len(parts) == 1:  # the whole marker is the link: [1], [1, p. 3]
+            return anchor(inner, match.group(0))
+        return f"[{joiner.join(anchor(part, part) for part in parts)}]"
 
     # `escaped` is escaped text; only the links made here are markup
     return Markup(_MARKER.sub(link, escaped).replace("\n", "<br>"))
@@ -134,10 +145,15 @@ def _sources(result: ResearchResult) -> list[SourceRow]:
         url = source.url if source is not None else None
         if url is not None and not url.startswith(("http://", "https://")):
             url = None  # javascript: and data: links are shown as text, never followed
-        passages = quotes.get(reference.source_id) or \
+        passages = [quote for source_id in reference.source_ids or [reference.source_id]
+                    for quote in quotes.get(source_id, [])] or \
             ([source.snippet] if source is not None and source.snippet else [])
-        rows.append(SourceRow(reference.number, reference.title or "Untitled", url,
+        pages = (f"p. {reference.pages[0]}" if len(reference.pages) == 1 else
+                 f"pp. {', '.join(str(page) for page in reference.pages)}") \
+            if reference.pages else None
+        rows.append(SourceRow(reference.number,
+                              reference.label if reference.title else "Untitled", url,
                               (source.path or "") if source is not None else reference.where,
-                              source.location if source is not None else None,
+                              pages or (source.location if source is not None else None),
                               passages[:3]))
     return rows

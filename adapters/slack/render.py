@@ -73,7 +73,7 @@ def render_sources(result: ResearchResult) -> list[Message]:
     blocks = [_section(f"*Sources ({len(result.references)})*")]
     for reference in result.references:
         source = by_id.get(reference.source_id)
-        blocks.append(_section(_source_line(reference.number, reference.title,
+        blocks.append(_section(_source_line(reference.number, reference.label,
                                             reference.where, source)))
     return _paginate(blocks, f"Sources ({len(result.references)})")
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from core.answer.citations import verify_citations
 from core.answer.fact_check import ClaimCheck
 from core.answer.grading import closest_passages, grade
+from core.answer.references import by_document
 from core.answer.synthesis.base import Draft
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import TIERS, LLMSettings, PipelineSettings, TierBudget
@@ -404,13 +405,15 @@ class ResearchEngine:
                             claims_checked=check.checked,
                             claim_verification=check.verification)
         cited = set(verified.cited_sources)
+        summary, detail, references = by_document(summary, verified.detail,
+                                                  verified.references, chosen)
         return ResearchResult(
             job_id="", status=JobStatus.COMPLETED, question=reading.question,
-            answer=ResearchAnswer(summary=summary, detail=verified.detail,
+            answer=ResearchAnswer(summary=summary, detail=detail,
                                   citations=verified.citations, confidence=confidence,
                                   limitations=limitations, metadata=metadata),
             sources=[s for s in chosen if s.id in cited],
-            references=verified.references,
+            references=references,
             sources_considered=state.passages_found,
             max_cache_seconds=0.0 if check.verification == "not run" else
             MODEL_TROUBLE_CACHE_SECONDS if state.model_problems else None,

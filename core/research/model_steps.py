@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.answer.fact_check import ClaimCheck, check_answer
-from core.answer.sentences import MARKER, expand
+from core.answer.references import DOCUMENT_MARKER, document_numbers
 from core.answer.synthesis.base import Draft, Synthesizer
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import LLMSettings, PipelineSettings, TierBudget
@@ -354,15 +354,16 @@ def _renumbered(earlier: ResearchResult, chosen: list[Source]) -> str:
     """The earlier answer with its reference numbers turned into the numbers its sources
     have now, so that a sentence the writer keeps cites what it cited before."""
     now = {source.id: n for n, source in enumerate(chosen, 1)}
-    numbers = {r.number: now.get(r.source_id) for r in earlier.references}
+    numbers = {r.number: [now[i] for i in r.source_ids or [r.source_id] if i in now]
+               for r in earlier.references}
 
     def swap(match: re.Match[str]) -> str:
-        found = [numbers.get(n) for n in expand(match.group(1))]
-        kept = sorted({n for n in found if n is not None})
+        kept = sorted({n for document in document_numbers(match.group(1))
+                       for n in numbers.get(document, [])})
         return f" [{', '.join(str(n) for n in kept)}]" if kept else ""
 
     text = f"{earlier.answer.summary}\n\n{earlier.answer.detail}".strip()
-    return MARKER.sub(swap, text)
+    return DOCUMENT_MARKER.sub(swap, text)
 
 
 _ORDER = [Confidence.INSUFFICIENT, Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH]

@@ -1,0 +1,121 @@
+"""One reference a document. While an answer is written and checked its markers number
+passages (core.answer.citations); the reader is shown each document once: its reference
+lists the pages or sections the cited passages come from, with authors and year where
+known, and a marker names the page where the document has pages (`[1, p. 3]`,
+`[1, pp. 3, 5; 2]`). Pure functions, applied once every check has passed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.answer.sentences import MARKER, expand
+from core.models import Reference, Source
+
+_PAGE = re.compile(r"^page (\d+)")
+# A marker as `by_document` writes it: document numbers, each with the pages cited.
+DOCUMENT_MARKER = re.compile(r"\s?\[(\d+(?:, pp?\. \d+(?:, \d+)*)?(?:[;,] \d+(?:, pp?\. "
+                             r"\d+(?:, \d+)*)?)*)\]")
+
+
+@dataclass
+class _Document:
+    first: Reference
+    source: Source | None
+    source_ids: list[str] = field(default_factory=list)
+    pages: list[int] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)
+
+
+def by_document(summary: str, detail: str, references: list[Reference],
+                sources: list[Source]) -> tuple[str, str, list[Reference]]:
+    """The answer's text and references with passages of one document merged into one
+    reference, numbered in order of first citation."""
+    by_id = {source.id: source for source in sources}
+    numbers: dict[str, int] = {}
+    cited: dict[int, tuple[int, int | None]] = {}  # passage number -> (document, page)
+    documents: dict[int, _Document] = {}
+    for reference in sorted(references, key=lambda r: r.number):
+        source = by_id.get(reference.source_id)
+        number = numbers.setdefault(_document_key(reference, source), len(numbers) + 1)
+        page, section = _place(source.location if source is not None else None)
+        cited[reference.number] = (number, page)
+        document = documents.setdefault(number, _Document(reference, source))
+        document.source_ids.append(reference.source_id)
+        if page is not None and page not in document.pages:
+            document.pages.append(page)
+        if section and section not in document.sections:
+            document.sections.append(section)
+
+    def rewrite(match: re.Match[str]) -> str:
+        pages: dict[int, list[int]] = {}
+        for passage in expand(match.group(1)):
+            if passage in cited:
+                number, page = cited[passage]
+                found = pages.setdefault(number, [])
+                if page is not None and page not in found:
+                    found.append(page)
+        return marker(pages)
+
+    merged = [_reference(number, document) for number, document in sorted(documents.items())]
+    return MARKER.sub(rewrite, summary), MARKER.sub(rewrite, detail), merged
+
+
+def marker(pages: dict[int, list[int]]) -> str:
+    """` [1, p. 3; 2]` for these documents and the pages of each cited here."""
+    if not pages:
+        return ""
+    parts = []
+    for number in sorted(pages):
+        cited = sorted(pages[number])
+        if not cited:
+            parts.append(str(number))
+        elif len(cited) == 1:
+            parts.append(f"{number}, p. {cited[0]}")
+        else:
+            parts.append(f"{number}, pp. {', '.join(str(page) for page in cited)}")
+    joiner = "; " if any(pages.values()) else ", "
+    return f" [{joiner.join(parts)}]"
+
+
+def document_numbers(inner: str) -> list[int]:
+    """The document numbers a marker's inside (`1, p. 3; 2`, `1, 2`) cites."""
+    if "p." not in inner:
+        return expand(inner)
+    return [int(part.strip().split(",")[0]) for part in inner.split(";")
+            if part.strip()[:1].isdigit()]
+
+
+def _document_key(reference: Reference, source: Source | None) -> str:
+    if source is None:
+        return f"source:{reference.source_id}"
+    return source.document_id or source.url or source.path or f"title:{source.title}"
+
+
+def _place(location: str | None) -> tuple[int | None, str]:
+    """The page a location names, and the rest of it (a section: `Cats > Sleep`)."""
+    if not location:
+        return None, ""
+    page = _PAGE.match(location)
+    if page is None:
+        return None, location
+    return int(page.group(1)), location[page.end():].lstrip(", ")
+
+
+def _reference(number: int, document: _Document) -> Reference:
+    source = document.source
+    where = (source.url or source.path or "") if source is not None \
+        else document.first.where
+    pages = sorted(document.pages)
+    if pages:
+        where += (", " if where else "") + (f"p. {pages[0]}" if len(pages) == 1 else
+                                            f"pp. {', '.join(str(page) for page in pages)}")
+    elif document.sections:
+        where += f" ({'; '.join(document.sections[:5])})"
+    year = None
+    if source is not None and source.metadata.published_at is not None:
+        year = str(source.metadata.published_at.year)
+    return Reference(number=number, source_id=document.first.source_id,
+                     title=document.first.title, where=where.strip(),
+                     authors=source.metadata.author if source is not None else None,
+                     year=year, source_ids=document.source_ids, pages=pages)
