@@ -58,7 +58,7 @@ async def serve_site(pages: int) -> tuple[web.AppRunner, int]:
 async def index(url: str, pages: int, env: dict[str, str]) -> tuple[float, str]:
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "index", url, "--crawl", str(pages), "--depth", "20",
+        sys.executable, "-m", "bot", "index", url, "--crawl", str(pages), "--depth", "10",
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await process.communicate()
     if process.returncode != 0:
