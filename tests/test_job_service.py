@@ -294,7 +294,8 @@ async def test_an_exact_repeat_is_stored_answered_before_submit_returns(
 ) -> None:
     """A question answered before, asked again word for word: its job is stored ended, with
     every event a run stores, by the time `submit` returns (no task runs it), and reads as
-    any job does. Asked to bypass the cache, the same question is researched again."""
+    any job does. Held back by a tenant's queue, it waits its turn; asked to bypass the
+    cache, the same question is researched again."""
     service = await _service(any_engine, chroma, embedder, corpus, cached=True)
     first_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
     await service.wait(first_id)  # its task too
@@ -316,6 +317,10 @@ async def test_an_exact_repeat_is_stored_answered_before_submit_returns(
     assert events[-1].message == f"Confidence: {first.answer.confidence.value}"
     assert [event async for event in service.events(again)] == events
     assert (await service.answer(again)).cached
+    held = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"),
+                                start_after_s=0.3)  # a tenant's queue holds it back: it waits
+    assert (await service.store.get(held)).status == JobStatus.PENDING
+    assert (await service.answer(held)).cached
     researched = await service.submit(
         ResearchRequest(question=QUESTION, tenant="t1", bypass_cache=True))
     assert (await service.store.get(researched)).status in (JobStatus.PENDING,

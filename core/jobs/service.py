@@ -123,7 +123,8 @@ class JobService(JobReader):
         reached and no delivery to tell the person, QueueUnavailableError (the job stored is
         failed with that reason at once: never left pending, never run)."""
         request = validated(request)
-        if self._queue is None and delivery is None and self._research is not None:
+        if self._queue is None and delivery is None and self._research is not None \
+                and start_after_s <= 0:  # a question held back by a tenant's queue waits
             repeated = await self._repeat(request)
             if repeated is not None:
                 return repeated
