@@ -372,9 +372,11 @@ async def _documents(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _document_json(document: Any) -> dict[str, Any]:
+    """The fields GET /v1/documents gives a document, as they are known here."""
     return {"document_id": document.document_id, "title": document.title,
-            "authors": document.author, "date": document.published, "path": document.path,
-            "chunks": document.chunks, "words": document.words,
+            "authors": document.author, "date": document.published,
+            "origin": document.origin, "path": document.path, "chunks": document.chunks,
+            "words": document.words, "status": "indexed",
             "added_at": document.indexed_at.isoformat()}
 
 

@@ -220,6 +220,7 @@ def test_documents_are_listed_and_removed_from_search_and_the_cache(clean_env: P
     assert set(documents) == set(CORPUS)
     bread = documents["bread.html"]
     assert bread["title"] == "Baking sourdough bread" and bread["chunks"] >= 1
+    assert (bread["origin"], bread["status"]) == ("path", "indexed")
     text = _run("documents", "list").stdout
     assert bread["document_id"] in text and "Baking sourdough bread" in text
 

@@ -77,8 +77,10 @@ async def test_a_site_is_crawled_indexed_cited_and_refreshed(clean_env: Path,
     assert code == 0, err
     assert "4 added" in out, out + err
     code, out, _ = await _cli("documents", "list", "--json")
-    paths = sorted(d["path"] for d in json.loads(out))
-    assert paths == [f"{site.base}/docs/{name}.html" for name in ("a", "b", "c", "index")]
+    listed = json.loads(out)
+    assert sorted(d["path"] for d in listed) == \
+        [f"{site.base}/docs/{name}.html" for name in ("a", "b", "c", "index")]
+    assert {d["origin"] for d in listed} == {"url"}
     assert "/private/secret.html" not in site.hit_paths()  # robots.txt said no
 
     code, out, err = await _cli("ask", "When does the on-call engineer change?", "--json")

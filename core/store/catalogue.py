@@ -68,6 +68,13 @@ class CatalogueDocument:
     words: int
     indexed_at: datetime
 
+    @property
+    def origin(self) -> str:
+        """url: read from the web; upload: sent to the API; path: a file on the server."""
+        if self.path.startswith(("http://", "https://")):
+            return "url"
+        return "upload" if self.path.startswith("upload:") else "path"
+
 
 @dataclass(frozen=True, slots=True)
 class CatalogueChunk:

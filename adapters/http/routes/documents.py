@@ -65,15 +65,9 @@ async def remove_document(document_id: str, who: ApiCaller,
 def document_body(document: CatalogueDocument) -> DocumentBody:
     return DocumentBody(
         document_id=document.document_id, title=document.title, authors=document.author,
-        date=document.published, origin=origin_of(document.path), path=document.path,
+        date=document.published, origin=document.origin, path=document.path,
         chunks=document.chunks, words=document.words, status="indexed",
         added_at=document.indexed_at)
-
-
-def origin_of(path: str) -> str:
-    if path.startswith(("http://", "https://")):
-        return "url"
-    return "upload" if path.startswith("upload:") else "path"
 
 
 def _not_found() -> ApiError:
