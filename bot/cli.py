@@ -263,8 +263,8 @@ async def _index(args: argparse.Namespace, settings: Any) -> int:
         report = await knowledge_base.index(paths, tenant, on_file) if paths \
             else IndexReport()
         if urls:
-            _add_report(report, await _index_urls(settings, knowledge_base, urls, tenant,
-                                                  args, on_file))
+            report.absorb(await _index_urls(settings, knowledge_base, urls, tenant, args,
+                                            on_file))
         files, chunks = await knowledge_base.stats(tenant)
     for path, reason in report.skipped:
         print(f"warning: skipped {path}: {reason}", file=sys.stderr)
@@ -299,17 +299,10 @@ async def _index_urls(settings: Any, knowledge_base: Any, urls: list[str], tenan
             read = await crawl(fetcher, url, args.crawl, args.depth)
             if not read.pages and read.failed and read.failed[0][0] == page_key(url):
                 raise IndexingError(f"cannot read {read.failed[0][1]}")
-            _add_report(report, await knowledge_base.index_pages(read.pages, read.failed,
-                                                                 tenant, on_file))
+            report.absorb(await knowledge_base.index_pages(read.pages, read.failed, tenant,
+                                                           on_file))
             await knowledge_base.add_site(tenant, page_key(url), args.crawl, args.depth)
     return report
-
-
-def _add_report(report: Any, more: Any) -> None:
-    for name in ("added", "updated", "unchanged", "removed", "skipped"):
-        getattr(report, name).extend(getattr(more, name))
-    report.chunks += more.chunks
-    report.seconds += more.seconds
 
 
 async def _refresh(args: argparse.Namespace, settings: Any) -> int:

@@ -64,7 +64,7 @@ def test_passages_of_one_document_become_one_reference_with_its_pages() -> None:
         (2, "Cats", "/docs/cats.md (Cats > Sleep)", ["c1"], []),
     ]
     assert document_numbers("1, pp. 3, 5; 2") == [1, 2]
-    assert document_numbers("1, 2") == [1, 2]
+    assert document_numbers("1, 2") == [1, 2] == document_numbers("1; 2")
 
 
 def test_bylines() -> None:
@@ -100,6 +100,8 @@ def test_every_front_end_counts_documents_and_shows_pages() -> None:
     body = str(_body(result)[0])
     assert '<a class="cite" href="#source-1" aria-label="source 1">[1, p. 3]</a>' in body
     assert '<a class="cite" href="#source-2" aria-label="source 2">[2]</a>' in body
+    loose = str(_body(_result("A model's own [1; 2].", references, sources[:3]))[0])
+    assert loose.count('class="cite"') == 2  # linked, not broken
     both = str(_body(_result("Both [1, pp. 3, 5; 2].", references, sources[:3]))[0])
     assert both == ('Both [<a class="cite" href="#source-1" aria-label="source 1">1, pp. 3, 5'
                     '</a>; <a class="cite" href="#source-2" aria-label="source 2">2</a>].')

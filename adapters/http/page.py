@@ -13,6 +13,7 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from core.answer.references import MARKER_TEXT, marker_parts, pages_text
 from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Source, Stage
 
 CONTENT_SECURITY_POLICY = (
@@ -34,9 +35,7 @@ STAGE_NAMES = {
 # Events that say what happened to the job itself (a restart it was resumed after, a worker
 # that handed it back), shown under the question.
 TOLD_KINDS = ("resumed", "requeued")
-# A marker as the answer carries it: `[1]`, `[1, 2]`, `[1, p. 3]`, `[1, pp. 3, 5; 2]`.
-_MARKER = re.compile(r"\[(\d{1,3}(?:, pp?\. \d+(?:, \d+)*)?"
-                     r"(?:[;,] \d{1,3}(?:, pp?\. \d+(?:, \d+)*)?)*)\]")
+_MARKER = re.compile(MARKER_TEXT)
 _ENV = Environment(loader=PackageLoader("adapters.http", "templates"),
                    autoescape=select_autoescape(default=True, default_for_string=True),
                    trim_blocks=True, lstrip_blocks=True)
@@ -115,8 +114,7 @@ def _body(result: ResearchResult) -> list[Markup]:
 def _linked(escaped: str, numbers: set[int]) -> Markup:
     def link(match: re.Match[str]) -> str:
         inner = match.group(1)
-        joiner = "; " if "p." in inner else ", "
-        parts = inner.split(joiner)
+        joiner, parts = marker_parts(inner)
 
         def anchor(part: str, text: str) -> str:
             number = int(part.split(",")[0])
@@ -148,9 +146,7 @@ def _sources(result: ResearchResult) -> list[SourceRow]:
         passages = [quote for source_id in reference.source_ids or [reference.source_id]
                     for quote in quotes.get(source_id, [])] or \
             ([source.snippet] if source is not None and source.snippet else [])
-        pages = (f"p. {reference.pages[0]}" if len(reference.pages) == 1 else
-                 f"pp. {', '.join(str(page) for page in reference.pages)}") \
-            if reference.pages else None
+        pages = pages_text(reference.pages) if reference.pages else None
         rows.append(SourceRow(reference.number,
                               reference.label if reference.title else "Untitled", url,
                               (source.path or "") if source is not None else reference.where,

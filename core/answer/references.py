@@ -13,9 +13,11 @@ from core.answer.sentences import MARKER, expand
 from core.models import Reference, Source
 
 _PAGE = re.compile(r"^page (\d+)")
-# A marker as `by_document` writes it: document numbers, each with the pages cited.
-DOCUMENT_MARKER = re.compile(r"\s?\[(\d+(?:, pp?\. \d+(?:, \d+)*)?(?:[;,] \d+(?:, pp?\. "
-                             r"\d+(?:, \d+)*)?)*)\]")
+# A marker as `by_document` writes it: document numbers, each with the pages cited
+# (`[1]`, `[1, 2]`, `[1, p. 3]`, `[1, pp. 3, 5; 2]`); group 1 is what is inside.
+_CITED = r"\d+(?:, pp?\. \d+(?:, \d+)*)?"
+MARKER_TEXT = rf"\[({_CITED}(?:[;,] {_CITED})*)\]"
+DOCUMENT_MARKER = re.compile(rf"\s?{MARKER_TEXT}")
 
 
 @dataclass
@@ -65,25 +67,31 @@ def marker(pages: dict[int, list[int]]) -> str:
     """` [1, p. 3; 2]` for these documents and the pages of each cited here."""
     if not pages:
         return ""
-    parts = []
-    for number in sorted(pages):
-        cited = sorted(pages[number])
-        if not cited:
-            parts.append(str(number))
-        elif len(cited) == 1:
-            parts.append(f"{number}, p. {cited[0]}")
-        else:
-            parts.append(f"{number}, pp. {', '.join(str(page) for page in cited)}")
+    parts = [f"{number}, {pages_text(pages[number])}" if pages[number] else str(number)
+             for number in sorted(pages)]
     joiner = "; " if any(pages.values()) else ", "
     return f" [{joiner.join(parts)}]"
+
+
+def pages_text(pages: list[int]) -> str:
+    """`p. 3` or `pp. 3, 5`."""
+    cited = sorted(pages)
+    return f"p. {cited[0]}" if len(cited) == 1 else \
+        f"pp. {', '.join(str(page) for page in cited)}"
+
+
+def marker_parts(inner: str) -> tuple[str, list[str]]:
+    """A marker's inside as the joiner and its parts, one a document: `1, p. 3; 2` ->
+    ("; ", ["1, p. 3", "2"]); `1, 2` -> (", ", ["1", "2"])."""
+    joiner = "; " if ";" in inner or "p." in inner else ", "
+    return joiner, [part.strip() for part in inner.split(joiner.strip())]
 
 
 def document_numbers(inner: str) -> list[int]:
     """The document numbers a marker's inside (`1, p. 3; 2`, `1, 2`) cites."""
     if "p." not in inner:
         return expand(inner)
-    return [int(part.strip().split(",")[0]) for part in inner.split(";")
-            if part.strip()[:1].isdigit()]
+    return [int(part.split(",")[0]) for part in marker_parts(inner)[1]]
 
 
 def _document_key(reference: Reference, source: Source | None) -> str:
@@ -108,8 +116,7 @@ def _reference(number: int, document: _Document) -> Reference:
         else document.first.where
     pages = sorted(document.pages)
     if pages:
-        where += (", " if where else "") + (f"p. {pages[0]}" if len(pages) == 1 else
-                                            f"pp. {', '.join(str(page) for page in pages)}")
+        where += (", " if where else "") + pages_text(pages)
     elif document.sections:
         where += f" ({'; '.join(document.sections[:5])})"
     year = None

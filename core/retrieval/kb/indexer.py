@@ -61,6 +61,13 @@ class IndexReport:
     chunks: int = 0
     seconds: float = 0.0
 
+    def absorb(self, other: IndexReport) -> None:
+        """Add what another index run did to this report."""
+        for name in ("added", "updated", "unchanged", "removed", "skipped"):
+            getattr(self, name).extend(getattr(other, name))
+        self.chunks += other.chunks
+        self.seconds += other.seconds
+
 
 @dataclass
 class _ParsedFile:
@@ -115,22 +122,7 @@ class Indexer:
         for number, path in enumerate(files):
             parsed = await upcoming
             upcoming = self._parse_soon(files, number + 1, known)
-            if parsed == "unchanged":
-                report.unchanged.append(str(path))
-                notify(str(path), "unchanged")
-                continue
-            if isinstance(parsed, str):
-                report.skipped.append((str(path), parsed))
-                notify(str(path), "skipped")
-                if str(path) in known:  # what it said before is no longer what it says
-                    await self.remove(tenant, str(path))
-                    report.removed.append(str(path))
-                continue
-            existed = str(path) in known
-            await self._store(tenant, parsed)
-            (report.updated if existed else report.added).append(str(path))
-            report.chunks += len(parsed.chunks)
-            notify(str(path), "updated" if existed else "added")
+            await self._take(tenant, str(path), parsed, known, report, notify)
         upcoming.cancel()
         for gone in known:
             if gone not in seen and any(_is_under(Path(gone), root) for root in roots):
@@ -183,17 +175,7 @@ class Indexer:
             key = page_key(page.url)
             parsed = await asyncio.to_thread(self._parse_data, key, _reader_path(page),
                                              page.body, known)
-            if parsed == "unchanged":
-                report.unchanged.append(key)
-                notify(key, "unchanged")
-            elif isinstance(parsed, str):
-                report.skipped.append((key, parsed))
-                notify(key, "skipped")
-            else:
-                await self._store(tenant, parsed)
-                (report.updated if key in known else report.added).append(key)
-                report.chunks += len(parsed.chunks)
-                notify(key, "updated" if key in known else "added")
+            await self._take(tenant, key, parsed, known, report, notify)
         for url, why in failed:
             key = page_key(url)
             gone = why.endswith(("HTTP 404", "HTTP 410"))
@@ -206,6 +188,25 @@ class Indexer:
                 notify(key, "skipped")
         report.seconds = time.perf_counter() - started
         return report
+
+    async def _take(self, tenant: str, key: str, parsed: _ParsedFile | str,
+                    known: dict[str, str], report: IndexReport, notify: FileEvent) -> None:
+        """Store a parsed file or page (kept under `key`), or record why not."""
+        if parsed == "unchanged":
+            report.unchanged.append(key)
+            notify(key, "unchanged")
+            return
+        if isinstance(parsed, str):
+            report.skipped.append((key, parsed))
+            notify(key, "skipped")
+            if key in known:  # what it said before is no longer what it says
+                await self.remove(tenant, key)
+                report.removed.append(key)
+            return
+        await self._store(tenant, parsed)
+        (report.updated if key in known else report.added).append(key)
+        report.chunks += len(parsed.chunks)
+        notify(key, "updated" if key in known else "added")
 
     def _parse(self, path: Path, known: dict[str, str]) -> _ParsedFile | str:
         """The parsed file, or "unchanged", or why it is skipped."""
