@@ -13,7 +13,7 @@ from core.redact import redact
 STAGE_ICONS = {
     Stage.INTAKE: "📝", Stage.CACHE: "🗂️", Stage.PLAN: "🧭", Stage.SEARCH: "🔍",
     Stage.RANK: "📊", Stage.SYNTHESIZE: "✍️", Stage.VERIFY: "🔎", Stage.GRADE: "⚖️",
-    Stage.DELIVER: "💾",
+    Stage.DELIVER: "💾", Stage.INDEX: "📥",
 }
 CONFIDENCE_LABELS = {
     Confidence.HIGH: "🟢 High",
@@ -113,7 +113,7 @@ def _answer_markdown(result: ResearchResult) -> str:
 
 
 def render_job_line(job: Job) -> str:
-    question = job.request.question
+    question = job.subject
     question = question if len(question) <= 60 else question[:59] + "…"
     return (
         f"{job.id}  {job.created_at:%Y-%m-%d %H:%M}  {job.status.value:<11} "

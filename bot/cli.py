@@ -344,7 +344,10 @@ async def _documents(args: argparse.Namespace, settings: Any) -> int:
                 print(f"Knowledge base '{tenant}' has no documents. Add some: "
                       "researchbot index PATH")
             for document in documents:
-                byline = ", ".join(filter(None, [document.author, document.published]))
+                byline = ", ".join(filter(None, [
+                    document.author, document.published,
+                    f"{document.pages} pages" if document.pages else None,
+                    f"added by {document.added_by}" if document.added_by else None]))
                 print(terminal_safe(f"{document.document_id}  {document.chunks:>5} chunks  "
                                     f"{document.title}" + (f" ({byline})" if byline else "")
                                     + f"  {document.path}"))
@@ -369,8 +372,8 @@ def _document_json(document: Any) -> dict[str, Any]:
     return {"document_id": document.document_id, "title": document.title,
             "authors": document.author, "date": document.published,
             "origin": document.origin, "path": document.path, "chunks": document.chunks,
-            "words": document.words, "status": "indexed",
-            "added_at": document.indexed_at.isoformat()}
+            "words": document.words, "pages": document.pages, "status": "indexed",
+            "added_at": document.indexed_at.isoformat(), "added_by": document.added_by}
 
 
 async def _jobs(args: argparse.Namespace, settings: Any) -> int:
@@ -422,6 +425,13 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     if job.result:
         print()
         print(render_answer_markdown(job.result))
+    if job.added is not None:
+        print()
+        print(f"{job.subject}: {job.added.summary}")
+        for added in job.added.documents:
+            said = added.reason if added.status == "skipped" else added.title
+            print(terminal_safe(f"  {added.status:<9} {added.name}" + (f" · {said}" if said
+                                                                        else "")))
     if feedback:
         print()
         print(f"feedback ({len(feedback)}):")

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from core.research.repeats import ScopeFunction
     from core.research.researcher import Researcher
     from core.retrieval.embedding import Embedder
+    from core.retrieval.kb.adding import DocumentAdder
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.retrieval.vectors import VectorStore
     from core.sources.pages import PageReader
@@ -124,14 +125,27 @@ def build_research(sources: dict[str, SearchSource], embedder: Embedder,
 def build_jobs(research: Research | None, engine: AsyncEngine,
                retry: RetryPolicy | None = None, progress_interval_s: float = 1.0, *,
                queue: JobQueue | None = None, deliveries_for: DeliveryFactory | None = None,
-               worker: str = "", attempt_timeout_s: float = 1800.0) -> JobService:
+               worker: str = "", attempt_timeout_s: float = 1800.0,
+               documents: DocumentAdder | None = None) -> JobService:
     """The job service over the research core and its database (no research core: it reads
-    jobs, and with a `queue` submits them for workers)."""
+    jobs, and with a `queue` submits them for workers). `documents`: it adds documents."""
     from core.jobs.service import JobService
 
     return JobService(research, *_job_stores(engine), retry, progress_interval_s,
                       queue=queue, deliveries_for=deliveries_for, worker=worker or worker_id(),
-                      attempt_timeout_s=attempt_timeout_s)
+                      attempt_timeout_s=attempt_timeout_s, documents=documents)
+
+
+def document_adder(settings: Settings, engine: AsyncEngine,
+                   knowledge_base: KnowledgeBase) -> DocumentAdder:
+    """What admits and runs documents jobs: uploads kept in the job database, pages read
+    through the guarded page fetcher."""
+    from core.retrieval.kb.adding import DocumentAdder
+    from core.store.uploads import UploadStore
+
+    return DocumentAdder(knowledge_base, UploadStore(engine),
+                         functools.partial(open_page_fetcher, settings),
+                         settings.knowledge_base)
 
 
 def _job_stores(engine: AsyncEngine) -> tuple[JobStore, JobEvents, DeliveryStore]:
@@ -207,7 +221,8 @@ async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
     async with _opened_database(settings) as engine, open_queue(settings) as queue, \
             _knowledge(settings, engine, on_demand=True) as knowledge:
         jobs = build_jobs(None, engine, delivery_retry(settings), queue=queue,
-                          worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings))
+                          worker=worker_id(), attempt_timeout_s=attempt_timeout_s(settings),
+                          documents=document_adder(settings, engine, knowledge.knowledge_base))
         yield FrontEndServices(jobs, ConversationStore(engine), engine,
                                FeedbackStore(engine), await ShareLinks.load(engine),
                                knowledge.knowledge_base)
@@ -319,11 +334,14 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
                                       settings.cache)
             if settings.cache.enabled else None,
             cache_scope=cache_scope)
+        adder = document_adder(settings, engine, knowledge_base)
         jobs = build_jobs(researcher, engine, delivery_retry(settings), queue=queue,
                           deliveries_for=deliveries, worker=worker_id(),
-                          attempt_timeout_s=attempt_timeout_s(settings))
+                          attempt_timeout_s=attempt_timeout_s(settings), documents=adder)
+        stale = timedelta(minutes=settings.store.stale_job_minutes)
+        if not in_process:  # files of documents jobs that ended without reading them
+            await adder.discard_stale(stale)
         if settings.queue.url is None:  # with a queue, the queue takes up a dead worker's jobs
-            stale = timedelta(minutes=settings.store.stale_job_minutes)
             if resume_abandoned:
                 await jobs.resume_abandoned(worker_alive, stale)
             else:  # the CLI ends its own kind only: a stopped `serve` resumes its jobs itself

@@ -8,6 +8,9 @@
     ├── RateLimitedError        too many questions from a person or tenant; when to ask again
     ├── IndexingError           a knowledge-base path cannot be indexed at all (missing path)
     ├── UnreadableDocumentError a file is not the document its name says (skipped, with why)
+    ├── DocumentRefusedError    a file or link offered to the knowledge base is refused before
+    │                           anything is kept: too large, a type it cannot read, a URL it
+    │                           may not fetch; `reason` names which
     ├── BlockedAddressError     an outbound URL (or a redirect's target) is this machine, a private
     │                           network or not http(s); refused before any connection is made
     ├── RedirectError           a redirect without a target, or more redirects than the limit
@@ -78,6 +81,18 @@ class IndexingError(ResearchBotError):
 
 class UnreadableDocumentError(ResearchBotError):
     """The file cannot be read as the document its name says it is."""
+
+
+DocumentRefusal = Literal["too_large", "unsupported", "not_allowed", "invalid"]
+
+
+class DocumentRefusedError(ResearchBotError):
+    """A file or link sent to be added was refused; the message is safe to show and says
+    what would be accepted."""
+
+    def __init__(self, message: str, reason: DocumentRefusal) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class BlockedAddressError(ResearchBotError):

@@ -6,9 +6,9 @@ import enum
 import re
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 
 def utcnow() -> datetime:
@@ -58,6 +58,7 @@ class Stage(enum.StrEnum):
     VERIFY = "verify"
     GRADE = "grade"
     DELIVER = "deliver"
+    INDEX = "index"  # a documents job: reading and indexing what was sent
 
 
 class ConversationTurn(BaseModel):
@@ -294,27 +295,115 @@ class Improvement(BaseModel):
     trace: Trace = Field(default_factory=Trace)
 
 
+class DocumentUpload(BaseModel):
+    """A file sent to be added to the knowledge base, kept in the job store until its job
+    has read it (core.store.uploads): a worker on another machine reads it from there."""
+
+    model_config = ConfigDict(frozen=True)
+
+    upload_id: str
+    filename: str  # a bare file name: no folder, no control characters
+    size: int
+
+    @property
+    def key(self) -> str:
+        """What the knowledge base knows it by: a second upload of one name replaces it."""
+        return f"upload:{self.filename}"
+
+
+class DocumentsRequest(BaseModel):
+    """Add documents to a tenant's knowledge base: files sent (`uploads`), or a web page and,
+    with `max_pages` > 1, the pages of its site it links to (or its sitemap lists). Run as a
+    job like a question, with progress on the same event stream."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["documents"] = "documents"
+    tenant: str = "local"
+    user: str = ""
+    platform: str = "cli"
+    uploads: list[DocumentUpload] = Field(default_factory=list)
+    url: str | None = None
+    max_pages: int = Field(default=1, ge=1)
+    max_depth: int = Field(default=2, ge=0)
+
+    @property
+    def subject(self) -> str:
+        """What the job adds, as a person reads it in a list of jobs."""
+        if self.url:
+            return f"Add {self.url}" + (f" (up to {self.max_pages} pages)"
+                                         if self.max_pages > 1 else "")
+        names = [upload.filename for upload in self.uploads]
+        return "Add " + ", ".join(names[:3]) + (f" and {len(names) - 3} more"
+                                                if len(names) > 3 else "")
+
+
+class AddedDocument(BaseModel):
+    """What a documents job did with one file or page."""
+
+    document_id: str
+    name: str  # the file name or the URL
+    status: Literal["added", "updated", "unchanged", "removed", "skipped"]
+    title: str = ""
+    reason: str = ""  # why it was skipped
+    chunks: int = 0
+    pages: int | None = None
+
+
+class DocumentsOutcome(BaseModel):
+    documents: list[AddedDocument] = Field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        """One line: how many were added, updated, unchanged and skipped."""
+        counts: dict[str, int] = {}
+        for document in self.documents:
+            counts[document.status] = counts.get(document.status, 0) + 1
+        said = [f"{counts[status]} {status}" for status in
+                ("added", "updated", "unchanged", "removed", "skipped") if counts.get(status)]
+        return ", ".join(said) or "nothing to add"
+
+
+def _request_kind(value: Any) -> str:
+    """Which request a job carries; rows stored before documents jobs are research."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "documents" if kind == "documents" else "research"
+
+
+JobRequest = Annotated[
+    Annotated[ResearchRequest, Tag("research")] | Annotated[DocumentsRequest, Tag("documents")],
+    Discriminator(_request_kind)]
+
+
 class Job(BaseModel):
-    """A research job as stored: its request, what its research did (`trace`), its result
-    or the reason it failed."""
+    """A job as stored: a question (its research's `trace`, its `result`) or documents to
+    add (`added`), or the reason it failed."""
 
     id: str = Field(default_factory=new_job_id)
     tenant: str = "local"
     user: str = ""
     platform: str = "cli"
     worker: str = ""
-    request: ResearchRequest
+    request: JobRequest
     status: JobStatus = JobStatus.PENDING
     stage: Stage | None = None
     progress: float = Field(default=0.0, ge=0.0, le=1.0)
     trace: Trace = Field(default_factory=Trace)
     result: ResearchResult | None = None
+    added: DocumentsOutcome | None = None  # a documents job's, once it ended
     error: str | None = None
     failure: FailureKind | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utcnow)
     started_at: datetime | None = None
     completed_at: datetime | None = None
+
+    @property
+    def subject(self) -> str:
+        """The question asked, or what the job adds to the knowledge base."""
+        if isinstance(self.request, DocumentsRequest):
+            return self.request.subject
+        return self.request.question
 
 
 class FailureKind(enum.StrEnum):

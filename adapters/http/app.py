@@ -7,7 +7,8 @@
     DELETE /v1/jobs/{id}             cancel it
     POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache
     POST   /v1/jobs/{id}/feedback    rate its answer
-    GET    /v1/documents             the tenant's documents (routes/documents.py)
+    POST   /v1/documents             add files or a web page (a job) (routes/documents.py)
+    GET    /v1/documents             the tenant's documents
     GET    /v1/documents/{id}        one document
     DELETE /v1/documents/{id}        remove it from the knowledge base
     GET    /jobs/{id}?token=...      its answer page, live while it runs
@@ -40,7 +41,8 @@ def create_app(services: ApiServices) -> FastAPI:
                   docs_url=None, redoc_url=None, responses=ERROR_RESPONSES,
                   exception_handlers=EXCEPTION_HANDLERS, lifespan=_close_feeds_on_shutdown,
                   middleware=[Middleware(SafetyHeaders),
-                              Middleware(BodySizeLimit, limit=MAX_BODY_BYTES)])
+                              Middleware(BodySizeLimit, limit=MAX_BODY_BYTES,
+                                         larger=documents.body_limits(services))])
     app.state.services = services
     app.state.feeds = JobFeeds(services.jobs)
     app.state.failed_authentications = FailedAuthentications()

@@ -16,7 +16,8 @@ leaves the app (`EXCEPTION_HANDLERS` turns it into a response). A core error tha
 route is translated there (InvalidQuestionError to 400 invalid_question), never re-raised as
 an ApiError subclass of it.
 
-`BodySizeLimit` refuses a request body over `MAX_BODY_BYTES` before it is read whole."""
+`BodySizeLimit` refuses a request body over `MAX_BODY_BYTES` (a documents upload: over its own
+limit) before it is read whole."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 _STATUS_KINDS = {400: "invalid_request", 401: "unauthorized", 404: "not_found",
                  405: "invalid_request", 409: "conflict", 413: "payload_too_large",
-                 429: "rate_limited", 503: "unavailable"}
+                 415: "unsupported_type", 429: "rate_limited", 503: "unavailable"}
 
 
 class ApiError(Exception):
@@ -150,17 +151,20 @@ class BodySizeLimit:
     """Refuse a request body over `limit` bytes with 413 before it is read whole, whether it
     says its length or streams chunks."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, larger: dict[str, int] | None = None) -> None:
+        """`larger`: the limit of a path that takes more (the documents upload)."""
         self.app = app
         self.limit = limit
+        self.larger = larger or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.larger.get(scope.get("path", ""), self.limit)
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            too_large = error_response(413, "payload_too_large", _too_large(self.limit))
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            too_large = error_response(413, "payload_too_large", _too_large(limit))
             await too_large(scope, receive, send)
             return
         seen = 0
@@ -170,12 +174,14 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:  # the route's body reading answers 413
-                    raise StarletteHTTPException(413, _too_large(self.limit))
+                if seen > limit:  # the route's body reading answers 413
+                    raise StarletteHTTPException(413, _too_large(limit))
             return message
 
         await self.app(scope, counted, send)
 
 
 def _too_large(limit: int) -> str:
+    if limit >= 2**20:
+        return f"the request body is larger than {limit / 2**20:g} MB"
     return f"the request body is larger than {limit // 1024} KB"

@@ -9,7 +9,7 @@ from typing import Any
 from adapters.http.schemas import JobResponse, JobSummary, Links
 from core.errors import JobNotFoundError
 from core.jobs.service import JobService
-from core.models import Job, JobStatus, ResearchResult
+from core.models import DocumentsRequest, Job, JobStatus, ResearchResult
 from core.store.access import ShareLinks
 
 
@@ -41,16 +41,26 @@ def job_response(job: Job, links: Links) -> JobResponse:
     if result is not None:
         fields = result.to_public_json()
         fields.pop("status", None)
+    if isinstance(job.request, DocumentsRequest):
+        fields["documents"] = [d.model_dump() for d in job.added.documents] \
+            if job.added is not None else []
     return JobResponse.model_validate({
-        **fields, "job_id": job.id, "status": job.status, "question": job.request.question,
-        "stage": job.stage, "progress": job.progress, "created_at": job.created_at,
-        "completed_at": job.completed_at, "error": job.error, "links": links})
+        **fields, "job_id": job.id, "status": job.status, "question": job.subject,
+        "kind": _kind(job), "stage": job.stage, "progress": job.progress,
+        "created_at": job.created_at, "completed_at": job.completed_at, "error": job.error,
+        "links": links})
 
 
 def job_summary(job: Job, links: Links) -> JobSummary:
     result = result_of(job)
-    return JobSummary(job_id=job.id, status=job.status, question=job.request.question,
+    return JobSummary(job_id=job.id, status=job.status, question=job.subject,
                       platform=job.platform, created_at=job.created_at,
                       completed_at=job.completed_at,
                       confidence=result.answer.confidence if result else None,
                       links=links)
+
+
+def _kind(job: Job) -> str:
+    """research: a question's job; documents: one adding documents (`documents` says what
+    became of each)."""
+    return "documents" if isinstance(job.request, DocumentsRequest) else "research"

@@ -31,6 +31,7 @@ STAGE_NAMES = {
     Stage.PLAN: "Planning searches", Stage.SEARCH: "Searching", Stage.RANK: "Ranking passages",
     Stage.SYNTHESIZE: "Writing the answer", Stage.VERIFY: "Checking citations",
     Stage.GRADE: "Grading confidence", Stage.DELIVER: "Saving",
+    Stage.INDEX: "Adding documents",
 }
 # Events that say what happened to the job itself (a restart it was resumed after, a worker
 # that handed it back), shown under the question.
@@ -63,7 +64,7 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
     running = job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS)
     ended = next((e for e in reversed(events) if e.terminal), None)
     return _ENV.get_template("answer.html").render(
-        job=job, token=token, running=running, question=job.request.question,
+        job=job, token=token, running=running, question=job.subject,
         stages=_stages(events), result=result, body=_body(result) if result else None,
         confidence=result.answer.confidence.value if result else None,
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,

@@ -8,7 +8,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.models import Citation, Confidence, Depth, JobStatus, Reference, Stage
+from core.models import (
+    AddedDocument,
+    Citation,
+    Confidence,
+    Depth,
+    JobStatus,
+    Reference,
+    Stage,
+)
 from core.store.feedback import MAX_COMMENT_CHARS, Rating
 from core.text import unstorable_characters
 
@@ -17,7 +25,8 @@ MAX_CONTEXT_TURNS = 10
 
 class ErrorBody(BaseModel):
     type: str = Field(description="invalid_request, invalid_question, unauthorized, not_found, "
-                      "conflict, payload_too_large, rate_limited, unavailable or internal")
+                      "conflict, payload_too_large, unsupported_type, rate_limited, "
+                      "unavailable or internal")
     message: str = Field(description="What went wrong and what to do, for a person to read.")
     retryable: bool = Field(description="Whether the same request may succeed later.")
 
@@ -109,6 +118,12 @@ class JobResponse(BaseModel):
     references: list[Reference] = Field(default_factory=list)
     sources: list[SourceBody] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    kind: Literal["research", "documents"] = Field(
+        default="research", description="research: a question; documents: adding documents "
+        "(POST /v1/documents), its `question` saying what it adds.")
+    documents: list[AddedDocument] | None = Field(
+        default=None, description="A documents job's, once it ended: what became of each "
+        "file or page (added, updated, unchanged, removed or skipped, with why).")
     links: Links
 
 
@@ -165,8 +180,12 @@ class DocumentBody(BaseModel):
     path: str = Field(description="The file's path or the page's URL.")
     chunks: int = Field(description="Passages indexed.")
     words: int
+    pages: int | None = Field(default=None, description="A PDF's pages, a deck's slides, a "
+                              "workbook's sheets.")
     status: Literal["indexed"]
     added_at: datetime = Field(description="When this version was indexed.")
+    added_by: str | None = Field(default=None, description="Who added it: the API key's "
+                                 "name or the chat user (none for files indexed on the server).")
 
 
 class DocumentList(BaseModel):
@@ -178,3 +197,34 @@ class DocumentList(BaseModel):
 class DocumentRemoved(BaseModel):
     document_id: str
     status: Literal["removed"]
+
+
+class Crawl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_pages: int = Field(default=50, ge=1, le=500)
+    max_depth: int = Field(default=2, ge=0, le=10)
+
+
+class AddUrl(BaseModel):
+    """A web page to add; with `crawl`, the pages of its site it links to (under its path)
+    and its sitemap lists."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=1, max_length=4096)
+    crawl: Crawl | None = None
+
+
+class DocumentQueued(BaseModel):
+    document_id: str = Field(description="The id it will be listed under once indexed "
+                             "(a URL's start page; a crawl's other pages get their own).")
+    name: str = Field(description="The file name as kept, or the URL.")
+    status: Literal["queued"]
+
+
+class DocumentsAccepted(BaseModel):
+    documents: list[DocumentQueued]
+    job_id: str
+    status: JobStatus
+    links: Links

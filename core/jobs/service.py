@@ -4,6 +4,8 @@ writer of job state.
     submit(request, delivery) -> job id      validated once, stored at once; run as a task
                                              (an exact repeat: stored answered, at once)
     improve(feedback, tenant, job_id)        a request revising an earlier answer
+    add_files / add_url -> job               documents for the knowledge base, refused at
+                                             once (DocumentRefusedError) or run as a job
     cancel(job_id)
     events / result / wait / answer          the reading side (core.jobs.reading)
 
@@ -48,6 +50,8 @@ from core.logfields import job_log_fields
 from core.metrics import DELIVERY_FAILURES, JOBS, STAGE_DURATION
 from core.models import (
     Depth,
+    DocumentsOutcome,
+    DocumentsRequest,
     FailureKind,
     Improvement,
     Job,
@@ -69,6 +73,10 @@ from core.store.outage import outlast, store_outage
 
 if TYPE_CHECKING:
     from core.jobs.queue import JobQueue
+    from core.retrieval.kb.adding import DocumentAdder
+
+# What a job does: research a question, or add documents to the knowledge base.
+AnyRequest = ResearchRequest | DocumentsRequest
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +104,16 @@ class JobService(JobReader):
                  deliveries: DeliveryStore, retry: RetryPolicy | None = None,
                  progress_interval_s: float = 1.0, *, queue: JobQueue | None = None,
                  deliveries_for: DeliveryFactory | None = None, worker: str = "",
-                 attempt_timeout_s: float = 1800.0, outage_grace_s: float = 120.0) -> None:
+                 attempt_timeout_s: float = 1800.0, outage_grace_s: float = 120.0,
+                 documents: DocumentAdder | None = None) -> None:
         """`queue`: submit queues jobs for worker processes instead of running them here;
+        `documents` admits and runs documents jobs (none: this process adds none);
         `deliveries_for` rebuilds a stored delivery (a worker's, or a cancel's here);
         `attempt_timeout_s` bounds one queued attempt (research plus delivery);
         `outage_grace_s`: how long the writes that end a job wait for a database that went
         away."""
         self._research = research
+        self._documents = documents
         self._queue = queue
         self._deliveries_for = deliveries_for
         self._worker = worker
@@ -135,6 +146,42 @@ class JobService(JobReader):
         self._spawn(job.id, request, delivery, start_after_s, progress_shown)
         return job.id
 
+    async def add_files(self, tenant: str, user: str, platform: str,
+                        files: list[tuple[str, bytes]]) -> Job:
+        """A job adding files (name, bytes) to the tenant's knowledge base; the job as
+        stored. DocumentRefusedError (nothing kept) when one of them cannot be added."""
+        uploads = await self.documents.admit_files(tenant, files)
+        return await self._add(DocumentsRequest(tenant=tenant, user=user, platform=platform,
+                                                uploads=uploads))
+
+    async def add_url(self, tenant: str, user: str, platform: str, url: str,
+                      max_pages: int = 1, max_depth: int = 2) -> Job:
+        """A job adding a web page (with `max_pages` > 1, its site's pages it links to and
+        its sitemap lists) to the tenant's knowledge base, read again on the refresh
+        schedule. DocumentRefusedError when it may not be fetched."""
+        url = await self.documents.admit_url(url, max_pages)
+        return await self._add(DocumentsRequest(tenant=tenant, user=user, platform=platform,
+                                                url=url, max_pages=max_pages,
+                                                max_depth=max_depth))
+
+    @property
+    def adds_documents(self) -> bool:
+        return self._documents is not None
+
+    @property
+    def documents(self) -> DocumentAdder:
+        if self._documents is None:
+            raise RuntimeError("this job service adds no documents")
+        return self._documents
+
+    async def _add(self, request: DocumentsRequest) -> Job:
+        job = await self._store(request, None)
+        if self._queue is not None:
+            await self._enqueue(job.id, request, None, 0.0)
+        else:
+            self._spawn(job.id, request, None, 0.0, True)
+        return job
+
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
         """Start a job revising an earlier answer (the tenant's job `job_id`, else its latest)
         following the reader's feedback: a request like any other, queued when jobs are.
@@ -149,7 +196,8 @@ class JobService(JobReader):
             iter(await self.store.recent(tenant, limit=1, status=JobStatus.COMPLETED)), None)
         if base is not None and base.tenant != tenant:  # another tenant's job is not there
             raise JobNotFoundError(f"no job with id {job_id!r}")
-        if base is None or base.result is None:
+        if base is None or base.result is None or \
+                not isinstance(base.request, ResearchRequest):
             raise InvalidQuestionError("there is no finished answer to improve yet")
         request = base.request.model_copy(update={
             "bypass_cache": True,
@@ -309,7 +357,7 @@ class JobService(JobReader):
                           lambda d: lambda steps: d.failure(INTERRUPTED, steps))
         return 1
 
-    async def _store(self, request: ResearchRequest, delivery: Delivery | None) -> Job:
+    async def _store(self, request: AnyRequest, delivery: Delivery | None) -> Job:
         """Store the job: its first event and its delivery, then its row, last, so that a
         database that fails on the way (the caller is told 503) leaves no job behind that
         a sweep or a restart would run although the question was refused."""
@@ -358,7 +406,7 @@ class JobService(JobReader):
             log.info("job %s answered from the cache", job.id, extra=fields)
             return job.id
 
-    async def _enqueue(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+    async def _enqueue(self, job_id: str, request: AnyRequest, delivery: Delivery | None,
                        start_after_s: float) -> None:
         """Queue the job; when the queue cannot be reached, the job fails and says so."""
         assert self._queue is not None
@@ -416,7 +464,7 @@ class JobService(JobReader):
         await self._ended(job.id, job.platform, kind, message, delivery,
                           lambda d: lambda steps: d.failure(message, steps), told)
 
-    def _spawn(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+    def _spawn(self, job_id: str, request: AnyRequest, delivery: Delivery | None,
                start_after_s: float, progress_shown: bool) -> None:
         task = asyncio.create_task(
             self._run(job_id, request, delivery, start_after_s, progress_shown),
@@ -424,17 +472,19 @@ class JobService(JobReader):
         self._tasks[job_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
 
-    async def _run(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+    async def _run(self, job_id: str, request: AnyRequest, delivery: Delivery | None,
                    start_after_s: float, progress_shown: bool, handoff: bool = False) -> None:
         """Research the job and deliver how it ended, its log records tagged with the job
         (core.logfields)."""
         with job_log_fields(job_id=job_id, tenant=request.tenant) as fields:
-            log.info("job %s started", job_id, extra={**fields, "question": request.question,
+            subject = request.question if isinstance(request, ResearchRequest) \
+                else request.subject
+            log.info("job %s started", job_id, extra={**fields, "question": subject,
                                                       "platform": request.platform})
             await self._run_logged(job_id, request, delivery, start_after_s, progress_shown,
                                    handoff, fields)
 
-    async def _run_logged(self, job_id: str, request: ResearchRequest,
+    async def _run_logged(self, job_id: str, request: AnyRequest,
                           delivery: Delivery | None, start_after_s: float, progress_shown: bool,
                           handoff: bool, fields: dict[str, str]) -> None:
         pump = ProgressPump(delivery, job_id, self._progress_interval_s, progress_shown) \
@@ -455,8 +505,12 @@ class JobService(JobReader):
             if start_after_s > 0:
                 await asyncio.sleep(start_after_s)
             await self._outlast(lambda: self.store.start(job_id, self._worker))
-            outcome = await self._research_through_outages(job_id, request, sink,
-                                                            stored.flush)
+            if isinstance(request, DocumentsRequest):
+                added = await self._through_outages(
+                    job_id, lambda: self.documents.run(request, sink), stored.flush)
+            else:
+                outcome = await self._through_outages(
+                    job_id, lambda: self.research.run(request, sink), stored.flush)
         except asyncio.CancelledError:
             await asyncio.shield(stored.close())
             if pump is not None:
@@ -476,24 +530,29 @@ class JobService(JobReader):
         await stored.close()
         if pump is not None:
             await pump.close()
+        if isinstance(request, DocumentsRequest):
+            await self._outlast(lambda: self.store.complete_documents(job_id, added,
+                                                                      stages.metrics()))
+            JOBS.labels("completed", request.platform).inc()
+            await self._outlast(lambda: self._events.append(job_id, "completed",
+                                                            message=_added_line(added)))
+            self._events.forget(job_id)
+            return
         result = await self._completed(job_id, outcome, stages.metrics())
         shown = ResearchResult.model_validate(REDACTOR.data(result.model_dump(mode="json")))
         await self._ended(job_id, request.platform, "completed",
                           f"Confidence: {shown.answer.confidence.value}", delivery,
                           lambda d: lambda steps: d.answer(shown, steps))
 
-    async def _research_through_outages(
-        self, job_id: str, request: ResearchRequest,
-        sink: Callable[[StageEvent], Awaitable[None]],
-        flush_progress: Callable[[], Awaitable[None]],
-    ) -> ResearchOutcome:
-        """The research, run again when the database or the vector store went away under it
-        (the knowledge base and the answer cache are read there): after a growing wait, up
-        to `MAX_TAKE_UPS` times. The progress of a run given up is stored before the event
-        that says it starts again."""
+    async def _through_outages(self, job_id: str, work: Callable[[], Awaitable[T]],
+                               flush_progress: Callable[[], Awaitable[None]]) -> T:
+        """The research (or the indexing), run again when the database or the vector store
+        went away under it (the knowledge base and the answer cache are there): after a
+        growing wait, up to `MAX_TAKE_UPS` times. The progress of a run given up is stored
+        before the event that says it starts again."""
         for run in range(1, MAX_TAKE_UPS + 1):
             try:
-                return await self.research.run(request, sink)
+                return await work()
             except Exception as error:
                 outage = _outage(error)
                 if outage is None or run == MAX_TAKE_UPS:
@@ -516,7 +575,7 @@ class JobService(JobReader):
             job_id, result, {**outcome.metrics, **stage_metrics}, outcome.trace))
         return result
 
-    async def _failed(self, job_id: str, request: ResearchRequest, delivery: Delivery | None,
+    async def _failed(self, job_id: str, request: AnyRequest, delivery: Delivery | None,
                       error: Exception, stage_metrics: dict[str, Any],
                       fields: dict[str, str]) -> None:
         """Store why the job failed (nothing of the exception is kept beyond this call) and
@@ -535,6 +594,8 @@ class JobService(JobReader):
             log.warning("job %s refused: %s", job_id, message, extra=dict(fields))
             reason = str(error)[:2000]
         await self._outlast(lambda: self.store.fail(job_id, reason, kind, stage_metrics))
+        if isinstance(request, DocumentsRequest) and self._documents is not None:
+            await self._outlast(lambda: self.documents.discard(request))
         await self._ended(job_id, request.platform, "failed", message, delivery,
                           lambda d: lambda steps: d.failure(message, steps))
 
@@ -623,8 +684,16 @@ def validated(request: ResearchRequest) -> ResearchRequest:
                                       "context": context})
 
 
-def _deep(request: ResearchRequest) -> bool:
-    """Whether the job goes to the queue of deep jobs (which never holds up quick ones)."""
+def _added_line(added: DocumentsOutcome) -> str:
+    """A documents job's last event: what it did."""
+    return added.summary[:1].upper() + added.summary[1:]
+
+
+def _deep(request: AnyRequest) -> bool:
+    """Whether the job goes to the queue of deep jobs (which never holds up quick ones):
+    adding documents does (reading and embedding them takes a while)."""
+    if isinstance(request, DocumentsRequest):
+        return True
     return choose_depth(request.depth, request.question, detect_intent(request.question),
                         request.platform) == Depth.DEEP
 

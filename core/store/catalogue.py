@@ -52,6 +52,8 @@ class CatalogueFile:
     author: str | None
     published: str | None
     words: int
+    pages: int | None = None  # a PDF's pages, a deck's slides, a workbook's sheets
+    added_by: str | None = None  # an API key's name, a chat user
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,8 @@ class CatalogueDocument:
     chunks: int
     words: int
     indexed_at: datetime
+    pages: int | None = None
+    added_by: str | None = None
 
     @property
     def origin(self) -> str:
@@ -126,12 +130,14 @@ class CatalogueSize(NamedTuple):
 
 
 _DOCUMENT = (kb_files.c.file_id, kb_files.c.path, kb_files.c.title, kb_files.c.author,
-             kb_files.c.published, kb_files.c.chunks, kb_files.c.words, kb_files.c.indexed_at)
+             kb_files.c.published, kb_files.c.chunks, kb_files.c.words, kb_files.c.indexed_at,
+             kb_files.c.pages, kb_files.c.added_by)
 
 
 def _document(row: Any) -> CatalogueDocument:
     return CatalogueDocument(row.file_id, row.path, row.title, row.author, row.published,
-                             row.chunks, row.words, _aware(row.indexed_at))
+                             row.chunks, row.words, _aware(row.indexed_at), row.pages,
+                             row.added_by)
 
 
 
@@ -303,7 +309,7 @@ class KnowledgeCatalogue:
                 tenant=tenant, path=file.path, file_id=file.file_id, sha256=file.sha256,
                 title=file.title[:_MAX_TITLE_CHARS], author=file.author,
                 published=file.published, chunks=len(chunks), words=file.words,
-                indexed_at=utcnow()))
+                indexed_at=utcnow(), pages=file.pages, added_by=file.added_by))
             await _settle(connection, tenant, file.file_id)
             await _next_generation(connection, tenant)
 

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -77,6 +78,10 @@ kb_files = Table(
     Column("chunks", Integer, nullable=False),
     Column("words", Integer, nullable=False),
     Column("indexed_at", DateTime(timezone=True), nullable=False),
+    # added in 0.3: a PDF's pages (slides, sheets), and who added it (an API key's name,
+    # a chat user); empty in older stores until the file is indexed again
+    Column("pages", Integer),
+    Column("added_by", String(255)),
     # Search joins every chunk to its file by (tenant, file_id): without this each chunk's
     # file was looked up among all of the tenant's files.
     Index("ix_kb_files_file", "tenant", "file_id"),
@@ -215,6 +220,19 @@ cached_answers = Table(
     Column("created_at", Float, nullable=False),
     Column("expires_at", Float, nullable=False),
     Index("ix_cached_answers_expiry", "tenant", "expires_at"),
+)
+
+# Files sent to the API or a chat to be added to the knowledge base, kept here from the
+# request that sent them until the documents job that reads them has ended (with workers, in
+# another process, perhaps on another machine).
+kb_uploads = Table(
+    "kb_uploads",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("tenant", String(255), nullable=False),
+    Column("filename", String(255), nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )
 
 # Secrets this installation makes for itself once and every process shares: the key that
@@ -409,10 +427,7 @@ def _upgrade(connection: Connection) -> None:
     """Bring a store made by an earlier release up to date, keeping its rows."""
     inspector = inspect(connection)
     tables = inspector.get_table_names()
-    if "jobs" in tables and "failure" not in {c["name"] for c in inspector.get_columns("jobs")}:
-        # PostgreSQL stores are shared: another process may add it first
-        maybe = " IF NOT EXISTS" if connection.dialect.name == "postgresql" else ""
-        connection.execute(text(f"ALTER TABLE jobs ADD COLUMN{maybe} failure VARCHAR(16)"))
+    _add_missing_columns(connection, inspector, tables)
     if "kb_chunks" not in tables:
         return
     if inspector.get_pk_constraint("kb_chunks")["constrained_columns"] != ["id"]:
@@ -431,6 +446,22 @@ def _upgrade(connection: Connection) -> None:
     connection.execute(text(f"INSERT INTO kb_chunks ({columns}) SELECT {columns} "
                             "FROM kb_chunks_before_upgrade"))
     connection.execute(text("DROP TABLE kb_chunks_before_upgrade"))
+
+
+def _add_missing_columns(connection: Connection, inspector: Any, tables: list[str]) -> None:
+    """Columns added to a table after a store was made (each nullable: older rows have
+    none), e.g. jobs.failure in 0.2, kb_files.pages and added_by in 0.3."""
+    # PostgreSQL stores are shared: another process of an older release may add it first
+    maybe = " IF NOT EXISTS" if connection.dialect.name == "postgresql" else ""
+    for table in metadata.sorted_tables:
+        if table.name not in tables:
+            continue  # create_all makes it whole
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in present and column.nullable:
+                kind = column.type.compile(dialect=connection.dialect)
+                connection.execute(text(f'ALTER TABLE {table.name} ADD COLUMN{maybe} '
+                                        f'"{column.name}" {kind}'))
 
 
 def _add_missing_indexes(connection: Connection) -> None:

@@ -16,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.errors import JobNotFoundError
 from core.models import (
+    DocumentsOutcome,
+    DocumentsRequest,
     FailureKind,
     Job,
     JobStatus,
@@ -108,6 +110,13 @@ class JobStore:
             state=trace.model_dump(mode="json", exclude_none=True),
             completed_at=utcnow(),
         )
+
+    async def complete_documents(self, job_id: str, added: DocumentsOutcome,
+                                 metrics: dict[str, Any]) -> None:
+        """A documents job ended: what it added, updated or skipped."""
+        await self._update(job_id, status=JobStatus.COMPLETED.value, progress=1.0,
+                           result=added.model_dump(mode="json"), metrics=metrics,
+                           completed_at=utcnow())
 
     async def fail(self, job_id: str, error: str, failure: FailureKind = FailureKind.ERROR,
                    metrics: dict[str, Any] | None = None) -> None:
@@ -213,8 +222,13 @@ def _redacted(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _row(job: Job) -> dict[str, Any]:
+    """The job as a row: the `state` column holds the trace, and `result` a question's
+    result or what a documents job added."""
     data = job.model_dump(mode="json", exclude={"trace"})
     data["state"] = job.trace.model_dump(mode="json", exclude_none=True)
+    added = data.pop("added")
+    if isinstance(job.request, DocumentsRequest):
+        data["result"] = added
     for key in ("created_at", "started_at", "completed_at"):
         data[key] = getattr(job, key)
     return data
@@ -228,6 +242,8 @@ def _job(mapping: Any) -> Job:
         if isinstance(column.type, JSON) and isinstance(data[column.name], str):
             data[column.name] = read_json(data[column.name])
     data["trace"] = data.pop("state") or {}
+    if isinstance(data["request"], dict) and data["request"].get("kind") == "documents":
+        data["added"] = data.pop("result")
     for key in ("created_at", "started_at", "completed_at"):
         data[key] = _aware(data[key])
     return Job.model_validate(data)

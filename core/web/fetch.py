@@ -75,6 +75,23 @@ class PageFetcher:
     async def fetch(self, url: str) -> FetchedPage:
         return await self._within_limits(url, self._fetch(url))
 
+    async def admissible(self, url: str) -> str:
+        """`url` once it may be fetched: http(s), not a private address (unless trusted),
+        allowed by its site's robots.txt. FetchError saying why not; nothing but robots.txt
+        is requested. (A name that resolves to a private address is refused when fetched.)"""
+        try:
+            checked = self._guard.check(url.strip())
+        except BlockedAddressError as error:
+            raise FetchError(f"{url}: refused: {error}", "blocked") from None
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                allowed = await self._robots_allow(str(checked))
+        except TimeoutError:
+            allowed = True  # unreachable robots.txt: "unavailable" (RFC 9309 2.3.1)
+        if not allowed:
+            raise FetchError(f"{checked}: disallowed by robots.txt", "robots")
+        return str(checked)
+
     async def fetch_bytes(self, url: str, max_bytes: int) -> bytes:
         """Any document the site serves (a sitemap), as a page is fetched: robots.txt, the
         address guard, a cap and the time limit; FetchError saying why not."""

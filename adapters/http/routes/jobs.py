@@ -74,6 +74,9 @@ async def cancel(access: KeyedJob, services: Services) -> JobResponse:
              tags=["jobs"], summary="Ask the job's question again, bypassing the cache")
 async def retry(access: KeyedJob, response: Response, services: Services) -> Accepted:
     who = access.caller
+    if not isinstance(access.job.request, ResearchRequest):
+        raise ApiError(409, "conflict", "only a question can be asked again: add the "
+                       "documents again with POST /v1/documents")
     request = access.job.request.model_copy(update={
         "bypass_cache": True, "user": who.user, "platform": "api"})
     return await _submit(services, request, who, response)

@@ -11,7 +11,7 @@ from typing import Any
 from core.errors import UnreadableDocumentError
 
 # Part of every file's content hash: a new version re-indexes files read the old way.
-READER_VERSION = "4"
+READER_VERSION = "5"
 SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf",
                                 ".docx", ".pptx", ".xlsx", ".epub"})
 
@@ -38,6 +38,7 @@ class Document:
     sections: list[Section]
     author: str | None = None
     published: str | None = None
+    pages: int | None = None  # a PDF's pages, a deck's slides, a workbook's sheets
 
 
 def looks_binary(data: bytes) -> bool:
@@ -258,7 +259,8 @@ def _read_pdf(path: Path, data: bytes) -> Document:
     created = _pdf_field(info, "creation_date")
     return Document(title=title, sections=sections,
                     author=clean_heading(str(_pdf_field(info, "author") or "")) or None,
-                    published=created.date().isoformat() if created is not None else None)
+                    published=created.date().isoformat() if created is not None else None,
+                    pages=len(pages))
 
 
 def _pdf_field(info: object, name: str) -> Any:

@@ -51,6 +51,14 @@ WorkerAlive = Callable[[str], bool]
 _PENDING_GRACE = timedelta(hours=1)
 
 
+@dataclass(frozen=True)
+class StoredFile:
+    file_id: str
+    title: str
+    pages: int | None
+    chunks: int
+
+
 @dataclass
 class IndexReport:
     added: list[str] = field(default_factory=list)
@@ -60,6 +68,8 @@ class IndexReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
+    # each file added or updated, as read: what a reply to the person who sent it says
+    stored: dict[str, StoredFile] = field(default_factory=dict)
 
     def absorb(self, other: IndexReport) -> None:
         """Add what another index run did to this report."""
@@ -67,6 +77,7 @@ class IndexReport:
             getattr(self, name).extend(getattr(other, name))
         self.chunks += other.chunks
         self.seconds += other.seconds
+        self.stored.update(other.stored)
 
 
 @dataclass
@@ -161,7 +172,8 @@ class Indexer:
         return asyncio.ensure_future(asyncio.to_thread(self._parse, files[number], known))
 
     async def index_pages(self, pages: list[FetchedPage], failed: list[tuple[str, str]],
-                          tenant: str, on_file: FileEvent | None = None) -> IndexReport:
+                          tenant: str, on_file: FileEvent | None = None,
+                          added_by: str | None = None) -> IndexReport:
         """Index web pages (each kept under its URL): unchanged ones skipped, changed ones
         replaced; a page known before that is now gone (HTTP 404 or 410) is removed."""
         from core.web.crawl import page_key
@@ -175,7 +187,7 @@ class Indexer:
             key = page_key(page.url)
             parsed = await asyncio.to_thread(self._parse_data, key, _reader_path(page),
                                              page.body, known)
-            await self._take(tenant, key, parsed, known, report, notify)
+            await self._take(tenant, key, parsed, known, report, notify, added_by)
         for url, why in failed:
             key = page_key(url)
             gone = why.endswith(("HTTP 404", "HTTP 410"))
@@ -189,8 +201,29 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
+    async def index_data(self, tenant: str, key: str, name: str, data: bytes,
+                         on_file: FileEvent | None = None, added_by: str | None = None
+                         ) -> IndexReport:
+        """Index a file sent rather than found on disk (an upload), kept under `key`; `name`
+        is its file name (its suffix picks the reader)."""
+        started = time.perf_counter()
+        report = IndexReport()
+        await self.finish_interrupted(tenant)
+        known = await self._catalogue.fingerprints(tenant)
+        if len(data) > self._settings.max_file_mb * 1024 * 1024:
+            parsed: _ParsedFile | str = f"larger than {self._settings.max_file_mb:g} MB"
+        elif Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+            parsed = f"unsupported file type {Path(name).suffix or '(none)'!r}"
+        else:
+            parsed = await asyncio.to_thread(self._parse_data, key, Path(name), data, known)
+        await self._take(tenant, key, parsed, known, report,
+                         on_file or (lambda _key, _what: None), added_by)
+        report.seconds = time.perf_counter() - started
+        return report
+
     async def _take(self, tenant: str, key: str, parsed: _ParsedFile | str,
-                    known: dict[str, str], report: IndexReport, notify: FileEvent) -> None:
+                    known: dict[str, str], report: IndexReport, notify: FileEvent,
+                    added_by: str | None = None) -> None:
         """Store a parsed file or page (kept under `key`), or record why not."""
         if parsed == "unchanged":
             report.unchanged.append(key)
@@ -203,7 +236,9 @@ class Indexer:
                 await self.remove(tenant, key)
                 report.removed.append(key)
             return
-        await self._store(tenant, parsed)
+        await self._store(tenant, parsed, added_by)
+        report.stored[key] = StoredFile(file_id_of(key), parsed.document.title,
+                                        parsed.document.pages, len(parsed.chunks))
         (report.updated if key in known else report.added).append(key)
         report.chunks += len(parsed.chunks)
         notify(key, "updated" if key in known else "added")
@@ -237,7 +272,7 @@ class Indexer:
             return "no text"
         return _ParsedFile(key, digest, document, chunks)
 
-    async def _store(self, tenant: str, parsed: _ParsedFile) -> None:
+    async def _store(self, tenant: str, parsed: _ParsedFile, added_by: str | None) -> None:
         file_id = file_id_of(parsed.path)
         texts = [_embedding_text(parsed.document.title, c) for c in parsed.chunks]
         vectors = await asyncio.to_thread(self._embedder.embed, texts)
@@ -252,7 +287,8 @@ class Indexer:
             CatalogueFile(path=parsed.path, file_id=file_id, sha256=parsed.sha256,
                           title=document.title, author=document.author,
                           published=document.published,
-                          words=sum(len(c.text.split()) for c in parsed.chunks)),
+                          words=sum(len(c.text.split()) for c in parsed.chunks),
+                          pages=document.pages, added_by=added_by),
             [CatalogueChunk(id=chunk_id, ordinal=chunk.ordinal, text=chunk.text,
                             location=chunk.location)
              for chunk_id, chunk in zip(ids, parsed.chunks, strict=True)],

@@ -76,9 +76,15 @@ class KnowledgeBase:
         return await self._indexer.index(paths, tenant, on_file)
 
     async def index_pages(self, pages: list[FetchedPage], failed: list[tuple[str, str]],
-                          tenant: str, on_file: FileEvent | None = None) -> IndexReport:
+                          tenant: str, on_file: FileEvent | None = None,
+                          added_by: str | None = None) -> IndexReport:
         """Index fetched web pages under their URLs (core.web.crawl reads them)."""
-        return await self._indexer.index_pages(pages, failed, tenant, on_file)
+        return await self._indexer.index_pages(pages, failed, tenant, on_file, added_by)
+
+    async def index_data(self, tenant: str, key: str, name: str, data: bytes,
+                         added_by: str | None = None) -> IndexReport:
+        """Index a file sent (an upload) under `key`; `name` is its file name."""
+        return await self._indexer.index_data(tenant, key, name, data, added_by=added_by)
 
     async def add_site(self, tenant: str, url: str, max_pages: int, depth: int) -> None:
         """Remember a page or site just indexed from `url`, for `refresh_sites`."""

@@ -143,7 +143,7 @@ def _read_pptx(path: Path, data: bytes) -> Document:
     return Document(title=clean_heading(properties.title or "") or first_title
                     or title_from_name(path), sections=sections,
                     author=properties.author or None,
-                    published=_date_text(properties.created))
+                    published=_date_text(properties.created), pages=len(sections))
 
 
 def _read_xlsx(path: Path, data: bytes) -> Document:
@@ -165,7 +165,7 @@ def _read_xlsx(path: Path, data: bytes) -> Document:
         properties = workbook.properties
         return Document(title=clean_heading(properties.title or "") or title_from_name(path),
                         sections=sections, author=properties.creator or None,
-                        published=_date_text(properties.created))
+                        published=_date_text(properties.created), pages=len(sections))
     finally:
         workbook.close()
 
