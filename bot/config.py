@@ -76,6 +76,12 @@ class ChatSettings(BaseModel):
     delivery_first_wait_seconds: float = Field(
         default=2.0, gt=0, description="The first wait before a delivery is retried; each "
         "next wait doubles, up to a minute.")
+    document_adders: StrList = Field(
+        default=["everyone"], description="Who may add documents from chat (a file shared "
+        "with the bot in a thread it answers in, in a direct message or with a mention, or "
+        "'@researchbot add <link>'): 'everyone' in the workspace or server, or the listed "
+        "Slack user ids, Discord user ids and Discord role ids; an empty list: nobody. The "
+        "files go into that workspace's (server's) knowledge base only.")
 
 
 

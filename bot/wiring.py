@@ -576,7 +576,8 @@ async def open_chat_services(settings: Settings, research: FrontEndServices
     if chat.redis_url is None:
         yield ChatServices(research.jobs, research.conversations,
                            LocalQuestionLimiter(*limits), LocalEventLog(chat.event_ttl_seconds),
-                           research.feedback, chat.depth, answer_pages(settings, research.links))
+                           research.feedback, chat.depth, answer_pages(settings, research.links),
+                           frozenset(chat.document_adders))
         return
     from redis.asyncio import Redis
 
@@ -597,6 +598,7 @@ async def open_chat_services(settings: Settings, research: FrontEndServices
         yield ChatServices(research.jobs, research.conversations,
                            RedisQuestionLimiter(redis, *limits),
                            RedisEventLog(redis, chat.event_ttl_seconds), research.feedback,
-                           chat.depth, answer_pages(settings, research.links))
+                           chat.depth, answer_pages(settings, research.links),
+                           frozenset(chat.document_adders))
     finally:
         await redis.aclose()

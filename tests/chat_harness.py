@@ -5,8 +5,10 @@ front end, recording the requests it receives."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,16 +18,20 @@ from adapters.chat.services import ChatServices
 from bot.wiring import build_jobs, build_research
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Draft
-from core.config import CacheSettings, PipelineSettings
+from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.jobs.delivery import RetryPolicy
 from core.jobs.service import JobService
 from core.models import QueryIntent, ResearchRequest, Source
+from core.retrieval.kb.adding import DocumentAdder
 from core.sources.local import LocalKnowledgeBaseSource
 from core.sources.protocol import Capabilities, SearchQuery, SourceKind
 from core.store.access import ShareLinks
 from core.store.answers import CachedAnswerStore
 from core.store.conversations import ConversationStore
 from core.store.feedback import FeedbackStore
+from core.store.uploads import UploadStore
+from core.web.fetch import PageFetcher
+from core.web.net import AddressGuard, guarded_session
 
 
 @dataclass
@@ -41,6 +47,9 @@ class Options:
     progress_interval_s: float = 1.0
     give_up_delivery_s: float = 30.0
     public_url: str | None = None  # web.public_url: answers link to their page
+    document_adders: tuple[str, ...] = ("everyone",)  # chat.document_adders
+    trusted_pages: tuple[str, ...] = ()  # sources.trusted_pages: a local site to add links of
+    max_file_mb: float = 20.0
 
 
 class SlowSource:
@@ -103,7 +112,11 @@ async def research_desk(options: Options, engine: Any, chroma: Any, embedder: An
         cache=SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder, CacheSettings()),
         synthesizer=BrokenSynthesizer() if options.broken_synthesis else None)
     retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)
-    jobs = build_jobs(research, engine, retry, progress_interval_s=options.progress_interval_s)
+    documents = DocumentAdder(knowledge_base, UploadStore(engine),
+                              functools.partial(_page_fetcher, options.trusted_pages),
+                              KnowledgeBaseSettings(max_file_mb=options.max_file_mb))
+    jobs = build_jobs(research, engine, retry, progress_interval_s=options.progress_interval_s,
+                      documents=documents)
     links = await ShareLinks.load(engine)
     return ChatServices(_RecordingJobs(jobs, requests),  # type: ignore[arg-type]
                         ConversationStore(engine),
@@ -111,4 +124,12 @@ async def research_desk(options: Options, engine: Any, chroma: Any, embedder: An
                                              options.window_s, options.max_wait_s),
                         LocalEventLog(), FeedbackStore(engine),
                         answer_page=functools.partial(links.page, options.public_url)
-                        if options.public_url else None)
+                        if options.public_url else None,
+                        document_adders=frozenset(options.document_adders))
+
+
+@contextlib.asynccontextmanager
+async def _page_fetcher(trusted: tuple[str, ...]) -> AsyncIterator[PageFetcher]:
+    guard = AddressGuard.trusting(*trusted)
+    async with guarded_session("researchbot", guard=guard) as session:
+        yield PageFetcher(session, guard=guard)

@@ -35,6 +35,9 @@ class FakeSlack(LocalServer):
         self.app.router.add_post("/api/{method}", self._handle)
         self.app.router.add_get("/api/{method}", self._handle)  # slack_sdk GETs some reads
         self.app.router.add_get("/socket", self._socket)
+        self.app.router.add_get("/files/{file_id}/{name}", self._file)
+        # files shared: id -> (name, content), served by files.info and their private URL
+        self.files: dict[str, tuple[str, bytes]] = {}
         self.socket_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.socket_acks: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
@@ -90,6 +93,18 @@ class FakeSlack(LocalServer):
             sender.cancel()
         return socket
 
+    async def _file(self, request: web.Request) -> web.Response:
+        """A file's private URL: its content for a workspace's bot token; without one, the
+        sign-in page (HTML, status 200), as Slack answers."""
+        self.calls.append(("file download", {"token": request.headers.get("Authorization")}))
+        self.changed.set()
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        shared = self.files.get(request.match_info["file_id"])
+        if token not in self.teams or shared is None:
+            return web.Response(text="<html><body>Sign in to Slack</body></html>",
+                                content_type="text/html")
+        return web.Response(body=shared[1], content_type="application/octet-stream")
+
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         # slack_sdk sends some methods as JSON, some as a form, some as query parameters.
@@ -137,6 +152,15 @@ class FakeSlack(LocalServer):
             if self.stall(method, args):
                 await self._stopping.wait()
             return web.json_response({"ok": True, "channel": args.get("channel"), "ts": ts})
+        if method == "files.info":
+            shared = self.files.get(str(args.get("file", "")))
+            if shared is None:
+                return web.json_response({"ok": False, "error": "file_not_found"})
+            name, content = shared
+            return web.json_response({"ok": True, "file": {
+                "id": args["file"], "name": name, "size": len(content),
+                "url_private_download":
+                    f"http://127.0.0.1:{self.port}/files/{args['file']}/{name}"}})
         if method == "conversations.replies":
             messages = [{"ts": m["ts"], "metadata": m["metadata"]} for m in self.posted
                         if m["channel"] == args.get("channel")

@@ -5,14 +5,14 @@ wording of refusals and queue waits."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from adapters.chat.dedupe import EventLog
 from adapters.chat.limits import QuestionLimiter
 from core.errors import RateLimitedError
 from core.jobs.service import JobService
-from core.models import Depth
+from core.models import Depth, DocumentsOutcome
 from core.store.conversations import ConversationStore
 from core.store.feedback import Feedback, FeedbackStore, Rating
 
@@ -29,6 +29,13 @@ class ChatServices:
     feedback: FeedbackStore
     depth: Depth = Depth.AUTO
     answer_page: AnswerPage | None = None  # None: answers carry no "View full analysis"
+    # chat.document_adders: "everyone", or the user and role ids who may add documents
+    document_adders: frozenset[str] = frozenset({"everyone"})
+
+    def may_add_documents(self, user: str, roles: Iterable[str] = ()) -> bool:
+        """Whether this person (with these roles, on Discord) may add documents from chat."""
+        adders = self.document_adders
+        return "everyone" in adders or user in adders or any(r in adders for r in roles)
 
     async def rate(self, platform: str, tenant: str, message: str, rater: str,
                    rating: Rating, *, added: bool) -> bool:
@@ -61,3 +68,25 @@ def _duration(seconds: float) -> str:
     if whole < 120:
         return f"{whole} second{'s' if whole != 1 else ''}"
     return f"{math.ceil(whole / 60)} minutes"
+
+
+NOT_ALLOWED = ("Adding documents from chat is limited to the people an admin listed "
+               "(chat.document_adders).")
+
+
+def added_lines(outcome: DocumentsOutcome) -> list[str]:
+    """What a documents job did, a line a file or page, as plain text for any platform:
+    "Added Title (12 pages)", "Skipped notes.exe: unsupported file type"."""
+    lines = []
+    for document in outcome.documents[:10]:
+        name = document.title or document.name
+        if document.status == "skipped":
+            lines.append(f"Skipped {document.name}: {document.reason}")
+        elif document.status == "unchanged":
+            lines.append(f"Already added: {name} (unchanged)")
+        else:
+            pages = f" ({document.pages} pages)" if document.pages else ""
+            lines.append(f"{document.status.capitalize()} {name}{pages}")
+    if len(outcome.documents) > 10:
+        lines.append(f"… and {len(outcome.documents) - 10} more ({outcome.summary})")
+    return lines or ["Nothing was added."]

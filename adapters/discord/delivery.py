@@ -19,13 +19,14 @@ from adapters.chat.services import AnswerPage
 from adapters.chat.text import trim
 from adapters.discord.render import (
     Embed,
+    render_added,
     render_answer,
     render_error,
     render_progress,
     render_sources,
 )
 from core.jobs.delivery import Steps, transient
-from core.models import ProgressEvent, ResearchResult
+from core.models import DocumentsOutcome, ProgressEvent, ResearchResult
 from core.store.conversations import ConversationStore
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,10 @@ class DiscordDelivery:
     async def failure(self, message: str, steps: Steps) -> None:
         await steps.once("error", lambda: self._show([render_error(message)],
                                                      nonce(steps, "error")))
+
+    async def added(self, outcome: DocumentsOutcome, steps: Steps) -> None:
+        await steps.once("added", lambda: self._show([render_added(outcome)],
+                                                     nonce(steps, "added")))
 
     async def _show(self, embeds: list[Embed], once: str) -> dict[str, str]:
         message = await self.status.show(embeds, once)

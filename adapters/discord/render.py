@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 
 from discord.utils import escape_markdown, escape_mentions
 
+from adapters.chat.services import added_lines
 from adapters.chat.text import split_text, trim
-from core.models import Confidence, ProgressEvent, ResearchResult, Source
+from core.models import Confidence, DocumentsOutcome, ProgressEvent, ResearchResult, Source
 
 MAX_TITLE = 256
 MAX_DESCRIPTION = 4096
@@ -37,6 +38,7 @@ CONFIDENCE = {
     Confidence.INSUFFICIENT: "⚪ Insufficient evidence",
 }
 PROGRESS_COLOUR = 0x5865F2
+ADDED_COLOUR = 0x2E7D32
 ERROR_COLOUR = 0xED4245
 _ESCAPE = re.compile(r"\\.|@\u200b")
 
@@ -111,6 +113,13 @@ def render_progress(event: ProgressEvent) -> Embed:
 
 def render_status(text: str) -> Embed:
     return {"type": "rich", "color": PROGRESS_COLOUR, "description": trim(text, MAX_DESCRIPTION)}
+
+
+def render_added(outcome: DocumentsOutcome) -> Embed:
+    """What a documents job added, a line a file: questions asked now can cite them."""
+    lines = [escape(line) for line in added_lines(outcome)]
+    return {"type": "rich", "color": ADDED_COLOUR, "title": "Added to the knowledge base",
+            "description": trim("\n".join(lines), 4000)}
 
 
 def render_error(message: str) -> Embed:

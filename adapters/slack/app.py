@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -17,7 +18,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chat.services import ChatServices, queued, refusal
+from adapters.chat.services import NOT_ALLOWED, ChatServices, queued, refusal
 from adapters.slack.delivery import (
     PLATFORM,
     RETRY_REACTION,
@@ -26,16 +27,29 @@ from adapters.slack.delivery import (
     key,
 )
 from adapters.slack.render import escape_mrkdwn
-from core.errors import InvalidQuestionError, RateLimitedError
+from core.errors import DocumentRefusedError, FetchError, InvalidQuestionError, RateLimitedError
 from core.jobs.delivery import Steps
 from core.models import ConversationTurn, ResearchRequest
 from core.store.feedback import Rating
+from core.web.files import fetch_platform_file
+from core.web.net import AddressGuard
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+>")
 RATINGS = {"+1": Rating.UP, "thumbsup": Rating.UP, "-1": Rating.DOWN, "thumbsdown": Rating.DOWN}
+# "add <link>" to the bot: Slack sends a link as <url> or <url|label>
+_ADD_LINK = re.compile(r"^add\s+<(https?://[^>|\s]+)(?:\|[^>]*)?>\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class SlackFiles:
+    """Where shared files are downloaded from: Slack's file host only (with the workspace's
+    bot token), through `guard` (tests trust their local fake's address)."""
+
+    hosts: frozenset[str] = frozenset({"files.slack.com"})
+    guard: AddressGuard = field(default_factory=AddressGuard)
 
 
 def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> AsyncWebClient:
@@ -50,10 +64,12 @@ def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> A
 
 def build_app(
     desk: ChatServices, signing_secret: str, client: AsyncWebClient,
-    oauth_settings: AsyncOAuthSettings | None = None,
+    oauth_settings: AsyncOAuthSettings | None = None, files: SlackFiles | None = None,
 ) -> AsyncApp:
     """One workspace when `client` carries a bot token; with `oauth_settings`, every
-    workspace that installs the app, each with its token from the installation store."""
+    workspace that installs the app, each with its token from the installation store.
+    `files`: where shared files are downloaded from."""
+    files = files or SlackFiles()
     app = AsyncApp(signing_secret=signing_secret, client=client,
                    oauth_settings=oauth_settings)
 
@@ -69,19 +85,22 @@ def build_app(
                          client: AsyncWebClient) -> None:
         team = _team(context, event)
         thread = event.get("thread_ts") or event["ts"]
+        text = _strip_mention(event.get("text", ""), context.bot_user_id)
+        if event.get("files") or _ADD_LINK.match(text):
+            await _add(desk, client, files, event, team, thread, text)
+            return
         turns = await _thread_context(desk, team, event)
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
-            question=_strip_mention(event.get("text", ""), context.bot_user_id),
-            context=turns, tenant=team, user=event.get("user", ""), platform=PLATFORM,
-            depth=desk.depth))
+            question=text, context=turns, tenant=team, user=event.get("user", ""),
+            platform=PLATFORM, depth=desk.depth))
 
     @app.event("message")
     async def on_message(event: dict[str, Any], context: AsyncBoltContext,
                          client: AsyncWebClient) -> None:
         """Direct messages, and replies in a thread the bot has answered in."""
         user = event.get("user")
-        if event.get("subtype") or event.get("bot_id") or not user \
-                or user == context.bot_user_id:
+        if event.get("subtype") not in (None, "file_share") or event.get("bot_id") \
+                or not user or user == context.bot_user_id:
             return
         text = event.get("text", "")
         direct = event.get("channel_type") == "im"
@@ -93,6 +112,9 @@ def build_app(
         turns = await _thread_context(desk, team, event)
         if not direct and not turns:
             return  # a conversation between people that the bot has no part in
+        if event.get("files") or _ADD_LINK.match(text.strip()):
+            await _add(desk, client, files, event, team, thread, text.strip())
+            return
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
             question=_strip_mention(text, context.bot_user_id), context=turns, tenant=team,
             user=user, platform=PLATFORM, depth=desk.depth))
@@ -182,6 +204,61 @@ async def _ask(desk: ChatServices, client: AsyncWebClient, channel: str,
         await desk.jobs.submit(request, delivery, start_after_s=wait_s)
     except InvalidQuestionError as error:
         await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
+
+
+async def _add(desk: ChatServices, client: AsyncWebClient, files: SlackFiles,
+               event: dict[str, Any], team: str, thread: str, text: str) -> None:
+    """Add the files shared in `event`, or the link of "add <link>", to the workspace's
+    knowledge base as a documents job, which replies in the thread with what it added.
+    Refused at once (nothing kept), with why: a person not allowed, a file too large or of a
+    type it cannot read, a link it may not fetch."""
+    channel, user = event["channel"], event.get("user", "")
+    if not desk.may_add_documents(user) or not desk.jobs.adds_documents:
+        why = NOT_ALLOWED if desk.jobs.adds_documents else "This bot adds no documents."
+        await _attempt(client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread,
+                                                 text=why), "refuse a document")
+        return
+    marked = event["ts"] if await _attempt(client.reactions_add(
+        channel=channel, timestamp=event["ts"], name=WORKING_REACTION), "add 👀") else None
+    status = await _attempt(client.chat_postMessage(
+        channel=channel, thread_ts=thread, unfurl_links=False,
+        text=":inbox_tray: Reading what you shared…"), "post a status message")
+    delivery = SlackDelivery(client, desk.conversations, team, channel, thread,
+                             str(status["ts"]) if status is not None else None, marked,
+                             answer_page=desk.answer_page)
+    try:
+        link = _ADD_LINK.match(text)
+        if link is not None and not event.get("files"):
+            await desk.jobs.add_url(team, user, PLATFORM, link.group(1), delivery=delivery)
+            return
+        shared = [await _download(client, files, desk.jobs.documents.max_bytes, item)
+                  for item in event.get("files") or []]
+        await desk.jobs.add_files(team, user, PLATFORM, shared, delivery)
+    except (DocumentRefusedError, FetchError) as error:
+        await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
+
+
+async def _download(client: AsyncWebClient, files: SlackFiles, max_bytes: int,
+                    item: dict[str, Any]) -> tuple[str, bytes]:
+    """A shared file's name and bytes: its details from files.info, its content from
+    Slack's file host with the workspace's bot token (FetchError, DocumentRefusedError)."""
+    try:
+        info = (await client.files_info(file=str(item.get("id", ""))))["file"]
+    except Exception as error:  # no such file, no files:read scope, Slack away
+        log.warning("Slack: files.info failed: %s", error)
+        raise FetchError("Slack would not say where the file is (the app needs the "
+                         "files:read scope)") from None
+    name = str(info.get("name") or "file")
+    if int(info.get("size") or 0) > max_bytes:
+        raise DocumentRefusedError(f"{name} is larger than the {max_bytes / 2**20:g} MB a "
+                                   "file may be (knowledge_base.max_file_mb)", "too_large")
+    url = info.get("url_private_download") or info.get("url_private")
+    if not url:
+        raise FetchError(f"{name}: Slack gave no address to download it from")
+    data = await fetch_platform_file(str(url), hosts=files.hosts, guard=files.guard,
+                                     max_bytes=max_bytes,
+                                     headers={"Authorization": f"Bearer {client.token}"})
+    return name, data
 
 
 async def _attempt(call: Awaitable[T], what: str) -> T | None:

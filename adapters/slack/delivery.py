@@ -16,9 +16,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.services import AnswerPage
-from adapters.slack.render import render_answer, render_error, render_progress, render_sources
+from adapters.slack.render import (
+    render_added,
+    render_answer,
+    render_error,
+    render_progress,
+    render_sources,
+)
 from core.jobs.delivery import Steps, transient
-from core.models import ProgressEvent, ResearchResult
+from core.models import DocumentsOutcome, ProgressEvent, ResearchResult
 from core.store.conversations import ConversationStore
 
 log = logging.getLogger(__name__)
@@ -70,6 +76,10 @@ class SlackDelivery:
 
     async def failure(self, message: str, steps: Steps) -> None:
         await self._once_shown(steps, "error", render_error(message))
+        await steps.once("unmarked", self._unmark)
+
+    async def added(self, outcome: DocumentsOutcome, steps: Steps) -> None:
+        await self._once_shown(steps, "added", render_added(outcome))
         await steps.once("unmarked", self._unmark)
 
     async def _once_shown(self, steps: Steps, name: str, page: dict[str, Any]) -> str:

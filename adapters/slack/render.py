@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from adapters.chat.services import added_lines
 from adapters.chat.text import split_text as split_pieces
 from adapters.chat.text import trim
-from core.models import Confidence, ProgressEvent, ResearchResult, Source
+from core.models import Confidence, DocumentsOutcome, ProgressEvent, ResearchResult, Source
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -80,6 +81,15 @@ def render_sources(result: ResearchResult) -> list[Message]:
 
 def render_progress(event: ProgressEvent) -> str:
     return f":hourglass_flowing_sand: {escape_mrkdwn(event.message)}…"
+
+
+def render_added(outcome: DocumentsOutcome) -> Message:
+    """What a documents job added, a line a file: questions asked now can cite them."""
+    lines = [escape_mrkdwn(line) for line in added_lines(outcome)]
+    if any(d.status in ("added", "updated") for d in outcome.documents):
+        lines.append("Ask about it here or anywhere in this workspace.")
+    text = ":inbox_tray: " + "\n".join(lines)
+    return {"text": _trim(text, 3000), "blocks": [_section(_trim(text, 3000))]}
 
 
 def render_error(message: str) -> Message:

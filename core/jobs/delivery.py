@@ -27,7 +27,7 @@ from tenacity import (
 
 from core.errors import ConfigurationError
 from core.metrics import DELIVERY_FAILURES
-from core.models import ProgressEvent, ResearchResult
+from core.models import DocumentsOutcome, ProgressEvent, ResearchResult
 from core.redact import redact
 from core.store.deliveries import DeliveryStore
 
@@ -92,6 +92,9 @@ class Delivery(Protocol):
 
     async def failure(self, message: str, steps: Steps) -> None:
         """Tell the person that the job failed, with `message` (safe to show)."""
+
+    async def added(self, outcome: DocumentsOutcome, steps: Steps) -> None:
+        """Tell the person what a documents job added (or why a file was skipped)."""
 
 
 class DeliveryRegistry:

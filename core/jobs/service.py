@@ -147,22 +147,25 @@ class JobService(JobReader):
         return job.id
 
     async def add_files(self, tenant: str, user: str, platform: str,
-                        files: list[tuple[str, bytes]]) -> Job:
+                        files: list[tuple[str, bytes]], delivery: Delivery | None = None
+                        ) -> Job:
         """A job adding files (name, bytes) to the tenant's knowledge base; the job as
-        stored. DocumentRefusedError (nothing kept) when one of them cannot be added."""
+        stored. DocumentRefusedError (nothing kept) when one of them cannot be added.
+        `delivery`: where to say what was added."""
         uploads = await self.documents.admit_files(tenant, files)
         return await self._add(DocumentsRequest(tenant=tenant, user=user, platform=platform,
-                                                uploads=uploads))
+                                                uploads=uploads), delivery)
 
     async def add_url(self, tenant: str, user: str, platform: str, url: str,
-                      max_pages: int = 1, max_depth: int = 2) -> Job:
+                      max_pages: int = 1, max_depth: int = 2,
+                      delivery: Delivery | None = None) -> Job:
         """A job adding a web page (with `max_pages` > 1, its site's pages it links to and
         its sitemap lists) to the tenant's knowledge base, read again on the refresh
         schedule. DocumentRefusedError when it may not be fetched."""
         url = await self.documents.admit_url(url, max_pages)
         return await self._add(DocumentsRequest(tenant=tenant, user=user, platform=platform,
                                                 url=url, max_pages=max_pages,
-                                                max_depth=max_depth))
+                                                max_depth=max_depth), delivery)
 
     @property
     def adds_documents(self) -> bool:
@@ -174,12 +177,12 @@ class JobService(JobReader):
             raise RuntimeError("this job service adds no documents")
         return self._documents
 
-    async def _add(self, request: DocumentsRequest) -> Job:
-        job = await self._store(request, None)
+    async def _add(self, request: DocumentsRequest, delivery: Delivery | None) -> Job:
+        job = await self._store(request, delivery)
         if self._queue is not None:
-            await self._enqueue(job.id, request, None, 0.0)
+            await self._enqueue(job.id, request, delivery, 0.0)
         else:
-            self._spawn(job.id, request, None, 0.0, True)
+            self._spawn(job.id, request, delivery, 0.0, True)
         return job
 
     async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
@@ -453,6 +456,11 @@ class JobService(JobReader):
         """The job ended in an earlier attempt whose worker died before it could say so or
         deliver: say it (once) and deliver what is left."""
         told = any(event.terminal for event in await self._events.after(job.id))
+        if job.status == JobStatus.COMPLETED and job.added is not None:
+            added = job.added
+            await self._ended(job.id, job.platform, "completed", _added_line(added), delivery,
+                              lambda d: lambda steps: d.added(added, steps), told)
+            return
         if job.status == JobStatus.COMPLETED and job.result is not None:
             shown = job.result
             await self._ended(job.id, job.platform, "completed",
@@ -533,10 +541,8 @@ class JobService(JobReader):
         if isinstance(request, DocumentsRequest):
             await self._outlast(lambda: self.store.complete_documents(job_id, added,
                                                                       stages.metrics()))
-            JOBS.labels("completed", request.platform).inc()
-            await self._outlast(lambda: self._events.append(job_id, "completed",
-                                                            message=_added_line(added)))
-            self._events.forget(job_id)
+            await self._ended(job_id, request.platform, "completed", _added_line(added),
+                              delivery, lambda d: lambda steps: d.added(added, steps))
             return
         result = await self._completed(job_id, outcome, stages.metrics())
         shown = ResearchResult.model_validate(REDACTOR.data(result.model_dump(mode="json")))

@@ -29,12 +29,12 @@ from adapters.http.errors import ApiError
 from adapters.http.job_views import links_of
 from adapters.http.schemas import (
     AddUrl,
-    ErrorResponse,
     DocumentBody,
     DocumentList,
     DocumentQueued,
     DocumentRemoved,
     DocumentsAccepted,
+    ErrorResponse,
 )
 from adapters.http.services import ApiServices, Services
 from core.errors import DocumentRefusedError
