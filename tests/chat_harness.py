@@ -50,6 +50,7 @@ class Options:
     document_adders: tuple[str, ...] = ("everyone",)  # chat.document_adders
     trusted_pages: tuple[str, ...] = ()  # sources.trusted_pages: a local site to add links of
     max_file_mb: float = 20.0
+    guild_roles: tuple[str, ...] = ()  # Discord: the test server's roles (it is announced)
 
 
 class SlowSource:

@@ -12,10 +12,12 @@ from typing import Any
 import discord.gateway
 import discord.http
 
+from adapters.chat.services import FileHosts
 from adapters.discord.bot import ResearchBot, ShardedResearchBot
 from bot.config import DiscordSettings
 from bot.discord import point_at
 from core.models import ResearchRequest
+from core.web.net import AddressGuard
 from tests.chat_harness import Options, research_desk
 from tests.conftest import Indexed
 from tests.fake_discord import GUILD_ID, FakeDiscord
@@ -47,14 +49,18 @@ async def serve_discord(options: Options, world: Indexed, embedder: Any,
     engine, chroma, knowledge_base = world.engine, world.chroma, world.knowledge_base
     await knowledge_base.index([world.corpus], GUILD_ID)
     fake = FakeDiscord(shards=shards or 1)
+    fake.guild_roles = options.guild_roles
     await fake.start()
     requests: list[ResearchRequest] = []
     desk = await research_desk(options, engine, chroma, embedder, knowledge_base, requests)
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     point_at(DiscordSettings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
     # READY lists no guilds: discord.py would wait guild_ready_timeout (2 s) for them.
-    client: ResearchBot = _QuickShards(desk, shard_count=None, guild_ready_timeout=0.05) \
-        if shards else ResearchBot(desk, dev_guild=dev_guild, guild_ready_timeout=0.05)
+    files = FileHosts(frozenset({f"127.0.0.1:{fake.port}"}), AddressGuard.trusting(fake.api_base))
+    client: ResearchBot = _QuickShards(desk, shard_count=None, guild_ready_timeout=0.05,
+                                       files=files) \
+        if shards else ResearchBot(desk, dev_guild=dev_guild, guild_ready_timeout=0.05,
+                                   files=files)
     await client.login("fake-token")
     runner = asyncio.create_task(client.connect())
     try:

@@ -66,6 +66,12 @@ class FakeDiscord(LocalServer):
         self._sequence = itertools.count(1)
         self.app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
         self.app.router.add_get("/gateway", self._gateway)
+        self.app.router.add_get("/attachments/{attachment_id}/{name}", self._attachment)
+        self.attachments: dict[str, bytes] = {}  # id -> content, as its CDN serves it
+        # Role ids of the test server; when set, the server is announced (GUILD_CREATE) so
+        # that members' roles resolve.
+        self.guild_roles: tuple[str, ...] = ()
+        self.downloads: list[str] = []  # attachment ids downloaded
 
     @property
     def api_base(self) -> str:
@@ -141,15 +147,26 @@ class FakeDiscord(LocalServer):
         return token
 
     async def message(self, channel: str, content: str, *, author: dict[str, Any] | None = None,
-                      guild: str | None = GUILD_ID) -> str:
-        """A message posted in `channel` (a thread, say) by a person (or `author`)."""
+                      guild: str | None = GUILD_ID, files: dict[str, bytes] | None = None,
+                      mentions_bot: bool = False, roles: tuple[str, ...] = ()) -> str:
+        """A message posted in `channel` (a thread, say) by a person (or `author`), with
+        `files` (name -> content) attached, served from this server as from Discord's CDN."""
         message_id = str(next(self._ids))
         data = self._message(channel, {"content": content}, message_id,
                              author or user())
+        for name, content_bytes in (files or {}).items():
+            attachment_id = str(next(self._ids))
+            self.attachments[attachment_id] = content_bytes
+            url = f"http://127.0.0.1:{self.port}/attachments/{attachment_id}/{name}"
+            data["attachments"].append({"id": attachment_id, "filename": name,
+                                        "size": len(content_bytes), "url": url,
+                                        "proxy_url": url})
+        if mentions_bot:
+            data["mentions"] = [BOT_USER]
         if guild:
             data["guild_id"] = guild
-            data["member"] = {"roles": [], "joined_at": STAMP, "deaf": False, "mute": False,
-                              "flags": 0}
+            data["member"] = {"roles": list(roles), "joined_at": STAMP, "deaf": False,
+                              "mute": False, "flags": 0}
         await self.dispatch("MESSAGE_CREATE", data)
         return message_id
 
@@ -162,6 +179,27 @@ class FakeDiscord(LocalServer):
             data["guild_id"] = guild
         await self.dispatch("MESSAGE_REACTION_REMOVE" if removed else "MESSAGE_REACTION_ADD",
                             data)
+
+    def _guild(self) -> dict[str, Any]:
+        roles = [{"id": role, "name": f"role {role}", "permissions": "0", "position": number,
+                  "color": 0, "hoist": False, "managed": False, "mentionable": False,
+                  "flags": 0} for number, role in enumerate((GUILD_ID, *self.guild_roles))]
+        return {"id": GUILD_ID, "name": "Lighthouse keepers", "icon": None, "owner_id": USER_ID,
+                "roles": roles, "emojis": [], "features": [], "channels": [], "threads": [],
+                "members": [], "member_count": 1, "large": False, "unavailable": False,
+                "verification_level": 0, "default_message_notifications": 0,
+                "explicit_content_filter": 0, "mfa_level": 0, "premium_tier": 0,
+                "preferred_locale": "en-US", "nsfw_level": 0, "stickers": [],
+                "joined_at": STAMP}
+
+    async def _attachment(self, request: web.Request) -> web.Response:
+        attachment_id = request.match_info["attachment_id"]
+        self.downloads.append(attachment_id)
+        self.changed.set()
+        content = self.attachments.get(attachment_id)
+        if content is None:
+            return web.Response(status=404)
+        return web.Response(body=content, content_type="application/octet-stream")
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
@@ -182,6 +220,9 @@ class FakeDiscord(LocalServer):
                     "v": 10, "user": BOT_USER, "guilds": [], "session_id": f"s{shard[0]}",
                     "resume_gateway_url": self.gateway_url, "shard": shard,
                     "application": {"id": APP_ID, "flags": 0}}}))
+                if self.guild_roles:  # the server, with its roles, as Discord sends it next
+                    await socket.send_str(json.dumps({"op": 0, "t": "GUILD_CREATE", "s": 2,
+                                                      "d": self._guild()}))
                 self.changed.set()
         return socket
 

@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from adapters.chat.services import ChatServices
-from adapters.slack.app import SlackFiles, build_app, web_app, web_client
+from adapters.chat.services import ChatServices, FileHosts
+from adapters.slack.app import build_app, web_app, web_client
 from core.models import ResearchRequest
 from core.web.net import AddressGuard
 from tests.chat_harness import Options, research_desk
@@ -96,8 +96,8 @@ async def serve_slack(options: Options, world: Indexed, embedder: Any
         app = build_app(desk, SECRET, web_client(None, slack.base_url),
                         await _installed(engine, slack, {"T1": "xoxb-one", "T2": "xoxb-two"}))
     else:
-        files = SlackFiles(hosts=frozenset({f"127.0.0.1:{slack.port}"}),
-                           guard=AddressGuard.trusting(slack.base_url))
+        files = FileHosts(frozenset({f"127.0.0.1:{slack.port}"}),
+                          AddressGuard.trusting(slack.base_url))
         app = build_app(desk, SECRET, web_client("xoxb-test", slack.base_url), files=files)
     bot = LocalServer(web_app(app))
     await bot.start()

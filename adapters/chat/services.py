@@ -5,16 +5,18 @@ wording of refusals and queue waits."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from adapters.chat.dedupe import EventLog
 from adapters.chat.limits import QuestionLimiter
-from core.errors import RateLimitedError
+from core.errors import DocumentRefusedError, RateLimitedError
 from core.jobs.service import JobService
 from core.models import Depth, DocumentsOutcome
 from core.store.conversations import ConversationStore
 from core.store.feedback import Feedback, FeedbackStore, Rating
+from core.web.files import fetch_platform_file
+from core.web.net import AddressGuard
 
 # A job id -> the address of its answer page (a signed link), when web.public_url is set.
 AnswerPage = Callable[[str], str]
@@ -68,6 +70,26 @@ def _duration(seconds: float) -> str:
     if whole < 120:
         return f"{whole} second{'s' if whole != 1 else ''}"
     return f"{math.ceil(whole / 60)} minutes"
+
+
+@dataclass(frozen=True)
+class FileHosts:
+    """Where files shared in a chat are downloaded from: the platform's own file hosts only
+    ("host" or "host:port"), through `guard` (tests trust their local fake's address)."""
+
+    hosts: frozenset[str]
+    guard: AddressGuard = field(default_factory=AddressGuard)
+
+    async def download(self, url: str, max_bytes: int,
+                       headers: Mapping[str, str] | None = None) -> bytes:
+        """The file's bytes (core.errors.FetchError saying why not)."""
+        return await fetch_platform_file(url, hosts=self.hosts, guard=self.guard,
+                                         max_bytes=max_bytes, headers=headers)
+
+
+def too_large(name: str, max_bytes: int) -> DocumentRefusedError:
+    return DocumentRefusedError(f"{name} is larger than the {max_bytes / 2**20:g} MB a file "
+                                "may be (knowledge_base.max_file_mb)", "too_large")
 
 
 NOT_ALLOWED = ("Adding documents from chat is limited to the people an admin listed "

@@ -12,7 +12,14 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from adapters.chat.services import ChatServices, queued, refusal
+from adapters.chat.services import (
+    NOT_ALLOWED,
+    ChatServices,
+    FileHosts,
+    queued,
+    refusal,
+    too_large,
+)
 from adapters.discord.delivery import (
     NO_MENTIONS,
     PLATFORM,
@@ -22,7 +29,7 @@ from adapters.discord.delivery import (
     Status,
 )
 from adapters.discord.render import render_error, render_status
-from core.errors import InvalidQuestionError, RateLimitedError
+from core.errors import DocumentRefusedError, FetchError, InvalidQuestionError, RateLimitedError
 from core.jobs.service import FAILURE
 from core.models import Depth, ResearchRequest
 from core.store.feedback import Rating
@@ -32,6 +39,10 @@ log = logging.getLogger(__name__)
 RATINGS = {"\N{THUMBS UP SIGN}": Rating.UP, "\N{THUMBS DOWN SIGN}": Rating.DOWN}
 _SKIN_TONES = re.compile("[\U0001F3FB-\U0001F3FF]")
 _VARIATION = "\ufe0f"
+# Attachments are downloaded from Discord's CDN only.
+DISCORD_FILE_HOSTS = FileHosts(frozenset({"cdn.discordapp.com", "media.discordapp.net"}))
+# "add <link>" to the bot (Discord keeps a link in <> when its preview is suppressed)
+_ADD_LINK = re.compile(r"^add\s+<?(https?://[^\s<>]+)>?\s*$", re.I)
 _THREADS = {discord.ChannelType.public_thread, discord.ChannelType.private_thread,
             discord.ChannelType.news_thread}
 
@@ -61,10 +72,13 @@ def invite_url(application_id: int) -> str:
 
 class ResearchBot(discord.Client):
     def __init__(self, desk: ChatServices, *, dev_guild: int | None = None,
-                 sync_commands: bool = True, **options: Any) -> None:
+                 sync_commands: bool = True, files: FileHosts = DISCORD_FILE_HOSTS,
+                 **options: Any) -> None:
+        """`files`: where attachments are downloaded from."""
         super().__init__(intents=intents(), allowed_mentions=NO_MENTIONS,
                          **options)
         self.desk = desk
+        self.files = files
         self.tree = app_commands.CommandTree(self)
         self._dev_guild = dev_guild
         self._sync_commands = sync_commands
@@ -121,17 +135,26 @@ class ResearchBot(discord.Client):
         await self._answer(request, status, threads, wait_s)
 
     async def on_message(self, message: discord.Message) -> None:
-        """A person's message in a thread (or DM) where the bot has answered: a follow-up."""
+        """A person's message in a thread (or DM) where the bot has answered: a follow-up.
+        Files attached to a message that mentions the bot, is sent to it directly or
+        follows up its answer, or "@researchbot add <link>": added to the knowledge base."""
         if message.author.bot or message.webhook_id is not None \
                 or message.type not in (discord.MessageType.default, discord.MessageType.reply) \
-                or not message.content.strip():
+                or not (message.content.strip() or message.attachments):
             return
         guild_id = message.guild.id if message.guild else getattr(message.channel, "guild_id",
                                                                    None)
         tenant = _tenant(guild_id, message.author.id)
         turns = await self.desk.conversations.context(PLATFORM, tenant,
                                                       str(message.channel.id))
-        if not turns:
+        mentioned = self.user is not None and any(m.id == self.user.id
+                                                  for m in message.mentions)
+        text = self._without_mention(message.content)
+        if (message.attachments or _ADD_LINK.match(text)) and \
+                (mentioned or guild_id is None or turns):
+            await self._add(message, tenant, text)
+            return
+        if not turns or not message.content.strip():
             return  # not a conversation the bot is part of
         request = ResearchRequest(question=message.content, context=turns, tenant=tenant,
                                   user=str(message.author.id), platform=PLATFORM,
@@ -198,6 +221,43 @@ class ResearchBot(discord.Client):
                                         progress_shown=fresh)
         except InvalidQuestionError as error:
             await _attempt(status.show([render_error(str(error))]), "show an error")
+
+    async def _add(self, message: discord.Message, tenant: str, text: str) -> None:
+        """Add the message's attachments (downloaded from Discord's CDN), or the link of
+        "add <link>", to the server's knowledge base as a documents job, which replies with
+        what it added; refused at once, with why, when it cannot be."""
+        roles = [str(role.id) for role in getattr(message.author, "roles", [])]
+        jobs = self.desk.jobs
+        status = Status(message.channel, None)
+        if not jobs.adds_documents or \
+                not self.desk.may_add_documents(str(message.author.id), roles):
+            why = NOT_ALLOWED if jobs.adds_documents else "This bot adds no documents."
+            await _attempt(status.show([render_error(why)]), "refuse a document")
+            return
+        await _attempt(status.show([render_status("📥 Reading what you shared…")]),
+                       "show a status")
+        delivery = DiscordDelivery(self, self.desk.conversations, tenant, status, False,
+                                   answer_page=self.desk.answer_page)
+        user = str(message.author.id)
+        try:
+            link = _ADD_LINK.match(text)
+            if link is not None and not message.attachments:
+                await jobs.add_url(tenant, user, PLATFORM, link.group(1), delivery=delivery)
+                return
+            shared = []
+            for attachment in message.attachments:
+                if attachment.size > jobs.documents.max_bytes:
+                    raise too_large(attachment.filename, jobs.documents.max_bytes)
+                shared.append((attachment.filename, await self.files.download(
+                    attachment.url, jobs.documents.max_bytes)))
+            await jobs.add_files(tenant, user, PLATFORM, shared, delivery)
+        except (DocumentRefusedError, FetchError) as error:
+            await _attempt(status.show([render_error(str(error))]), "show an error")
+
+    def _without_mention(self, content: str) -> str:
+        if self.user is None:
+            return content.strip()
+        return re.sub(rf"<@!?{self.user.id}>", " ", content).strip()
 
     def _channel(self, channel_id: int | None, guild_id: int | None
                  ) -> discord.PartialMessageable:

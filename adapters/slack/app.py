@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -18,7 +17,14 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chat.services import NOT_ALLOWED, ChatServices, queued, refusal
+from adapters.chat.services import (
+    NOT_ALLOWED,
+    ChatServices,
+    FileHosts,
+    queued,
+    refusal,
+    too_large,
+)
 from adapters.slack.delivery import (
     PLATFORM,
     RETRY_REACTION,
@@ -31,8 +37,6 @@ from core.errors import DocumentRefusedError, FetchError, InvalidQuestionError, 
 from core.jobs.delivery import Steps
 from core.models import ConversationTurn, ResearchRequest
 from core.store.feedback import Rating
-from core.web.files import fetch_platform_file
-from core.web.net import AddressGuard
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +47,8 @@ RATINGS = {"+1": Rating.UP, "thumbsup": Rating.UP, "-1": Rating.DOWN, "thumbsdow
 _ADD_LINK = re.compile(r"^add\s+<(https?://[^>|\s]+)(?:\|[^>]*)?>\s*$", re.I)
 
 
-@dataclass(frozen=True)
-class SlackFiles:
-    """Where shared files are downloaded from: Slack's file host only (with the workspace's
-    bot token), through `guard` (tests trust their local fake's address)."""
-
-    hosts: frozenset[str] = frozenset({"files.slack.com"})
-    guard: AddressGuard = field(default_factory=AddressGuard)
+# Shared files are downloaded from Slack's file host only, with the workspace's bot token.
+SLACK_FILE_HOSTS = FileHosts(frozenset({"files.slack.com"}))
 
 
 def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> AsyncWebClient:
@@ -64,12 +63,11 @@ def web_client(token: str | None, base_url: str = "https://slack.com/api/") -> A
 
 def build_app(
     desk: ChatServices, signing_secret: str, client: AsyncWebClient,
-    oauth_settings: AsyncOAuthSettings | None = None, files: SlackFiles | None = None,
+    oauth_settings: AsyncOAuthSettings | None = None, files: FileHosts = SLACK_FILE_HOSTS,
 ) -> AsyncApp:
     """One workspace when `client` carries a bot token; with `oauth_settings`, every
     workspace that installs the app, each with its token from the installation store.
     `files`: where shared files are downloaded from."""
-    files = files or SlackFiles()
     app = AsyncApp(signing_secret=signing_secret, client=client,
                    oauth_settings=oauth_settings)
 
@@ -206,7 +204,7 @@ async def _ask(desk: ChatServices, client: AsyncWebClient, channel: str,
         await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
 
 
-async def _add(desk: ChatServices, client: AsyncWebClient, files: SlackFiles,
+async def _add(desk: ChatServices, client: AsyncWebClient, files: FileHosts,
                event: dict[str, Any], team: str, thread: str, text: str) -> None:
     """Add the files shared in `event`, or the link of "add <link>", to the workspace's
     knowledge base as a documents job, which replies in the thread with what it added.
@@ -238,7 +236,7 @@ async def _add(desk: ChatServices, client: AsyncWebClient, files: SlackFiles,
         await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
 
 
-async def _download(client: AsyncWebClient, files: SlackFiles, max_bytes: int,
+async def _download(client: AsyncWebClient, files: FileHosts, max_bytes: int,
                     item: dict[str, Any]) -> tuple[str, bytes]:
     """A shared file's name and bytes: its details from files.info, its content from
     Slack's file host with the workspace's bot token (FetchError, DocumentRefusedError)."""
@@ -250,14 +248,12 @@ async def _download(client: AsyncWebClient, files: SlackFiles, max_bytes: int,
                          "files:read scope)") from None
     name = str(info.get("name") or "file")
     if int(info.get("size") or 0) > max_bytes:
-        raise DocumentRefusedError(f"{name} is larger than the {max_bytes / 2**20:g} MB a "
-                                   "file may be (knowledge_base.max_file_mb)", "too_large")
+        raise too_large(name, max_bytes)
     url = info.get("url_private_download") or info.get("url_private")
     if not url:
         raise FetchError(f"{name}: Slack gave no address to download it from")
-    data = await fetch_platform_file(str(url), hosts=files.hosts, guard=files.guard,
-                                     max_bytes=max_bytes,
-                                     headers={"Authorization": f"Bearer {client.token}"})
+    data = await files.download(str(url), max_bytes,
+                                {"Authorization": f"Bearer {client.token}"})
     return name, data
 
 
