@@ -153,7 +153,8 @@ class SlackSettings(BaseModel):
     scopes: StrList = Field(
         default_factory=lambda: [
             "app_mentions:read", "channels:history", "groups:history", "im:history",
-            "mpim:history", "chat:write", "reactions:read", "reactions:write", "commands"],
+            "mpim:history", "chat:write", "reactions:read", "reactions:write", "commands",
+            "files:read"],
         description="OAuth: bot scopes requested at install.")
 
 

@@ -151,7 +151,7 @@ def _row(job_id: str, question: str, **columns: Any) -> dict[str, Any]:
               request=ResearchRequest(question=question, tenant=TENANT, platform="api"),
               status=JobStatus.FAILED, error="TypeError: TextEncodeInput must be Union[...]",
               created_at=utcnow() - timedelta(minutes=1))
-    data = job.model_dump(mode="json", exclude={"trace"})
+    data = job.model_dump(mode="json", exclude={"trace", "added"})
     data.update(state={}, created_at=job.created_at, started_at=None, completed_at=None)
     return {**data, **columns}
 
