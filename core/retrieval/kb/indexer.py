@@ -52,6 +52,15 @@ _PENDING_GRACE = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
+class SentFile:
+    """A file sent to be indexed (an upload): kept under `key`, read as its `name` says."""
+
+    key: str
+    name: str
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class StoredFile:
     file_id: str
     title: str
@@ -201,25 +210,39 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
-    async def index_data(self, tenant: str, key: str, name: str, data: bytes,
+    async def index_sent(self, tenant: str, sent: list[SentFile],
                          on_file: FileEvent | None = None, added_by: str | None = None
                          ) -> IndexReport:
-        """Index a file sent rather than found on disk (an upload), kept under `key`; `name`
-        is its file name (its suffix picks the reader)."""
+        """Index files sent rather than found on disk (uploads), each kept under its key;
+        as `index` does, the next file is read while this one is embedded."""
         started = time.perf_counter()
+        notify = on_file or (lambda _key, _what: None)
         report = IndexReport()
         await self.finish_interrupted(tenant)
         known = await self._catalogue.fingerprints(tenant)
-        if len(data) > self._settings.max_file_mb * 1024 * 1024:
-            parsed: _ParsedFile | str = f"larger than {self._settings.max_file_mb:g} MB"
-        elif Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-            parsed = f"unsupported file type {Path(name).suffix or '(none)'!r}"
-        else:
-            parsed = await asyncio.to_thread(self._parse_data, key, Path(name), data, known)
-        await self._take(tenant, key, parsed, known, report,
-                         on_file or (lambda _key, _what: None), added_by)
+
+        def parse_soon(number: int) -> asyncio.Future[_ParsedFile | str] | None:
+            if number >= len(sent):
+                return None
+            return asyncio.ensure_future(asyncio.to_thread(self._parse_sent, sent[number],
+                                                           known))
+
+        upcoming = parse_soon(0)
+        for number, item in enumerate(sent):
+            assert upcoming is not None
+            parsed = await upcoming
+            upcoming = parse_soon(number + 1)
+            await self._take(tenant, item.key, parsed, known, report, notify, added_by)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _parse_sent(self, item: SentFile, known: dict[str, str]) -> _ParsedFile | str:
+        if len(item.data) > self._settings.max_file_mb * 1024 * 1024:
+            return f"larger than {self._settings.max_file_mb:g} MB"
+        suffix = Path(item.name).suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES:
+            return f"unsupported file type {suffix or '(none)'!r}"
+        return self._parse_data(item.key, Path(item.name), item.data, known)
 
     async def _take(self, tenant: str, key: str, parsed: _ParsedFile | str,
                     known: dict[str, str], report: IndexReport, notify: FileEvent,

@@ -18,7 +18,7 @@ from core.config import KnowledgeBaseSettings
 from core.models import Source, utcnow
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.corpus import TenantCorpora
-from core.retrieval.kb.indexer import FileEvent, Indexer, IndexReport, WorkerAlive
+from core.retrieval.kb.indexer import FileEvent, Indexer, IndexReport, SentFile, WorkerAlive
 from core.retrieval.kb.search import KnowledgeSearch, SearchMode
 from core.retrieval.vectors import TenantCollections, VectorStore
 from core.store.catalogue import (
@@ -81,10 +81,11 @@ class KnowledgeBase:
         """Index fetched web pages under their URLs (core.web.crawl reads them)."""
         return await self._indexer.index_pages(pages, failed, tenant, on_file, added_by)
 
-    async def index_data(self, tenant: str, key: str, name: str, data: bytes,
-                         added_by: str | None = None) -> IndexReport:
-        """Index a file sent (an upload) under `key`; `name` is its file name."""
-        return await self._indexer.index_data(tenant, key, name, data, added_by=added_by)
+    async def index_sent(self, tenant: str, sent: list[SentFile],
+                         on_file: FileEvent | None = None, added_by: str | None = None
+                         ) -> IndexReport:
+        """Index files sent (uploads), each under its key."""
+        return await self._indexer.index_sent(tenant, sent, on_file, added_by)
 
     async def add_site(self, tenant: str, url: str, max_pages: int, depth: int) -> None:
         """Remember a page or site just indexed from `url`, for `refresh_sites`."""
