@@ -291,17 +291,15 @@ async def _index_urls(settings: Any, knowledge_base: Any, urls: list[str], tenan
     from bot.wiring import open_page_fetcher
     from core.errors import IndexingError
     from core.retrieval.kb.indexer import IndexReport
-    from core.web.crawl import crawl, page_key
 
     report = IndexReport()
     async with open_page_fetcher(settings) as fetcher:
         for url in urls:
-            read = await crawl(fetcher, url, args.crawl, args.depth)
-            if not read.pages and read.failed and read.failed[0][0] == page_key(url):
-                raise IndexingError(f"cannot read {read.failed[0][1]}")
-            report.absorb(await knowledge_base.index_pages(read.pages, read.failed, tenant,
-                                                           on_file))
-            await knowledge_base.add_site(tenant, page_key(url), args.crawl, args.depth)
+            read = await knowledge_base.read_site(fetcher, tenant, url, args.crawl,
+                                                  args.depth, on_file)
+            if read.start_failed is not None:
+                raise IndexingError(f"cannot read {read.start_failed}")
+            report.absorb(read.report)
     return report
 
 

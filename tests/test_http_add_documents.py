@@ -18,6 +18,7 @@ import docx
 import httpx
 import pytest
 
+from bot.wiring import open_page_fetcher
 from tests.api_harness import (
     OTHER_TENANT,
     TENANT,
@@ -202,6 +203,19 @@ async def test_a_site_added_by_url_is_crawled_within_robots_and_cited(api: Runni
         assert "Thursday" in answered["answer"]["summary"]
         assert any(f"{site.base}/docs/lamp.html" in (s.get("url"), s.get("path"))
                    for s in answered["sources"]), answered["sources"]
+
+        # A page of the site removed stays removed when the site is read again, until it
+        # is asked for by its own URL.
+        lamp = next(d for d in listed["documents"] if d["path"].endswith("/lamp.html"))
+        assert (await client.delete(f"/v1/documents/{lamp['document_id']}")).status_code == 200
+        knowledge_base = api.app.state.services.documents
+        async with open_page_fetcher(api.settings) as fetcher:
+            refreshed = await knowledge_base.refresh_sites(fetcher)
+        assert [len(done.report.unchanged) for done in refreshed] == [2]
+        assert (await client.get(f"/v1/documents/{lamp['document_id']}")).status_code == 404
+        again = await client.post("/v1/documents", json={"url": f"{site.base}/docs/lamp.html"})
+        _, readded = await _followed(client, again.json()["links"]["events"])
+        assert [d["status"] for d in readded["documents"]] == ["added"]
 
         for url, why in ((f"{site.base}/private/vault.html", "robots.txt"),
                          ("http://10.1.2.3/handbook.html", "refused"),

@@ -164,6 +164,29 @@ def test_pdf_title_authors_date_and_bookmarks() -> None:
     assert document.sections[2].location == "page 3, Method"
 
 
+def test_a_500_page_pdf_is_read_whole_a_section_a_page(tmp_path: Path) -> None:
+    from tests.conftest import write_pdf
+
+    path = tmp_path / "handbook.pdf"
+    write_pdf(path, [f"Page {n} of the handbook: rule {n} says to sweep the floor {n} "
+                     "times." for n in range(1, 501)], title="The long handbook")
+    document = read_document(path, path.read_bytes())
+    assert (document.title, document.pages) == ("The long handbook", 500)
+    assert [s.page for s in document.sections] == list(range(1, 501))
+    assert "rule 500 says" in document.sections[-1].text
+
+
+def test_an_encrypted_pdf_is_refused_with_a_reason() -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes())))
+    writer.encrypt("secret")
+    locked = io.BytesIO()
+    writer.write(locked)
+    with pytest.raises(UnreadableDocumentError, match="encrypted"):
+        read_document(Path("locked.pdf"), locked.getvalue())
+
+
 def _zip(parts: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

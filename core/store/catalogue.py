@@ -28,6 +28,7 @@ from core.store.database import (
     kb_files,
     kb_generations,
     kb_pending,
+    kb_removed_pages,
     kb_sites,
     upsert_into,
 )
@@ -276,6 +277,26 @@ class KnowledgeCatalogue:
         async with self._writing() as connection:
             result = await connection.execute(query.values(refreshed_at=utcnow()))
         return bool(result.rowcount)
+
+    async def removed_pages(self, tenant: str) -> set[str]:
+        """The pages a person removed, which crawls and refreshes leave out."""
+        query = select(kb_removed_pages.c.url).where(kb_removed_pages.c.tenant == tenant)
+        async with self._engine.connect() as connection:
+            return {row.url for row in await connection.execute(query)}
+
+    async def remove_page(self, tenant: str, url: str) -> None:
+        """A person removed the page: no crawl or refresh adds it again."""
+        async with self._writing() as connection:
+            statement = upsert_into(kb_removed_pages, connection).values(
+                tenant=tenant, url=url, removed_at=utcnow())
+            await connection.execute(statement.on_conflict_do_nothing(
+                index_elements=["tenant", "url"]))
+
+    async def allow_page(self, tenant: str, url: str) -> None:
+        """The page was asked for by its own URL: crawls may add it again."""
+        async with self._writing() as connection:
+            await connection.execute(delete(kb_removed_pages).where(
+                kb_removed_pages.c.tenant == tenant, kb_removed_pages.c.url == url))
 
     async def forget_site(self, tenant: str, url: str) -> None:
         async with self._writing() as connection:

@@ -179,6 +179,16 @@ kb_sites = Table(
     Column("refreshed_at", DateTime(timezone=True), nullable=False),
 )
 
+# Pages of an indexed site that a person removed (DELETE /v1/documents, documents remove): a
+# refresh or a crawl of the site does not add them again; indexing the page's own URL does.
+kb_removed_pages = Table(
+    "kb_removed_pages",
+    metadata,
+    Column("tenant", String(255), primary_key=True),
+    Column("url", String(4096), primary_key=True),
+    Column("removed_at", DateTime(timezone=True), nullable=False),
+)
+
 # API keys (researchbot keys create): one row a key, the key itself never stored, only its
 # SHA-256 (keys are 256 random bits: a slow hash adds nothing against guessing).
 api_keys = Table(

@@ -7,6 +7,7 @@ trusted, size and time caps, pages only (HTML, PDF, plain text)."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -30,13 +31,14 @@ def page_key(url: str) -> str:
 
 
 async def crawl(fetcher: PageFetcher, start: str, max_pages: int = 1,
-                max_depth: int = 2) -> CrawlReport:
-    """The start page and, with `max_pages` > 1, the site's pages under its path."""
+                max_depth: int = 2, skip: Collection[str] = ()) -> CrawlReport:
+    """The start page and, with `max_pages` > 1, the site's pages under its path, but for
+    the pages in `skip` (removed by a person)."""
     start = page_key(start)
     report = CrawlReport()
     scope = _scope_of(start)
     queue: deque[tuple[str, int]] = deque([(start, 0)])
-    seen = {start}
+    seen = {start, *(set(skip) - {start})}
     if max_pages > 1:
         for url in await sitemap_urls(fetcher, start):
             if url not in seen and _in_scope(url, scope):

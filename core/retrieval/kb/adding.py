@@ -158,24 +158,19 @@ class DocumentAdder:
 
     async def _read_site(self, request: DocumentsRequest, sink: ProgressSink
                          ) -> list[AddedDocument]:
-        from core.web.crawl import crawl
-
         assert request.url is not None
         pages = f"up to {request.max_pages} pages of " if request.max_pages > 1 else ""
         await sink(StageEvent(stage=Stage.INDEX, kind="started", progress=0.0,
                               message=f"Reading {pages}{request.url}"))
         async with self._open_fetcher() as fetcher:
-            read = await crawl(fetcher, request.url, request.max_pages, request.max_depth)
-        report = await self._knowledge_base.index_pages(read.pages, read.failed,
-                                                        request.tenant,
-                                                        added_by=request.user or None)
-        if read.pages:  # read again by the scheduled refresh
-            await self._knowledge_base.add_site(request.tenant, request.url,
-                                                request.max_pages, request.max_depth)
+            read = await self._knowledge_base.read_site(
+                fetcher, request.tenant, request.url, request.max_pages, request.max_depth,
+                added_by=request.user or None)
+        report = read.report
         added = _documents(report, {})
         await sink(StageEvent(stage=Stage.INDEX, kind="finished", progress=1.0,
                               message=_said(added), counts={"chunks": report.chunks,
-                                                            "pages": len(read.pages)}))
+                                                            "pages": read.pages}))
         return added
 
 

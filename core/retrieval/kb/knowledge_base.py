@@ -37,6 +37,13 @@ class SiteRefresh:
     site: CatalogueSite
     report: IndexReport
 
+
+@dataclass(frozen=True)
+class SiteRead:
+    report: IndexReport
+    pages: int  # pages read
+    start_failed: str | None  # why the start page could not be read (nothing was)
+
 __all__ = ["FileEvent", "IndexReport", "KnowledgeBase", "SearchMode", "WorkerAlive"]
 
 # The vector collections' purpose name: kb_<tenant digest>
@@ -110,10 +117,30 @@ class KnowledgeBase:
         for site in await self._catalogue.sites(tenant):
             if not await self._catalogue.claim_site(site, due_before):
                 continue
-            read = await crawl(fetcher, site.url, site.max_pages, site.depth)
+            skip = await self._catalogue.removed_pages(site.tenant)
+            read = await crawl(fetcher, site.url, site.max_pages, site.depth, skip)
             report = await self.index_pages(read.pages, read.failed, site.tenant, on_file)
             done.append(SiteRefresh(site, report))
         return done
+
+    async def read_site(self, fetcher: PageFetcher, tenant: str, url: str, max_pages: int,
+                        depth: int, on_file: FileEvent | None = None,
+                        added_by: str | None = None) -> SiteRead:
+        """Index a page (with `max_pages` > 1, its site's pages under its path, those a
+        person removed left out) and remember it for `refresh_sites`. Asked for by its own
+        URL, a page removed before is indexed again."""
+        from core.web.crawl import crawl, page_key
+
+        start = page_key(url)
+        await self._catalogue.allow_page(tenant, start)
+        skip = await self._catalogue.removed_pages(tenant)
+        read = await crawl(fetcher, start, max_pages, depth, skip)
+        if not read.pages:  # the start page could not be read: nothing else was
+            failed = next((why for where, why in read.failed if where == start), None)
+            return SiteRead(IndexReport(skipped=read.failed), 0, failed or "no page was read")
+        report = await self.index_pages(read.pages, read.failed, tenant, on_file, added_by)
+        await self._catalogue.add_site(tenant, start, max_pages, depth)
+        return SiteRead(report, len(read.pages), None)
 
     async def documents(self, tenant: str, limit: int | None = None,
                         after: str = "") -> list[CatalogueDocument]:
@@ -130,7 +157,9 @@ class KnowledgeBase:
         document = await self._catalogue.document(tenant, document_id)
         if document is not None:
             await self._indexer.remove(tenant, document.path)
-            await self._catalogue.forget_site(tenant, document.path)  # not read again
+            if document.origin == "url":  # not read again, alone or by its site's refresh
+                await self._catalogue.forget_site(tenant, document.path)
+                await self._catalogue.remove_page(tenant, document.path)
         return document
 
     async def stats(self, tenant: str) -> CatalogueSize:
