@@ -65,3 +65,13 @@ async def test_who_may_add_is_a_setting_and_a_large_file_is_refused(bot: Discord
     await _shows(bot, "Added Lighthouse rota")
     documents = await indexed.knowledge_base.documents(GUILD_ID)
     assert [d.path for d in documents if d.origin == "upload"] == ["upload:rota.md"]
+
+
+async def test_a_file_sent_to_the_bot_directly_goes_to_the_persons_knowledge_base(
+        bot: DiscordHarness, indexed: Any) -> None:
+    await bot.discord.message("800000000000000099", "", files={"rota.md": FACT}, guild=None)
+    await _shows(bot, "Added Lighthouse rota")
+    mine = await indexed.knowledge_base.documents("dm-700000000000000001")
+    assert [d.path for d in mine] == ["upload:rota.md"]
+    server = await indexed.knowledge_base.documents(GUILD_ID)
+    assert not any(d.origin == "upload" for d in server)

@@ -107,3 +107,24 @@ async def test_a_link_is_added_with_a_mention(site: FakeWeb, indexed: Indexed,
         await server.post(mention(QUESTION, event_id="EvL3", ts="1700000008.000100"))
         await server.wait_answers(1)
         assert "Thursday" in blocks_text(server.slack.named("chat.update")[-1])
+
+
+async def test_a_file_shared_in_the_answers_thread_is_added(server: SlackHarness) -> None:
+    question_ts = "1700000010.000100"
+    await server.post(mention("How many hours a day do cats sleep?", event_id="EvT1",
+                              ts=question_ts))
+    await server.wait_answers(1)
+    server.slack.files["F9"] = ("lighthouse.md", FACT)
+    shared = envelope({"type": "message", "subtype": "file_share", "channel": "C1",
+                       "user": "U1", "text": "", "ts": "1700000011.000100",
+                       "thread_ts": question_ts, "files": [{"id": "F9"}]}, "EvT2")
+    elsewhere = envelope({"type": "message", "subtype": "file_share", "channel": "C1",
+                          "user": "U1", "text": "", "ts": "1700000012.000100",
+                          "thread_ts": "1600000000.000100", "files": [{"id": "F9"}]}, "EvT3")
+    assert await server.post(elsewhere) == 200  # a thread the bot is not part of
+    assert await server.post(shared) == 200
+    await _reply(server, "Added Lighthouse rota")
+    assert len(server.slack.named("files.info")) == 1
+    added = [p for p in server.slack.named("chat.postMessage")
+             if "Reading what you shared" in str(p.get("text"))]
+    assert [p["thread_ts"] for p in added] == [question_ts]
