@@ -103,6 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--call-models", action="store_true",
                        help="also make one tiny call to each configured model (a few tokens)")
 
+    save = commands.add_parser("save", help="save an answer as a document: Markdown, HTML, "
+                               "PDF or Word")
+    save.add_argument("job_id", nargs="?", help="the job (default: the latest answered)")
+    save.add_argument("--format", choices=["md", "html", "pdf", "docx"], default="md",
+                      help="the document's format (default: md)")
+    save.add_argument("-o", "--output", metavar="PATH", help="the file to write, or a folder "
+                      "to write it in (default: results/<question>_<time>.<format>)")
+    save.add_argument("--tenant", help="tenant of the latest job (without JOB_ID)")
+
     show = commands.add_parser("show", help="show one job: request, stages, result, metrics")
     show.add_argument("job_id")
     show.add_argument("--json", action="store_true", help="print the job as JSON")
@@ -526,6 +535,44 @@ async def _keys(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
+async def _save(args: argparse.Namespace, settings: Any) -> int:
+    from bot.wiring import open_job_reader
+    from core.answer.export import export_answer, export_filename
+    from core.models import JobStatus, utcnow
+
+    async with open_job_reader(settings) as reader:
+        if args.job_id:
+            job = await reader.result(args.job_id)
+        else:
+            latest = await reader.store.recent(args.tenant or settings.tenant, limit=1,
+                                               status=JobStatus.COMPLETED)
+            if not latest or latest[0].result is None:
+                return _fail("no answered question to save yet: ask one first "
+                             "(researchbot ask \"...\")", EXIT_BAD_INPUT)
+            job = latest[0]
+    if job.result is None:
+        return _fail(f"job {job.id} has no answer to save ({job.status.value})",
+                     EXIT_BAD_INPUT)
+    result = job.result
+    name = export_filename(result, args.format, job.completed_at or utcnow())
+
+    def write() -> Path:
+        target = Path(args.output).expanduser() if args.output else Path("results") / name
+        if target.is_dir():
+            target = target / name
+        data = export_answer(result, args.format)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        return target
+
+    try:
+        print(await asyncio.to_thread(write))
+    except OSError as error:
+        return _fail(f"cannot write {error.filename or args.output}: "
+                     f"{error.strerror or error}", EXIT_ERROR)
+    return EXIT_OK
+
+
 async def _worker(args: argparse.Namespace, settings: Any) -> int:
     from bot.worker import run_worker_process
 
@@ -535,6 +582,6 @@ async def _worker(args: argparse.Namespace, settings: Any) -> int:
 
 _COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "refresh": _refresh,
              "documents": _documents,
-             "jobs": _jobs, "show": _show,
+             "jobs": _jobs, "show": _show, "save": _save,
              "slack": _slack, "discord": _discord, "worker": _worker, "check": _check,
              "serve": _serve, "keys": _keys}

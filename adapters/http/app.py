@@ -7,6 +7,7 @@
     DELETE /v1/jobs/{id}             cancel it
     POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache
     POST   /v1/jobs/{id}/feedback    rate its answer
+    GET    /v1/jobs/{id}/export      its answer as a document (md, html, pdf, docx)
     POST   /v1/documents             add files or a web page (a job) (routes/documents.py)
     GET    /v1/documents             the tenant's documents
     GET    /v1/documents/{id}        one document

@@ -13,8 +13,9 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from core.answer.references import MARKER_TEXT, marker_parts, pages_text
-from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Source, Stage
+from core.answer.export import FORMATS, reference_rows
+from core.answer.references import MARKER_TEXT, marker_parts
+from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Stage
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -50,16 +51,6 @@ class StageRow:
     message: str
 
 
-@dataclass(frozen=True)
-class SourceRow:
-    number: int
-    title: str
-    url: str | None
-    where: str
-    location: str | None
-    quotes: list[str]
-
-
 def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult | None) -> str:
     running = job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS)
     ended = next((e for e in reversed(events) if e.terminal), None)
@@ -68,7 +59,8 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
         stages=_stages(events), result=result, body=_body(result) if result else None,
         confidence=result.answer.confidence.value if result else None,
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,
-        sources=_sources(result) if result else [],
+        sources=reference_rows(result) if result else [],
+        formats=FORMATS,
         ended_message=ended.message if ended is not None and result is None else "",
         notes=[event.message for event in events if event.kind in TOLD_KINDS and event.message],
         stage_names={stage.value: name for stage, name in STAGE_NAMES.items()})
@@ -130,27 +122,3 @@ def _linked(escaped: str, numbers: set[int]) -> Markup:
 
     # `escaped` is escaped text; only the links made here are markup
     return Markup(_MARKER.sub(link, escaped).replace("\n", "<br>"))
-
-
-def _sources(result: ResearchResult) -> list[SourceRow]:
-    by_id: dict[str, Source] = {source.id: source for source in result.sources}
-    quotes: dict[str, list[str]] = {}
-    for citation in result.answer.citations:
-        if citation.quote and citation.quote not in quotes.setdefault(citation.source_id, []):
-            quotes[citation.source_id].append(citation.quote)
-    rows = []
-    for reference in result.references:
-        source = by_id.get(reference.source_id)
-        url = source.url if source is not None else None
-        if url is not None and not url.startswith(("http://", "https://")):
-            url = None  # javascript: and data: links are shown as text, never followed
-        passages = [quote for source_id in reference.source_ids or [reference.source_id]
-                    for quote in quotes.get(source_id, [])] or \
-            ([source.snippet] if source is not None and source.snippet else [])
-        pages = pages_text(reference.pages) if reference.pages else None
-        rows.append(SourceRow(reference.number,
-                              reference.label if reference.title else "Untitled", url,
-                              (source.path or "") if source is not None else reference.where,
-                              pages or (source.location if source is not None else None),
-                              passages[:3]))
-    return rows

@@ -5,10 +5,13 @@
     GET    /v1/jobs/{id}             a job (once completed: the `ask --json` object)
     DELETE /v1/jobs/{id}             cancel it (with a key: the page token does not)
     POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache (ditto)
-    POST   /v1/jobs/{id}/feedback    rate its answer"""
+    POST   /v1/jobs/{id}/feedback    rate its answer
+    GET    /v1/jobs/{id}/export      its answer as a document (?format=md|html|pdf|docx; by key
+                                     or page token: the page's Download links)"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -25,6 +28,13 @@ from adapters.http.schemas import (
     ResearchBody,
 )
 from adapters.http.services import ApiServices, Services
+from core.answer.export import (
+    FORMATS,
+    MEDIA_TYPES,
+    ExportFormat,
+    export_answer,
+    export_filename,
+)
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, JobStatus, ResearchRequest
 from core.store.feedback import Feedback
@@ -80,6 +90,26 @@ async def retry(access: KeyedJob, response: Response, services: Services) -> Acc
     request = access.job.request.model_copy(update={
         "bypass_cache": True, "user": who.user, "platform": "api"})
     return await _submit(services, request, who, response)
+
+
+@router.get("/v1/jobs/{job_id}/export", tags=["jobs"], response_class=Response,
+            summary="The answer as a document to download",
+            responses={200: {"description": "The answer, its confidence, limitations and "
+                             "references, as a file (Content-Disposition: attachment).",
+                             "content": {MEDIA_TYPES[kind].split(";")[0]: {"schema": {
+                                 "type": "string", "format": "binary"}} for kind in FORMATS}}})
+async def export(access: AccessedJob,
+                 format: Annotated[ExportFormat, Query(description="md, html, pdf or docx")]
+                 = "md") -> Response:
+    job = access.job
+    if job.result is None or job.status != JobStatus.COMPLETED:
+        raise ApiError(409, "conflict", f"the job has no answer to export ({job.status.value})")
+    result = job.result
+    data = await asyncio.to_thread(export_answer, result, format)
+    name = export_filename(result, format, job.completed_at or job.created_at)
+    return Response(data, media_type=MEDIA_TYPES[format], headers={
+        "Content-Disposition": f'attachment; filename="{name}"',
+        "Cache-Control": "no-store"})
 
 
 @router.post("/v1/jobs/{job_id}/feedback", status_code=201, response_model=FeedbackStored,
