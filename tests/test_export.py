@@ -168,8 +168,14 @@ def test_save_writes_the_latest_answer_under_results(clean_env: Path) -> None:
 
 
 async def test_the_api_serves_an_export_to_a_key_or_the_page_token(served_store: Path) -> None:
-    from tests.api_harness import OTHER_TENANT, TENANT, OpenApiSpec, running_api, server_keys
-    from tests.api_harness import api_settings
+    from tests.api_harness import (
+        OTHER_TENANT,
+        TENANT,
+        OpenApiSpec,
+        api_settings,
+        running_api,
+        server_keys,
+    )
 
     async with running_api(api_settings(served_store)) as api:
         async with server_keys(api) as keys:
