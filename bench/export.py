@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.answer.export import FORMATS, export_answer  # noqa: E402
-from core.models import (  # noqa: E402
+from core.answer.export import FORMATS, export_answer
+from core.models import (
     Citation,
     Confidence,
     JobStatus,
@@ -26,8 +26,8 @@ from core.models import (  # noqa: E402
     Source,
 )
 
-WORDS = ("the harbour lantern was lit each evening while the ferry crossed the estuary and "
-         "the keepers wrote down the tide").split()
+WORDS = ["the", "harbour", "lantern", "was", "lit", "each", "evening", "while", "the", "ferry",
+         "crossed", "the", "estuary", "and", "the", "keepers", "wrote", "down", "the", "tide"]
 
 
 def answer(references: int = 20) -> ResearchResult:

@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("discord", help="run the Discord bot (/research, thread follow-ups)")
     commands.add_parser("worker", help="answer the questions the chat bots queue (needs "
                         "queue.url)")
+    mcp = commands.add_parser("mcp", help="run the MCP server over stdio, for an AI agent "
+                              "(tools: research, search, get_job, add_document)")
+    mcp.add_argument("--tenant", help="whose knowledge base and jobs (default: tenant)")
 
     serve = commands.add_parser("serve", help="run the HTTP API and answer pages (web.*)")
     serve.add_argument("--host", help="address to listen on (default: web.host)")
@@ -495,6 +498,13 @@ async def _discord(args: argparse.Namespace, settings: Any) -> int:
     return EXIT_OK
 
 
+async def _mcp(args: argparse.Namespace, settings: Any) -> int:
+    from bot.mcp import run_mcp_stdio
+
+    await run_mcp_stdio(settings, args.tenant or settings.tenant)
+    return EXIT_OK
+
+
 async def _serve(args: argparse.Namespace, settings: Any) -> int:
     from bot.serve import run_server
 
@@ -584,4 +594,4 @@ _COMMANDS = {"ask": _ask, "improve": _improve, "index": _index, "refresh": _refr
              "documents": _documents,
              "jobs": _jobs, "show": _show, "save": _save,
              "slack": _slack, "discord": _discord, "worker": _worker, "check": _check,
-             "serve": _serve, "keys": _keys}
+             "serve": _serve, "keys": _keys, "mcp": _mcp}

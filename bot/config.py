@@ -108,6 +108,8 @@ class WebSettings(BaseModel):
     tenant_questions_per_minute: int = Field(
         default=120, ge=1, description="Questions one tenant may ask per minute through the API.")
     metrics: bool = Field(default=True, description="Serve Prometheus metrics on /metrics.")
+    mcp: bool = Field(default=True, description="Serve the MCP server (streamable HTTP) on "
+                      "/mcp, behind the same API keys as /v1.")
 
 
 class LogSettings(BaseModel):

@@ -15,7 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
-from bot.wiring import FrontEndServices, ResearchServices, open_front_end
+from bot.wiring import FrontEndServices, ResearchServices, open_front_end, searcher
 from core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -58,6 +58,13 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
                 "set web.allow_anonymous = true to serve without keys")
 
         limiter = await stack.enter_async_context(_limiter(settings))
+        search = searcher(front)
+        mcp = None
+        if web.mcp:
+            from adapters.mcp.server import build_mcp, http_caller
+            from bot.mcp import mcp_services
+
+            mcp = build_mcp(mcp_services(settings, front, http_caller, front.links))
         services = ApiServices(
             jobs=front.jobs, documents=front.knowledge_base, keys=keys, links=front.links,
             feedback=front.feedback,
@@ -65,7 +72,8 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
             loopback=local, allow_anonymous=web.allow_anonymous,
             readiness=(readiness := _readiness(front, settings)),
             admission=_admission(readiness),
-            metrics=_metrics(front) if web.metrics else None)
+            metrics=_metrics(front) if web.metrics else None,
+            search=search, mcp=mcp, host=host)
         yield create_app(services)
 
 

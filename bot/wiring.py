@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
-from core.models import utcnow
+from core.models import Source, utcnow
 from core.redact import redact
 from core.store.jobs import JobStore
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # imported lazily at run time: the CLI's fast paths need neit
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from adapters.chat.services import AnswerPage, ChatServices
+    from adapters.mcp.server import Searcher
     from core.answer.cache import SemanticAnswerCache
     from core.answer.synthesis.base import Synthesizer
     from core.config import LLMSettings, PipelineSettings
@@ -71,6 +72,36 @@ class ResearchServices(FrontEndServices):
     """The wired research core: what front ends submit requests to, and workers run."""
 
     researcher: Researcher
+
+
+def searcher(front: FrontEndServices) -> Searcher:
+    """Search without answering (POST /v1/search, the MCP `search` tool): the research core's
+    sources, ranked, where this process has it; with a queue (the research runs in
+    workers), the knowledge base alone."""
+    from core.research.intake import validate_question
+
+    async def search(query: str, tenant: str, limit: int) -> dict[str, Any]:
+        if isinstance(front, ResearchServices):
+            found = await front.researcher.search(query, tenant, limit)
+            sources, failures = found.sources, found.failures
+        else:
+            query = validate_question(query, what="query")
+            sources, failures = await front.knowledge_base.search(query, tenant, limit), []
+        return {"query": query,
+                "passages": [passage_json(source) for source in sources],
+                "failures": [{"source": failure.label or failure.source, "kind": failure.kind}
+                             for failure in failures]}
+
+    return search
+
+
+def passage_json(source: Source) -> dict[str, Any]:
+    """A passage found, as the API and the MCP tool give it: the source's fields as `ask
+    --json` gives them, and its text."""
+    shown = source.model_dump(mode="json", exclude={"content", "document_id", "snippet"},
+                              exclude_none=True)
+    shown["text"] = source.content or source.snippet
+    return shown
 
 
 def worker_id() -> str:

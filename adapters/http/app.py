@@ -13,6 +13,8 @@
     GET    /v1/documents/{id}        one document
     DELETE /v1/documents/{id}        remove it from the knowledge base
     GET    /jobs/{id}?token=...      its answer page, live while it runs
+    POST   /v1/search                passages about a query, without an answer
+    POST   /mcp                      the MCP server (adapters/mcp), behind the same keys
     GET    /healthz, /readyz, /metrics, /openapi.json
 
 `create_app` only assembles: the routers (routes/), who may ask (auth, failed_auth), how
@@ -26,12 +28,15 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from starlette.middleware import Middleware
+from starlette.routing import Route
 
 from adapters.http.errors import ERROR_RESPONSES, EXCEPTION_HANDLERS, MAX_BODY_BYTES, BodySizeLimit
 from adapters.http.failed_auth import FailedAuthentications
 from adapters.http.feeds import JobFeeds
 from adapters.http.headers import SafetyHeaders
-from adapters.http.routes import documents, events, health, jobs, pages
+from adapters.http.mcp_endpoint import PATH as MCP_PATH
+from adapters.http.mcp_endpoint import McpEndpoint
+from adapters.http.routes import documents, events, health, jobs, pages, search
 from adapters.http.services import ApiServices
 
 __all__ = ["ApiServices", "create_app"]
@@ -47,15 +52,29 @@ def create_app(services: ApiServices) -> FastAPI:
     app.state.services = services
     app.state.feeds = JobFeeds(services.jobs)
     app.state.failed_authentications = FailedAuthentications()
-    for router in (jobs.router, events.router, documents.router, pages.router,
-                   health.router):
+    app.state.mcp_sessions = None
+    for router in (jobs.router, events.router, documents.router, search.router,
+                   pages.router, health.router):
         app.include_router(router)
     if services.metrics is not None:
         app.include_router(health.metrics_router)
+    if services.mcp is not None:
+        # The SDK's app is built for its session manager only: /mcp is served here, behind
+        # the API's keys. Stateless: any API process can serve any request.
+        services.mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True,
+                                         host=services.host)
+        sessions = services.mcp.session_manager
+        app.state.mcp_sessions = sessions
+        app.router.routes.append(Route(MCP_PATH, McpEndpoint(
+            sessions, services, app.state.failed_authentications),
+            methods=["GET", "POST", "DELETE"]))
     return app
 
 
 @contextlib.asynccontextmanager
 async def _close_feeds_on_shutdown(app: FastAPI) -> AsyncIterator[None]:
-    yield
+    async with contextlib.AsyncExitStack() as stack:
+        if app.state.mcp_sessions is not None:
+            await stack.enter_async_context(app.state.mcp_sessions.run())
+        yield
     await app.state.feeds.close()

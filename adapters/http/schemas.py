@@ -228,3 +228,33 @@ class DocumentsAccepted(BaseModel):
     job_id: str
     status: JobStatus
     links: Links
+
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=4000)
+    limit: int = Field(default=8, ge=1, le=25)
+
+
+class Passage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str
+    text: str = Field(description="The passage.")
+    url: str | None = None
+    path: str | None = None
+    location: str | None = None
+
+
+class SearchFailure(BaseModel):
+    source: str
+    kind: str = Field(description="unreachable, timeout, busy, too_large, rate_limited, "
+                      "refused or error")
+
+
+class SearchFound(BaseModel):
+    query: str
+    passages: list[Passage]
+    failures: list[SearchFailure] = Field(description="Sources that failed this search.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -19,9 +19,13 @@ from core.store.access import ApiKeys, ShareLinks
 from core.store.feedback import FeedbackStore
 
 if TYPE_CHECKING:  # loaded by whoever builds the services
+    from mcp.server.mcpserver import MCPServer
+
     from core.retrieval.kb.knowledge_base import KnowledgeBase
 
 MetricsRenderer = Callable[[], Awaitable[tuple[bytes, str]]]
+# (query, tenant, limit) -> {"query", "passages", "failures"} (bot.wiring.searcher)
+Searcher = Callable[[str, str, int], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,9 @@ class ApiServices:
     metrics: MetricsRenderer | None = None  # GET /metrics is served only with it
     # Why a question would be refused now (503), e.g. the vector store is down; None: taken
     admission: Callable[[], Awaitable[str | None]] | None = None
+    search: Searcher | None = None  # POST /v1/search is served only with it
+    host: str = "127.0.0.1"  # the address served: /mcp's DNS-rebinding check follows it
+    mcp: MCPServer | None = None  # /mcp (the MCP server over streamable HTTP) only with it
 
 
 async def services_of(request: Request) -> ApiServices:

@@ -23,14 +23,16 @@ from core.models import (
     QueryIntent,
     ResearchRequest,
     ResearchResult,
+    Source,
     SourceFailure,
     Stage,
     Trace,
 )
 from core.research.engine import ResearchEngine, ResearchState, Revision, Strategies
 from core.research.heuristic_steps import heuristic_strategies
-from core.research.intake import choose_depth
+from core.research.intake import choose_depth, detect_intent, validate_question
 from core.research.model_steps import ResearchLoop
+from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.record import ProgressSink, ResearchOutcome, ResearchRecord, ms
 from core.research.repeats import (
     CacheScope,
@@ -43,16 +45,26 @@ from core.research.repeats import (
     read_question,
     repeatable,
 )
-from core.research.search import SearchScope
+from core.research.search import SearchScope, run_search
 from core.retrieval.embedding import Embedder
+from core.retrieval.rank import rank_sources
 from core.sources.protocol import SearchSource, SourceKind
 
 if TYPE_CHECKING:  # web pages are read only when web sources are on; aiohttp with them
     from core.sources.pages import PageReader
 
 
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What a search found: passages, best first, and the sources that failed."""
+
+    sources: list[Source]
+    failures: list[SourceFailure]
+
+
 class Researcher:
-    """The research core, built once from its parts; `run` answers one request."""
+    """The research core, built once from its parts; `run` answers one request, `search`
+    finds passages without answering."""
 
     def __init__(
         self,
@@ -73,6 +85,7 @@ class Researcher:
         self._pages = pages
         self._sources = dict(sources)
         self._settings = settings
+        self._embedder = embedder
         self._cache = cache
         self._cache_scope = cache_scope
 
@@ -155,6 +168,23 @@ class Researcher:
         result = result.model_copy(update={"duration_ms": ms(started)})
         return await self._save(record, result, (reading.intent, request.tenant, scope.store)
                                 if reading.cacheable else None)
+
+    async def search(self, query: str, tenant: str, limit: int = 8) -> Found:
+        """The passages that answer `query` best, from the tenant's knowledge base and the
+        sources it may use, ranked as research ranks them, without writing an answer; and
+        the sources that failed. InvalidQuestionError when the query cannot be searched."""
+        query = validate_question(query, what="query")
+        intent = detect_intent(query)
+        scope = self._scope(tenant)
+        plan = ResearchPlan(queries=[PlannedQuery(text=query, purpose="search",
+                                                  sources=list(scope.sources))])
+        settings = self._settings
+        searched = await run_search(plan, scope.sources, tenant, intent, max(limit, 8),
+                                    settings.source_timeout_s)
+        ranked = await rank_sources(query, scope.usable(searched.results), self._embedder,
+                                    limit, settings.max_per_document, settings.min_relevance,
+                                    prior=scope.prior(intent))
+        return Found(ranked, searched.failures)
 
     def _scope(self, tenant: str) -> SearchScope:
         settings = self._settings

@@ -1,0 +1,1 @@
+"""researchbot as an MCP server (server.py)."""

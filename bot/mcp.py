@@ -1,0 +1,36 @@
+"""`researchbot mcp`: the MCP server (adapters.mcp) over stdio, for an agent that starts it
+as a subprocess. Its tenant is --tenant or the settings'; jobs run here (or, with queue.url,
+on the workers). Standard output carries the protocol alone: logs go to stderr."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.wiring import FrontEndServices, answer_pages, open_front_end, searcher
+
+if TYPE_CHECKING:
+    from adapters.mcp.server import CallerOf, McpServices
+    from core.store.access import ShareLinks
+
+
+def mcp_services(settings: Settings, front: FrontEndServices, caller: CallerOf,
+                 links: ShareLinks) -> McpServices:
+    """The MCP server's services over a front end's: its job service, its search, and
+    answer-page links under web.public_url."""
+    from adapters.mcp.server import McpServices
+
+    pages = answer_pages(settings, links)
+    return McpServices(front.jobs, searcher(front),
+                       (lambda job_id: pages(job_id)) if pages is not None
+                       else (lambda _job_id: None), caller)
+
+
+async def run_mcp_stdio(settings: Settings, tenant: str) -> None:
+    from adapters.mcp.server import build_mcp, stdio_caller
+    from bot.logs import configure_logging
+
+    configure_logging(settings.log)
+    async with open_front_end(settings) as front:
+        server = build_mcp(mcp_services(settings, front, stdio_caller(tenant), front.links))
+        await server.run_stdio_async()
