@@ -55,6 +55,13 @@ class ResearchBody(BaseModel):
         description="Earlier questions and answers this one follows up on, oldest first.")
 
 
+class ImproveBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    feedback: str = Field(min_length=1, max_length=4000, description="How the answer should "
+                          "change: \"shorter\", \"add the 2019 figures\", \"compare with X\".")
+
+
 class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

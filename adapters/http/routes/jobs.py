@@ -6,6 +6,7 @@
     DELETE /v1/jobs/{id}             cancel it (with a key: the page token does not)
     POST   /v1/jobs/{id}/retry       ask its question again, bypassing the answer cache (ditto)
     POST   /v1/jobs/{id}/feedback    rate its answer
+    POST   /v1/jobs/{id}/improve     revise its answer following feedback (needs a model)
     GET    /v1/jobs/{id}/export      its answer as a document (?format=md|html|pdf|docx; by key
                                      or page token: the page's Download links)"""
 
@@ -23,6 +24,7 @@ from adapters.http.schemas import (
     Accepted,
     FeedbackBody,
     FeedbackStored,
+    ImproveBody,
     JobList,
     JobResponse,
     ResearchBody,
@@ -90,6 +92,25 @@ async def retry(access: KeyedJob, response: Response, services: Services) -> Acc
     request = access.job.request.model_copy(update={
         "bypass_cache": True, "user": who.user, "platform": "api"})
     return await _submit(services, request, who, response)
+
+
+@router.post("/v1/jobs/{job_id}/improve", status_code=202, response_model=Accepted,
+             tags=["jobs"], summary="Revise the job's answer following feedback")
+async def improve(access: KeyedJob, body: ImproveBody, response: Response,
+                  services: Services) -> Accepted:
+    """A new job revising this answer (the same claim checks as any answer); needs a model
+    (llm.fast_model): without one, 400 saying so."""
+    who = access.caller
+    if not isinstance(access.job.request, ResearchRequest):
+        raise ApiError(409, "conflict", "only an answer can be improved")
+    await admit(services, who)
+    try:
+        job_id = await services.jobs.improve(body.feedback, who.tenant, access.job.id)
+    except InvalidQuestionError as error:
+        raise ApiError(400, "invalid_question", str(error)) from None
+    response.headers["Location"] = f"/v1/jobs/{job_id}"
+    return Accepted(job_id=job_id, status=JobStatus.PENDING,
+                    links=links_of(job_id, services.links))
 
 
 @router.get("/v1/jobs/{job_id}/export", tags=["jobs"], response_class=Response,
