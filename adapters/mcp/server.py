@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,7 +34,6 @@ from core.models import Depth, DocumentsRequest, Job, JobStatus, ResearchRequest
 
 PLATFORM = "mcp"
 WAIT_S = 45.0
-POLL_S = 0.25
 MAX_SEARCH = 25
 
 # (query, tenant, limit) -> passages found (as JSON), the sources that failed
@@ -145,21 +143,16 @@ async def _own_job(jobs: JobService, job_id: str, who: McpCaller) -> Job:
 
 
 async def _followed(jobs: JobService, job_id: str, ctx: Context, within_s: float) -> Job:
-    """The job once it has ended, or as it is after `within_s`; each stage it passes is a
+    """The job once it has ended, or as it is after `within_s`; each event it passes is a
     progress notification (best effort: a client that asked for none gets none)."""
-    deadline = time.monotonic() + within_s
-    seen = 0
-    while True:
-        for event in await jobs.stored_events(job_id, seen):
-            seen = event.seq
-            if event.message:  # a notification that fails is never worth the answer
-                with contextlib.suppress(Exception):
-                    await ctx.report_progress(round(event.progress * 100), 100, event.message)
-        job = await jobs.result(job_id)
-        if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS) \
-                or time.monotonic() >= deadline:
-            return job
-        await asyncio.sleep(POLL_S)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within_s):
+            async for event in jobs.events(job_id):
+                if event.message:  # a notification that fails is never worth the answer
+                    with contextlib.suppress(Exception):
+                        await ctx.report_progress(round(event.progress * 100), 100,
+                                                  event.message)
+    return await jobs.result(job_id)
 
 
 def job_view(job: Job, page: str | None) -> dict[str, Any]:

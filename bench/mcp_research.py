@@ -5,7 +5,7 @@ the SDK's client, alternating which goes first. Each question is asked fresh, th
 (an answer-cache hit). Prints the p50 and p90 of each path and their ratio (target: MCP at
 most 1.05x the API).
 
-    .venv/bin/python bench/mcp.py [--questions 12]
+    .venv/bin/python bench/mcp_research.py [--questions 12]
 """
 
 from __future__ import annotations
