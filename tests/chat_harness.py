@@ -18,7 +18,7 @@ from adapters.chat.services import ChatServices
 from bot.wiring import build_jobs, build_research
 from core.answer.cache import SemanticAnswerCache
 from core.answer.synthesis.base import Draft
-from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
+from core.config import CacheSettings, KnowledgeBaseSettings, LLMSettings, PipelineSettings
 from core.jobs.delivery import RetryPolicy
 from core.jobs.service import JobService
 from core.models import QueryIntent, ResearchRequest, Source
@@ -51,6 +51,7 @@ class Options:
     trusted_pages: tuple[str, ...] = ()  # sources.trusted_pages: a local site to add links of
     max_file_mb: float = 20.0
     guild_roles: tuple[str, ...] = ()  # Discord: the test server's roles (it is announced)
+    model_url: str | None = None  # an OpenAI-compatible server: answers and refinements
 
 
 class SlowSource:
@@ -108,8 +109,11 @@ async def research_desk(options: Options, engine: Any, chroma: Any, embedder: An
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
     if options.delay_s:
         sources["slow"] = SlowSource(options.delay_s)
+    llm = LLMSettings(fast_model="openai/fast", strong_model="openai/strong",
+                      api_base=options.model_url, api_key="test-key") \
+        if options.model_url else None
     research = build_research(
-        sources, embedder, PipelineSettings(),
+        sources, embedder, PipelineSettings(), llm,
         cache=SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder, CacheSettings()),
         synthesizer=BrokenSynthesizer() if options.broken_synthesis else None)
     retry = dataclasses.replace(QUICK_RETRY, give_up_after_s=options.give_up_delivery_s)

@@ -5,6 +5,7 @@ wording of refusals and queue waits."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -90,6 +91,16 @@ class FileHosts:
 def too_large(name: str, max_bytes: int) -> DocumentRefusedError:
     return DocumentRefusedError(f"{name} is larger than the {max_bytes / 2**20:g} MB a file "
                                 "may be (knowledge_base.max_file_mb)", "too_large")
+
+
+# "refine: shorter" in an answer's thread: revise that answer with the feedback
+_REFINE = re.compile(r"^\s*refine\s*[:\-\u2013\u2014]\s*(?P<feedback>\S.*)$", re.I | re.S)
+
+
+def refinement(text: str) -> str | None:
+    """The feedback of a "refine: ..." message; None for any other message."""
+    match = _REFINE.match(text)
+    return match.group("feedback").strip() if match else None
 
 
 NOT_ALLOWED = ("Adding documents from chat is limited to the people an admin listed "

@@ -22,6 +22,7 @@ from adapters.chat.services import (
     ChatServices,
     FileHosts,
     queued,
+    refinement,
     refusal,
     too_large,
 )
@@ -33,7 +34,13 @@ from adapters.slack.delivery import (
     key,
 )
 from adapters.slack.render import escape_mrkdwn
-from core.errors import DocumentRefusedError, FetchError, InvalidQuestionError, RateLimitedError
+from core.errors import (
+    DocumentRefusedError,
+    FetchError,
+    InvalidQuestionError,
+    JobNotFoundError,
+    RateLimitedError,
+)
 from core.jobs.delivery import Steps
 from core.models import ConversationTurn, ResearchRequest
 from core.store.feedback import Rating
@@ -43,6 +50,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 _LEADING_MENTION = re.compile(r"^\s*<@[A-Z0-9]+>")
 RATINGS = {"+1": Rating.UP, "thumbsup": Rating.UP, "-1": Rating.DOWN, "thumbsdown": Rating.DOWN}
+# The message shortcut "Research this" (manifest.json)
+RESEARCH_MESSAGE = "research_message"
 # "add <link>" to the bot: Slack sends a link as <url> or <url|label>
 _ADD_LINK = re.compile(r"^add\s+<(https?://[^>|\s]+)(?:\|[^>]*)?>\s*$", re.I)
 
@@ -87,6 +96,10 @@ def build_app(
         if event.get("files") or _ADD_LINK.match(text):
             await _add(desk, client, files, event, team, thread, text)
             return
+        feedback = refinement(text)
+        if feedback is not None and event.get("thread_ts"):
+            await _refine(desk, client, event, team, thread, feedback)
+            return
         turns = await _thread_context(desk, team, event)
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
             question=text, context=turns, tenant=team, user=event.get("user", ""),
@@ -112,6 +125,10 @@ def build_app(
             return  # a conversation between people that the bot has no part in
         if event.get("files") or _ADD_LINK.match(text.strip()):
             await _add(desk, client, files, event, team, thread, text.strip())
+            return
+        feedback = refinement(text)
+        if feedback is not None:
+            await _refine(desk, client, event, team, thread, feedback)
             return
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
             question=_strip_mention(text, context.bot_user_id), context=turns, tenant=team,
@@ -170,6 +187,27 @@ def build_app(
             question=question, tenant=context.team_id or command.get("team_id", ""),
             user=user, platform=PLATFORM, depth=desk.depth))
 
+    @app.shortcut(RESEARCH_MESSAGE)
+    async def on_research_message(ack: Callable[..., Awaitable[None]], body: dict[str, Any],
+                                  context: AsyncBoltContext, client: AsyncWebClient) -> None:
+        """"Research this" on a message: its text is the question, answered in a thread
+        under it, with the limits, dedupe and delivery of any question."""
+        await ack()
+        message = body.get("message") or {}
+        channel = (body.get("channel") or {}).get("id", "")
+        user = (body.get("user") or {}).get("id", "")
+        team = context.team_id or (body.get("team") or {}).get("id") or "slack"
+        text = _strip_mention(str(message.get("text", "")), context.bot_user_id)
+        ts = str(message.get("ts") or body.get("message_ts") or "")
+        if not text or not channel or not ts:
+            await _attempt(client.chat_postEphemeral(
+                channel=channel, user=user, text="That message has no text to research."),
+                "refuse an empty message")
+            return
+        await _ask(desk, client, channel, ts, str(message.get("thread_ts") or ts),
+                   ResearchRequest(question=text, tenant=team, user=user, platform=PLATFORM,
+                                   depth=desk.depth))
+
     return app
 
 
@@ -201,6 +239,38 @@ async def _ask(desk: ChatServices, client: AsyncWebClient, channel: str,
     try:
         await desk.jobs.submit(request, delivery, start_after_s=wait_s)
     except InvalidQuestionError as error:
+        await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
+
+
+async def _refine(desk: ChatServices, client: AsyncWebClient, event: dict[str, Any],
+                  team: str, thread: str, feedback: str) -> None:
+    """Revise the thread's latest answer with `feedback` ("refine: shorter"): an improve job
+    whose revision is posted in the thread like any answer. Without a model, the person is
+    told in one line which setting enables it."""
+    channel, user = event["channel"], event.get("user", "")
+    job_id = await desk.conversations.latest_answer(PLATFORM, team, key(channel, thread))
+    if job_id is None:
+        return  # not a thread the bot has answered in
+    try:
+        wait_s = await desk.limiter.admit(team, user)
+    except RateLimitedError as error:
+        await _attempt(client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread,
+                                                 text=refusal(error, "workspace")),
+                       "refuse a refinement")
+        return
+    marked = event["ts"] if await _attempt(client.reactions_add(
+        channel=channel, timestamp=event["ts"], name=WORKING_REACTION), "add 👀") else None
+    status = await _attempt(client.chat_postMessage(
+        channel=channel, thread_ts=thread, unfurl_links=False,
+        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else
+        ":pencil2: Revising the answer…"), "post a status message")
+    delivery = SlackDelivery(client, desk.conversations, team, channel, thread,
+                             str(status["ts"]) if status is not None else None, marked,
+                             answer_page=desk.answer_page)
+    try:
+        await desk.jobs.improve(feedback, team, job_id, delivery=delivery, user=user,
+                                start_after_s=wait_s)
+    except (InvalidQuestionError, JobNotFoundError) as error:
         await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
 
 

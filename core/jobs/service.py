@@ -185,9 +185,12 @@ class JobService(JobReader):
             self._spawn(job.id, request, delivery, 0.0, True)
         return job
 
-    async def improve(self, feedback: str, tenant: str, job_id: str | None = None) -> str:
+    async def improve(self, feedback: str, tenant: str, job_id: str | None = None, *,
+                      delivery: Delivery | None = None, user: str | None = None,
+                      start_after_s: float = 0.0) -> str:
         """Start a job revising an earlier answer (the tenant's job `job_id`, else its latest)
-        following the reader's feedback: a request like any other, queued when jobs are.
+        following the reader's feedback: a request like any other, queued when jobs are,
+        delivered to `delivery` (a chat thread) when given, asked by `user` when given.
         InvalidQuestionError (no job stored) when there is nothing to improve, or when this
         process researches and has no model to revise with; JobNotFoundError for a job of
         another tenant."""
@@ -203,10 +206,10 @@ class JobService(JobReader):
                 not isinstance(base.request, ResearchRequest):
             raise InvalidQuestionError("there is no finished answer to improve yet")
         request = base.request.model_copy(update={
-            "bypass_cache": True,
+            "bypass_cache": True, "user": base.request.user if user is None else user,
             "improvement": Improvement(job_id=base.id, feedback=feedback, answer=base.result,
                                        trace=base.trace)})
-        return await self.submit(request)
+        return await self.submit(request, delivery, start_after_s=start_after_s)
 
     async def run_queued(self, job_id: str, attempt: int, max_attempts: int) -> None:
         """Run a queued job here (a worker): research it and deliver the answer, or, when an

@@ -52,6 +52,19 @@ class ConversationStore:
         async with self._engine.connect() as connection:
             return (await connection.execute(query)).scalar_one_or_none()
 
+    async def latest_answer(self, platform: str, tenant: str, thread: str) -> str | None:
+        """The job whose answer is the thread's latest (what "refine: ..." there revises);
+        None when the bot has answered nothing in the thread."""
+        query = (select(answer_messages.c.job_id)
+                 .join(jobs, answer_messages.c.job_id == jobs.c.id)
+                 .where(answer_messages.c.platform == platform,
+                        answer_messages.c.tenant == tenant,
+                        answer_messages.c.thread == thread,
+                        jobs.c.status == JobStatus.COMPLETED.value)
+                 .order_by(answer_messages.c.created_at.desc()).limit(1))
+        async with self._engine.connect() as connection:
+            return (await connection.execute(query)).scalar_one_or_none()
+
     async def context(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
         """The thread's answered questions, oldest first: an empty list when the bot has not
         answered in this thread (so a message there is not a follow-up)."""
