@@ -118,19 +118,36 @@ class FakeDiscord(LocalServer):
                           guild: str | None = GUILD_ID, user_id: str = USER_ID,
                           channel: str = CHANNEL_ID) -> str:
         """A person runs /research; returns the interaction token."""
-        interaction_id = str(next(self._ids))
-        token = f"token-{interaction_id}"
-        self._channels[token] = channel
         options = [{"name": "question", "type": 3, "value": question}]
         if depth:
             options.append({"name": "depth", "type": 3, "value": depth})
+        return await self._interaction({"id": "500000000000000001", "name": "research",
+                                        "type": 1, "options": options},
+                                       guild, user_id, channel)
+
+    async def message_command(self, name: str, content: str, *, guild: str | None = GUILD_ID,
+                              user_id: str = USER_ID, channel: str = CHANNEL_ID,
+                              author: dict[str, Any] | None = None) -> str:
+        """A person runs the message command `name` on a message saying `content` (by
+        `author`, another person by default); returns the interaction token."""
+        target = str(next(self._ids))
+        message = self._message(channel, {"content": content}, target,
+                                author or user("700000000000000009", "bo"))
+        return await self._interaction({"id": "500000000000000002", "name": name, "type": 3,
+                                        "target_id": target,
+                                        "resolved": {"messages": {target: message}}},
+                                       guild, user_id, channel)
+
+    async def _interaction(self, command: dict[str, Any], guild: str | None, user_id: str,
+                           channel: str) -> str:
+        interaction_id = str(next(self._ids))
+        token = f"token-{interaction_id}"
+        self._channels[token] = channel
         data: dict[str, Any] = {
             "id": interaction_id, "application_id": APP_ID, "type": 2, "token": token,
             "version": 1, "locale": "en-US", "app_permissions": "2248473465835073",
             "attachment_size_limit": 26214400, "entitlements": [], "context": 0,
-            "authorizing_integration_owners": {"0": GUILD_ID},
-            "data": {"id": "500000000000000001", "name": "research", "type": 1,
-                     "options": options},
+            "authorizing_integration_owners": {"0": GUILD_ID}, "data": command,
         }
         if guild:
             data.update(guild_id=guild, guild_locale="en-US",
@@ -269,8 +286,9 @@ class FakeDiscord(LocalServer):
                           "session_start_limit": {"total": 1000, "remaining": 999,
                                                   "reset_after": 0, "max_concurrency": 1}})
         if parts[0] == "applications" and parts[-1] == "commands" and method == "PUT":
-            return _json([{**command, "id": str(next(self._ids)), "application_id": APP_ID,
-                           "version": "1", "default_member_permissions": None,
+            return _json([{"description": "", **command, "id": str(next(self._ids)),
+                           "application_id": APP_ID, "version": "1",
+                           "default_member_permissions": None,
                            "type": command.get("type", 1)} for command in body])
         if parts[0] == "interactions":  # POST /interactions/{id}/{token}/callback
             return _json({"interaction": {"id": parts[1], "type": 2,

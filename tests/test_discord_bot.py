@@ -19,7 +19,7 @@ async def test_research_is_deferred_then_answered_with_a_thread_of_sources(
 ) -> None:
     fake = bot.discord
     sync = fake.named("PUT", f"/applications/{APP_ID}/commands")
-    assert [c["name"] for c in sync[0].body] == ["research"]
+    assert [(c["name"], c["type"]) for c in sync[0].body] == [("research", 1), ("Research this", 3)]
     token = await fake.interaction(QUESTION)
     await bot.wait_answers(1)
     callback = fake.named("POST", "/callback")[0]
@@ -59,7 +59,8 @@ def _assert_every_payload_safe(bot: DiscordHarness) -> None:
 
 async def test_the_command_is_registered_with_its_options(bot: DiscordHarness) -> None:
     (sync,) = bot.discord.named("PUT", f"/applications/{APP_ID}/commands")
-    (command,) = sync.body
+    command, research_this = sync.body
+    assert (research_this["name"], research_this["type"]) == ("Research this", 3)
     options = {o["name"]: o for o in command["options"]}
     assert options["question"]["type"] == 3 and options["question"]["required"]
     assert options["question"]["max_length"] == 4000
@@ -243,4 +244,4 @@ async def test_a_development_server_gets_the_command_at_once(
     async with serve_discord(Options(), indexed, embedder, dev_guild=int(GUILD_ID)) as bot:
         (sync,) = [c for c in bot.discord.calls if c.method == "PUT"]
         assert sync.path == f"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
-        assert [c["name"] for c in sync.body] == ["research"]
+        assert [c["name"] for c in sync.body] == ["research", "Research this"]

@@ -17,6 +17,7 @@ from adapters.chat.services import (
     ChatServices,
     FileHosts,
     queued,
+    refinement,
     refusal,
     too_large,
 )
@@ -29,7 +30,13 @@ from adapters.discord.delivery import (
     Status,
 )
 from adapters.discord.render import render_error, render_status
-from core.errors import DocumentRefusedError, FetchError, InvalidQuestionError, RateLimitedError
+from core.errors import (
+    DocumentRefusedError,
+    FetchError,
+    InvalidQuestionError,
+    JobNotFoundError,
+    RateLimitedError,
+)
 from core.jobs.service import FAILURE
 from core.models import Depth, ResearchRequest
 from core.store.feedback import Rating
@@ -43,6 +50,8 @@ _VARIATION = "\ufe0f"
 DISCORD_FILE_HOSTS = FileHosts(frozenset({"cdn.discordapp.com", "media.discordapp.net"}))
 # "add <link>" to the bot (Discord keeps a link in <> when its preview is suppressed)
 _ADD_LINK = re.compile(r"^add\s+<?(https?://[^\s<>]+)>?\s*$", re.I)
+# The message context-menu command (right-click a message > Apps > Research this)
+RESEARCH_THIS = "Research this"
 _THREADS = {discord.ChannelType.public_thread, discord.ChannelType.private_thread,
             discord.ChannelType.news_thread}
 
@@ -86,6 +95,8 @@ class ResearchBot(discord.Client):
         self.tree.add_command(app_commands.Command(
             name="research", description="Research a question and answer with cited sources",
             callback=self._research_command))
+        self.tree.add_command(app_commands.ContextMenu(
+            name=RESEARCH_THIS, callback=self._research_message))
 
     async def setup_hook(self) -> None:
         if self.application_id is not None:
@@ -101,6 +112,18 @@ class ResearchBot(discord.Client):
 
     @app_commands.describe(question="What to research",
                            depth="How far to search (default: the server's setting)")
+    async def _research_message(self, interaction: discord.Interaction,
+                                message: discord.Message) -> None:
+        """"Research this" on a message: its text is the question, answered as /research
+        answers (the sources in a thread started from the answer)."""
+        question = message.content.strip()
+        if not question:
+            await interaction.response.send_message(
+                embed=discord.Embed.from_dict(render_status(
+                    "That message has no text to research.")), ephemeral=True)
+            return
+        await self._research_command(interaction, question[:4000])
+
     async def _research_command(
         self, interaction: discord.Interaction,
         question: app_commands.Range[str, 1, 4000],
@@ -156,6 +179,10 @@ class ResearchBot(discord.Client):
             return
         if not turns or not message.content.strip():
             return  # not a conversation the bot is part of
+        feedback = refinement(text)
+        if feedback is not None:
+            await self._refine(message, tenant, feedback)
+            return
         request = ResearchRequest(question=message.content, context=turns, tenant=tenant,
                                   user=str(message.author.id), platform=PLATFORM,
                                   depth=self.desk.depth)
@@ -220,6 +247,32 @@ class ResearchBot(discord.Client):
             await self.desk.jobs.submit(request, delivery, start_after_s=wait_s,
                                         progress_shown=fresh)
         except InvalidQuestionError as error:
+            await _attempt(status.show([render_error(str(error))]), "show an error")
+
+    async def _refine(self, message: discord.Message, tenant: str, feedback: str) -> None:
+        """Revise the thread's latest answer with `feedback` ("refine: shorter"): an improve
+        job whose revision is posted here like any answer. Without a model, the person is
+        told in one line which setting enables it."""
+        job_id = await self.desk.conversations.latest_answer(PLATFORM, tenant,
+                                                            str(message.channel.id))
+        if job_id is None:
+            return
+        user = str(message.author.id)
+        try:
+            wait_s = await self.desk.limiter.admit(tenant, user)
+        except RateLimitedError as error:
+            await message.channel.send(f"<@{user}> {refusal(error, _group(tenant))}",
+                                       allowed_mentions=discord.AllowedMentions(users=True))
+            return
+        status = Status(message.channel, None)
+        await _attempt(status.show([render_status("✏️ Revising the answer…")]),
+                       "show a status")
+        delivery = DiscordDelivery(self, self.desk.conversations, tenant, status, False,
+                                   answer_page=self.desk.answer_page)
+        try:
+            await self.desk.jobs.improve(feedback, tenant, job_id, delivery=delivery,
+                                         user=user, start_after_s=wait_s)
+        except (InvalidQuestionError, JobNotFoundError) as error:
             await _attempt(status.show([render_error(str(error))]), "show an error")
 
     async def _add(self, message: discord.Message, tenant: str, text: str) -> None:
