@@ -291,7 +291,7 @@ def _pdf_fonts() -> tuple[str, str]:
     registered = pdfmetrics.getRegisteredFontNames()
     if "AnswerSans" in registered:
         return "AnswerSans", "AnswerSans-Bold"
-    found = _system_font("DejaVuSans.ttf"), _system_font("DejaVuSans-Bold.ttf")
+    found = system_font("DejaVuSans.ttf"), system_font("DejaVuSans-Bold.ttf")
     if found[0] is not None and found[1] is not None:
         regular, bold = str(found[0]), str(found[1])
     else:
@@ -304,7 +304,7 @@ def _pdf_fonts() -> tuple[str, str]:
     return "AnswerSans", "AnswerSans-Bold"
 
 
-def _system_font(name: str) -> Path | None:
+def system_font(name: str) -> Path | None:
     for folder in _FONT_FOLDERS:
         candidate = folder / name
         if candidate.is_file():
