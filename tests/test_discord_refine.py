@@ -63,16 +63,37 @@ async def test_refine_without_a_model_says_what_it_needs(bot: DiscordHarness) ->
     assert len(bot.requests) == 1
 
 
-async def test_research_this_answers_a_messages_text(bot: DiscordHarness) -> None:
+async def test_research_this_answers_in_a_thread_under_the_message(
+        bot: DiscordHarness) -> None:
     fake = bot.discord
-    token = await fake.message_command("Research this", f"@everyone {QUESTION}")
+    await fake.message_command("Research this", f"@everyone {QUESTION}")
     await bot.wait_answers(1)
     request = bot.requests[0]
     assert request.question == f"@everyone {QUESTION}" and request.platform == "discord"
-    edits = fake.named("PATCH", f"/webhooks/{APP_ID}/{token}/messages/@original")
-    answer = edits[-1].body
+    (started,) = fake.named("POST", "/threads")
+    target = started.path.split("/")[4]  # the thread is the message's: same id
+    assert started.body["name"] == f"@everyone {QUESTION}"
+    acknowledged = fake.named("POST", "/callback")[0].body
+    assert acknowledged["data"]["flags"] & 64  # only the person who asked sees it
+    answer = fake.named("PATCH", f"/channels/{target}/messages/")[-1].body
     assert "12 and 16 hours" in answer["embeds"][0]["description"]
     assert answer.get("allowed_mentions") == {"parse": []}
-    empty = await fake.message_command("Research this", "")
+
+    await fake.message(target, "What do they need to eat?")  # a follow-up in that thread
+    await bot.wait_answers(2)
+    assert [t.question for t in bot.requests[1].context] == [f"@everyone {QUESTION}"]
+
+    await fake.message_command("Research this", "")
     await fake.wait_for(lambda: "no text to research" in _shown(bot))
-    assert empty and len(bot.requests) == 1
+    assert len(bot.requests) == 2
+
+
+async def test_research_this_in_a_direct_message_answers_as_research_does(
+        bot: DiscordHarness) -> None:
+    fake = bot.discord
+    token = await fake.message_command("Research this", QUESTION, guild=None)
+    await bot.wait_answers(1)
+    edits = fake.named("PATCH", f"/webhooks/{APP_ID}/{token}/messages/@original")
+    answer = edits[-1].body["embeds"][0]  # the person's own knowledge base has nothing
+    assert answer["title"] == QUESTION and "do not answer" in answer["description"]
+    assert not fake.named("POST", "/threads")

@@ -10,9 +10,9 @@ from typing import Any
 
 from adapters.discord.render import render_answer as discord_answer
 from adapters.http.page import _body
-from adapters.http.page import _sources as page_sources
 from adapters.slack.render import render_sources as slack_sources
 from adapters.terminal import render_answer_markdown
+from core.answer.export import reference_rows
 from core.answer.references import by_document, document_numbers
 from core.models import (
     Confidence,
@@ -108,8 +108,8 @@ def test_every_front_end_counts_documents_and_shows_pages() -> None:
     slack = json.dumps(slack_sources(result))
     assert "Ashish Vaswani et al. (2017). Attention Is All You Need" in slack
     assert "Sources (2)" in slack
-    rows = page_sources(result)
-    assert [(row.number, row.location) for row in rows] == [(1, "pp. 3, 5"),
+    rows = reference_rows(result)  # the page's and the exports' rows
+    assert [(row.number, row.pages) for row in rows] == [(1, "pp. 3, 5"),
                                                             (2, "Cats > Sleep")]
 
 

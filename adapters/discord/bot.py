@@ -21,10 +21,12 @@ from adapters.chat.services import (
     refusal,
     too_large,
 )
+from adapters.chat.text import trim
 from adapters.discord.delivery import (
     NO_MENTIONS,
     PLATFORM,
     RETRY_EMOJI,
+    THREAD_EXISTS,
     TOKEN_GONE,
     DiscordDelivery,
     Status,
@@ -122,7 +124,40 @@ class ResearchBot(discord.Client):
                 embed=discord.Embed.from_dict(render_status(
                     "That message has no text to research.")), ephemeral=True)
             return
-        await self._research_command(interaction, question[:4000])
+        thread = await self._thread_under(message, question) \
+            if isinstance(interaction.channel, discord.TextChannel) else None
+        if thread is None:  # a DM, a thread already, or no permission: as /research answers
+            await self._research_command(interaction, question[:4000])
+            return
+        tenant = _tenant(interaction.guild_id, interaction.user.id)
+        user = str(interaction.user.id)
+        try:
+            wait_s = await self.desk.limiter.admit(tenant, user)
+        except RateLimitedError as error:
+            await interaction.response.send_message(
+                embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
+                ephemeral=True)
+            return
+        await _attempt(interaction.response.send_message(
+            embed=discord.Embed.from_dict(render_status(f"🔎 Researching in <#{thread}>")),
+            ephemeral=True), "acknowledge the command")
+        request = ResearchRequest(question=question[:4000], tenant=tenant, user=user,
+                                  platform=PLATFORM, depth=self.desk.depth)
+        await self._answer(request, Status(self._channel(thread, interaction.guild_id), None),
+                           False, wait_s)
+
+    async def _thread_under(self, message: discord.Message, question: str) -> int | None:
+        """A thread started from `message` for its research (None when one cannot be)."""
+        try:
+            thread = await self.http.start_thread_with_message(
+                message.channel.id, message.id, auto_archive_duration=1440,
+                name=trim(" ".join(question.split()), 100) or "Research")
+        except discord.HTTPException as error:
+            if error.code == THREAD_EXISTS:  # the message has a thread: answer there
+                return message.id
+            log.warning("could not start a thread under the message: %s", error)
+            return None
+        return int(thread["id"])
 
     async def _research_command(
         self, interaction: discord.Interaction,
