@@ -124,27 +124,38 @@ class ResearchBot(discord.Client):
                 embed=discord.Embed.from_dict(render_status(
                     "That message has no text to research.")), ephemeral=True)
             return
-        thread = await self._thread_under(message, question) \
-            if isinstance(interaction.channel, discord.TextChannel) else None
-        if thread is None:  # a DM, a thread already, or no permission: as /research answers
-            await self._research_command(interaction, question[:4000])
+        if not isinstance(interaction.channel, discord.TextChannel):
+            await self._research_command(interaction, question[:4000])  # a DM, a thread
             return
         tenant = _tenant(interaction.guild_id, interaction.user.id)
         user = str(interaction.user.id)
+        wait_s = await self._admitted(interaction, tenant, user)
+        if wait_s is None:
+            return
+        # Discord's 3-second deadline: acknowledged (to this person only) before the thread
+        await _attempt(interaction.response.defer(ephemeral=True, thinking=True),
+                       "acknowledge the command")
+        thread = await self._thread_under(message, question)
+        said = f"🔎 Researching in <#{thread}>" if thread is not None else \
+            "🔎 Researching: the answer follows in this channel"
+        await _attempt(interaction.edit_original_response(
+            embed=discord.Embed.from_dict(render_status(said))), "say where")
+        request = ResearchRequest(question=question[:4000], tenant=tenant, user=user,
+                                  platform=PLATFORM, depth=self.desk.depth)
+        where = self._channel(thread or message.channel.id, interaction.guild_id)
+        await self._answer(request, Status(where, None), thread is None, wait_s)
+
+    async def _admitted(self, interaction: discord.Interaction, tenant: str,
+                        user: str) -> float | None:
+        """How long the person's question waits for its turn; None (and the person told,
+        privately, when to ask again) when it is over a limit."""
         try:
-            wait_s = await self.desk.limiter.admit(tenant, user)
+            return await self.desk.limiter.admit(tenant, user)
         except RateLimitedError as error:
             await interaction.response.send_message(
                 embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
                 ephemeral=True)
-            return
-        await _attempt(interaction.response.send_message(
-            embed=discord.Embed.from_dict(render_status(f"🔎 Researching in <#{thread}>")),
-            ephemeral=True), "acknowledge the command")
-        request = ResearchRequest(question=question[:4000], tenant=tenant, user=user,
-                                  platform=PLATFORM, depth=self.desk.depth)
-        await self._answer(request, Status(self._channel(thread, interaction.guild_id), None),
-                           False, wait_s)
+            return None
 
     async def _thread_under(self, message: discord.Message, question: str) -> int | None:
         """A thread started from `message` for its research (None when one cannot be)."""
@@ -166,12 +177,8 @@ class ResearchBot(discord.Client):
     ) -> None:
         tenant = _tenant(interaction.guild_id, interaction.user.id)
         user = str(interaction.user.id)
-        try:
-            wait_s = await self.desk.limiter.admit(tenant, user)
-        except RateLimitedError as error:
-            await interaction.response.send_message(
-                embed=discord.Embed.from_dict(render_status(refusal(error, _group(tenant)))),
-                ephemeral=True)
+        wait_s = await self._admitted(interaction, tenant, user)
+        if wait_s is None:
             return
         status = Status.of(self._channel(interaction.channel_id, interaction.guild_id),
                            interaction)
