@@ -6,6 +6,7 @@ poll; a request without a key is refused before any tool runs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -157,3 +158,27 @@ def test_a_client_nobody_here_wrote_lists_and_calls_the_tools(
     answer = json.loads(called.stdout)["structuredContent"]
     assert answer["status"] == "completed" and "acid" in answer["answer"]["summary"] + \
         answer["answer"]["detail"]
+
+
+async def test_a_long_job_outlives_a_short_client_timeout(served_store: Path) -> None:
+    """Wikipedia takes 4 s: the client allows a call 2 s, the tool waits 1 s and returns the
+    job to poll; get_job follows it to its answer."""
+    from tests.fake_web import slow_wikipedia
+
+    async with slow_wikipedia(4.0) as web:
+        settings = api_settings(served_store, pipeline={"local_only": False}, sources={
+            "wikipedia_api": f"{web.base}/w/api.php", "arxiv": False, "pubmed": False,
+            "cache_ttl_hours": 0, "fetch_pages": 0})
+        async with running_api(settings) as api, \
+                _http_session(f"{api.url}/mcp", None) as session:
+            started = _payload(await session.call_tool(
+                "research", {"question": "What kind of animal is a cat?", "wait_seconds": 1},
+                read_timeout_seconds=2))
+            assert started["status"] in ("pending", "in_progress"), started
+            for _ in range(300):
+                job = _payload(await session.call_tool("get_job",
+                                                       {"job_id": started["job_id"]}))
+                if job["status"] not in ("pending", "in_progress"):
+                    break
+                await asyncio.sleep(0.1)
+            assert job["status"] == "completed" and job["answer"]["summary"]
