@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
+from serving import serving
 
 WORDS = ["river", "valley", "harbour", "lantern", "orchard", "meadow", "glacier", "canyon",
          "plateau", "estuary", "lighthouse", "quarry", "vineyard", "causeway", "marsh",
@@ -58,12 +58,6 @@ async def cli_index(folder: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def wait_done(client: httpx.AsyncClient, job_ids: list[str],
                     every_s: float = 0.25) -> list[dict[str, object]]:
     """The jobs once ended, looked at every `every_s` (more often takes the server's CPU
@@ -85,47 +79,34 @@ async def wait_done(client: httpx.AsyncClient, job_ids: list[str],
 async def through_api(paths: list[Path], env: dict[str, str]) -> tuple[float, float, int]:
     """(seconds to add every file, seconds from one file sent to an answer citing it,
     documents added)."""
-    port = free_port()
-    server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--port", str(port), env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
-            for _ in range(600):
-                try:
-                    if (await client.get("/readyz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
-            started = time.perf_counter()
-            jobs = []
-            for first in range(0, len(paths), BATCH):
-                files = [("file", (path.name, path.read_bytes(), "text/markdown"))
-                         for path in paths[first:first + BATCH]]
-                response = await client.post("/v1/documents", files=files)
-                response.raise_for_status()
-                jobs.append(response.json()["job_id"])
-            ended = await wait_done(client, jobs)
-            seconds = time.perf_counter() - started
-            added = sum(1 for job in ended for document in job["documents"]  # type: ignore[union-attr]
-                        if document["status"] == "added")
+    async with serving(env) as url, \
+            httpx.AsyncClient(base_url=url, timeout=600) as client:
+        started = time.perf_counter()
+        jobs = []
+        for first in range(0, len(paths), BATCH):
+            files = [("file", (path.name, path.read_bytes(), "text/markdown"))
+                     for path in paths[first:first + BATCH]]
+            response = await client.post("/v1/documents", files=files)
+            response.raise_for_status()
+            jobs.append(response.json()["job_id"])
+        ended = await wait_done(client, jobs)
+        seconds = time.perf_counter() - started
+        added = sum(1 for job in ended for document in job["documents"]  # type: ignore[union-attr]
+                    if document["status"] == "added")
 
-            started = time.perf_counter()
-            sent = await client.post("/v1/documents", files=[
-                ("file", ("rota.md", PROBE.encode(), "text/markdown"))])
-            await wait_done(client, [sent.json()["job_id"]], 0.02)
-            asked = await client.post("/v1/research", json={"question": PROBE_QUESTION})
-            answer = (await wait_done(client, [asked.json()["job_id"]], 0.02))[0]
-            to_answer = time.perf_counter() - started
-            cited = any(source.get("path") == "upload:rota.md"
-                        for source in answer.get("sources", []))  # type: ignore[union-attr]
-            if not cited:
-                raise RuntimeError("the answer did not cite the file just added")
-            return seconds, to_answer, added
-    finally:
-        server.terminate()
-        await server.wait()
+        started = time.perf_counter()
+        sent = await client.post("/v1/documents", files=[
+            ("file", ("rota.md", PROBE.encode(), "text/markdown"))])
+        await wait_done(client, [sent.json()["job_id"]], 0.02)
+        asked = await client.post("/v1/research", json={"question": PROBE_QUESTION})
+        answer = (await wait_done(client, [asked.json()["job_id"]], 0.02))[0]
+        to_answer = time.perf_counter() - started
+        cited = any(source.get("path") == "upload:rota.md"
+                    for source in answer.get("sources", []))  # type: ignore[union-attr]
+        if not cited:
+            raise RuntimeError("the answer did not cite the file just added: "
+                               f"{answer.get('answer')}")
+        return seconds, to_answer, added
 
 
 async def main() -> None:

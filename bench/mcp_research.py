@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import httpx
 import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from serving import serving
 
 PLACES = ["Skerry", "Holm", "Ness", "Voe", "Geo", "Wick", "Bay", "Sound", "Firth", "Point",
           "Head", "Isle"]
@@ -46,31 +46,11 @@ def question(number: int) -> str:
         f"(note {number})?"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def start(data: Path) -> tuple[asyncio.subprocess.Process, str]:
-    port = free_port()
-    env = {**os.environ, "RESEARCHBOT_DATA_DIR": str(data),
-           "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true", "RESEARCHBOT_WEB__METRICS": "false",
-           "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
-           "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--port", str(port), env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    async with httpx.AsyncClient() as client:
-        for _ in range(600):
-            try:
-                if (await client.get(f"{url}/readyz")).status_code == 200:
-                    return process, url
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not start")
+def server_env(data: Path) -> dict[str, str]:
+    return {**os.environ, "RESEARCHBOT_DATA_DIR": str(data),
+            "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true", "RESEARCHBOT_WEB__METRICS": "false",
+            "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
+            "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
 
 
 async def through_api(client: httpx.AsyncClient, text: str) -> float:
@@ -118,31 +98,27 @@ async def main() -> None:
             raise RuntimeError("indexing the notes failed")
         second = Path(work) / "b"
         shutil.copytree(first, second)
-        (api_server, api_url), (mcp_server, mcp_url) = await start(first), await start(second)
-        try:
-            async with httpx.AsyncClient(base_url=api_url, timeout=120) as client, \
-                    httpx2.AsyncClient(timeout=120) as raw, \
-                    streamable_http_client(f"{mcp_url}/mcp", http_client=raw) as (r, w), \
-                    ClientSession(r, w) as session:
-                await session.initialize()
-                await through_api(client, "warm up the api")
-                await through_mcp(session, "warm up the mcp server")
-                times: dict[str, tuple[list[float], list[float]]] = {
-                    "fresh": ([], []), "cached": ([], [])}
-                for run in ("fresh", "cached"):
-                    for number in range(args.questions):
-                        text = question(number)
-                        api_times, mcp_times = times[run]
-                        if number % 2:
-                            api_times.append(await through_api(client, text))
-                            mcp_times.append(await through_mcp(session, text))
-                        else:
-                            mcp_times.append(await through_mcp(session, text))
-                            api_times.append(await through_api(client, text))
-        finally:
-            for server in (api_server, mcp_server):
-                server.terminate()
-                await server.wait()
+        async with serving(server_env(first)) as api_url, \
+                serving(server_env(second)) as mcp_url, \
+                httpx.AsyncClient(base_url=api_url, timeout=120) as client, \
+                httpx2.AsyncClient(timeout=120) as raw, \
+                streamable_http_client(f"{mcp_url}/mcp", http_client=raw) as (r, w), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            await through_api(client, "warm up the api")
+            await through_mcp(session, "warm up the mcp server")
+            times: dict[str, tuple[list[float], list[float]]] = {
+                "fresh": ([], []), "cached": ([], [])}
+            for run in ("fresh", "cached"):
+                for number in range(args.questions):
+                    text = question(number)
+                    api_times, mcp_times = times[run]
+                    if number % 2:
+                        api_times.append(await through_api(client, text))
+                        mcp_times.append(await through_mcp(session, text))
+                    else:
+                        mcp_times.append(await through_mcp(session, text))
+                        api_times.append(await through_api(client, text))
     header = ["questions", "API p50 ms", "API p90 ms", "MCP p50 ms", "MCP p90 ms",
               "MCP/API p50"]
     print("| " + " | ".join(header) + " |")

@@ -11,19 +11,16 @@ from bot.wiring import FrontEndServices, answer_pages, open_front_end, searcher
 
 if TYPE_CHECKING:
     from adapters.mcp.server import CallerOf, McpServices
-    from core.store.access import ShareLinks
 
 
-def mcp_services(settings: Settings, front: FrontEndServices, caller: CallerOf,
-                 links: ShareLinks) -> McpServices:
+def mcp_services(settings: Settings, front: FrontEndServices, caller: CallerOf
+                 ) -> McpServices:
     """The MCP server's services over a front end's: its job service, its search, and
     answer-page links under web.public_url."""
     from adapters.mcp.server import McpServices
 
-    pages = answer_pages(settings, links)
-    return McpServices(front.jobs, searcher(front),
-                       (lambda job_id: pages(job_id)) if pages is not None
-                       else (lambda _job_id: None), caller)
+    pages = answer_pages(settings, front.links)
+    return McpServices(front.jobs, searcher(front), pages or (lambda _job_id: None), caller)
 
 
 async def run_mcp_stdio(settings: Settings, tenant: str) -> None:
@@ -32,5 +29,5 @@ async def run_mcp_stdio(settings: Settings, tenant: str) -> None:
 
     configure_logging(settings.log)
     async with open_front_end(settings) as front:
-        server = build_mcp(mcp_services(settings, front, stdio_caller(tenant), front.links))
+        server = build_mcp(mcp_services(settings, front, stdio_caller(tenant)))
         await server.run_stdio_async()

@@ -64,7 +64,7 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
             from adapters.mcp.server import build_mcp, http_caller
             from bot.mcp import mcp_services
 
-            mcp = build_mcp(mcp_services(settings, front, http_caller, front.links))
+            mcp = build_mcp(mcp_services(settings, front, http_caller))
         services = ApiServices(
             jobs=front.jobs, documents=front.knowledge_base, keys=keys, links=front.links,
             feedback=front.feedback,

@@ -84,6 +84,11 @@ class ResearchRequest(BaseModel):
     improvement: Improvement | None = None  # set: revise an earlier answer (`improve`)
 
     @property
+    def subject(self) -> str:
+        """What the job is about, as a list of jobs shows it: the question."""
+        return self.question
+
+    @property
     def improves(self) -> str | None:
         """The job whose answer this request revises."""
         return self.improvement.job_id if self.improvement else None
@@ -401,9 +406,7 @@ class Job(BaseModel):
     @property
     def subject(self) -> str:
         """The question asked, or what the job adds to the knowledge base."""
-        if isinstance(self.request, DocumentsRequest):
-            return self.request.subject
-        return self.request.question
+        return self.request.subject
 
 
 class FailureKind(enum.StrEnum):

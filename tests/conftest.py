@@ -413,3 +413,16 @@ async def bot(request: pytest.FixtureRequest, indexed: Indexed, embedder: Any
     async with serve_discord(getattr(request, "param", Options()), indexed,
                              embedder) as harness:
         yield harness
+
+
+@pytest.fixture
+async def scripted_model() -> AsyncIterator[Any]:
+    """The OpenAI-compatible model server on 127.0.0.1, answering as the scripted analyst
+    (tests/scripted_analyst.py)."""
+    from tests.fake_openai import FakeOpenAI
+    from tests.scripted_analyst import script
+
+    fake = script(FakeOpenAI())
+    await fake.start()
+    yield fake
+    await fake.stop()

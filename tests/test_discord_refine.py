@@ -6,27 +6,15 @@ message command researches the message's text, pings removed, as /research answe
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 from tests.chat_harness import Options
 from tests.conftest import Indexed
 from tests.discord_harness import DiscordHarness, serve_discord
 from tests.fake_discord import APP_ID
 from tests.fake_openai import FakeOpenAI
-from tests.scripted_analyst import script
 
 QUESTION = "How many hours a day do cats sleep?"
-
-
-@pytest.fixture
-async def model() -> AsyncIterator[FakeOpenAI]:
-    fake = script(FakeOpenAI())
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def _shown(bot: DiscordHarness) -> str:
@@ -35,17 +23,17 @@ def _shown(bot: DiscordHarness) -> str:
                       ensure_ascii=False)
 
 
-async def test_refine_in_the_thread_revises_the_answer(model: FakeOpenAI, indexed: Indexed,
+async def test_refine_in_the_thread_revises_the_answer(scripted_model: FakeOpenAI, indexed: Indexed,
                                                       embedder: Any) -> None:
-    async with serve_discord(Options(model_url=model.base_url), indexed, embedder) as bot:
+    async with serve_discord(Options(model_url=scripted_model.base_url), indexed, embedder) as bot:
         fake = bot.discord
         await fake.interaction(QUESTION)
         await bot.wait_answers(1)
         thread = fake.named("POST", "/threads")[0].path.split("/")[4]
-        model.chats.clear()
+        scripted_model.chats.clear()
         await fake.message(thread, "refine: Say how long kittens sleep too")
         await bot.wait_answers(2)
-        assert model.tasks() == ["improve", "synthesize", "verify"]
+        assert scripted_model.tasks() == ["improve", "synthesize", "verify"]
         status = fake.named("POST", f"/channels/{thread}/messages")[1]
         assert status.body["embeds"][0]["description"] == "✏️ Revising the answer…"
         assert bot.reactions()[-1] == fake.named("PATCH", f"/channels/{thread}/messages/")[-1] \

@@ -6,12 +6,10 @@ setting enables it; another tenant's job is not found; a documents job cannot be
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.api_harness import (
     OTHER_TENANT,
@@ -22,17 +20,8 @@ from tests.api_harness import (
     server_keys,
 )
 from tests.fake_openai import FakeOpenAI
-from tests.scripted_analyst import script
 
 QUESTION = "How many hours a day do cats sleep?"
-
-
-@pytest.fixture
-async def model() -> AsyncIterator[FakeOpenAI]:
-    fake = script(FakeOpenAI())
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 async def _ended(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:
@@ -45,10 +34,10 @@ async def _ended(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:
 
 
 async def test_an_answer_is_improved_with_feedback(served_store: Path,
-                                                   model: FakeOpenAI) -> None:
+                                                   scripted_model: FakeOpenAI) -> None:
     settings = api_settings(served_store, llm={
         "fast_model": "openai/fast", "strong_model": "openai/strong",
-        "api_base": model.base_url, "api_key": "test-key"})
+        "api_base": scripted_model.base_url, "api_key": "test-key"})
     async with running_api(settings) as api:
         async with server_keys(api) as keys:
             _, mine = await keys.create(TENANT)
@@ -58,7 +47,7 @@ async def test_an_answer_is_improved_with_feedback(served_store: Path,
             asked = (await client.post("/v1/research", json={"question": QUESTION})).json()
             first = await _ended(client, asked["job_id"])
             assert first["status"] == "completed", first
-            model.chats.clear()
+            scripted_model.chats.clear()
             revised = await client.post(f"/v1/jobs/{asked['job_id']}/improve",
                                         json={"feedback": "Say how long kittens sleep too"})
             spec.check("POST", "/v1/jobs/{job_id}/improve", revised)
@@ -67,8 +56,8 @@ async def test_an_answer_is_improved_with_feedback(served_store: Path,
             second = await _ended(client, revised.json()["job_id"])
             assert second["status"] == "completed", second
             assert second["job_id"] != first["job_id"] and second["references"]
-            assert model.tasks() == ["improve", "synthesize", "verify"]
-            prompt = next(c for c in model.chats if c.task == "synthesize").prompt
+            assert scripted_model.tasks() == ["improve", "synthesize", "verify"]
+            prompt = next(c for c in scripted_model.chats if c.task == "synthesize").prompt
             assert "Say how long kittens sleep too" in prompt
             empty = await client.post(f"/v1/jobs/{asked['job_id']}/improve",
                                       json={"feedback": ""})

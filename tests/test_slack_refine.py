@@ -6,28 +6,16 @@ the "Research this" message shortcut researches the message's text in a thread u
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 from core.models import ResearchRequest
 from tests.chat_harness import Options
 from tests.conftest import Indexed
 from tests.fake_openai import FakeOpenAI
-from tests.scripted_analyst import script
 from tests.slack_harness import SlackHarness, blocks_text, envelope, mention, serve_slack
 
 QUESTION = "How many hours a day do cats sleep?"
 ROOT = "1700000000.000100"
-
-
-@pytest.fixture
-async def model() -> AsyncIterator[FakeOpenAI]:
-    fake = script(FakeOpenAI())
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def _reply(text: str, event_id: str, ts: str) -> dict[str, Any]:
@@ -35,16 +23,16 @@ def _reply(text: str, event_id: str, ts: str) -> dict[str, Any]:
                      "ts": ts, "thread_ts": ROOT}, event_id)
 
 
-async def test_refine_in_the_thread_revises_the_answer(model: FakeOpenAI, indexed: Indexed,
+async def test_refine_in_the_thread_revises_the_answer(scripted_model: FakeOpenAI, indexed: Indexed,
                                                       embedder: Any) -> None:
-    async with serve_slack(Options(model_url=model.base_url), indexed, embedder) as server:
+    async with serve_slack(Options(model_url=scripted_model.base_url), indexed, embedder) as server:
         await server.post(mention(QUESTION, event_id="Ev1", ts=ROOT))
         await server.wait_answers(1)
-        model.chats.clear()
+        scripted_model.chats.clear()
         await server.post(_reply("refine: Say how long kittens sleep too", "Ev2",
                                  "1700000001.000100"))
         await server.wait_answers(2)
-        assert model.tasks() == ["improve", "synthesize", "verify"]
+        assert scripted_model.tasks() == ["improve", "synthesize", "verify"]
         assert server.desk is not None
         latest = (await server.desk.jobs.recent("T1", limit=1))[0]
         revised = latest.request

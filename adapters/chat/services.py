@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from adapters.chat.dedupe import EventLog
 from adapters.chat.limits import QuestionLimiter
-from core.errors import DocumentRefusedError, RateLimitedError
+from core.errors import RateLimitedError
 from core.jobs.service import JobService
 from core.models import Depth, DocumentsOutcome
 from core.store.conversations import ConversationStore
@@ -86,11 +86,6 @@ class FileHosts:
         """The file's bytes (core.errors.FetchError saying why not)."""
         return await fetch_platform_file(url, hosts=self.hosts, guard=self.guard,
                                          max_bytes=max_bytes, headers=headers)
-
-
-def too_large(name: str, max_bytes: int) -> DocumentRefusedError:
-    return DocumentRefusedError(f"{name} is larger than the {max_bytes / 2**20:g} MB a file "
-                                "may be (knowledge_base.max_file_mb)", "too_large")
 
 
 # "refine: shorter" in an answer's thread: revise that answer with the feedback

@@ -19,7 +19,6 @@ from adapters.chat.services import (
     queued,
     refinement,
     refusal,
-    too_large,
 )
 from adapters.chat.text import trim
 from adapters.discord.delivery import (
@@ -265,26 +264,40 @@ class ResearchBot(discord.Client):
 
     async def _queue_and_answer(self, request: ResearchRequest,
                                 channel: discord.abc.Messageable) -> None:
-        try:
-            wait_s = await self.desk.limiter.admit(request.tenant, request.user)
-        except RateLimitedError as error:
-            await channel.send(f"<@{request.user}> {refusal(error, _group(request.tenant))}",
-                               allowed_mentions=discord.AllowedMentions(users=True))
-            return
-        await self._answer(request, Status(channel, None), False, wait_s)
+        wait_s = await self._admitted_in(channel, request.tenant, request.user)
+        if wait_s is not None:
+            await self._answer(request, Status(channel, None), False, wait_s)
 
-    async def _answer(self, request: ResearchRequest, status: Status, threads: bool,
-                      wait_s: float) -> None:
-        """Submit the job; it shows progress and the answer through `status`, the sources in
-        a new thread started from the answer (`threads`), or after it."""
+    async def _admitted_in(self, channel: discord.abc.Messageable, tenant: str,
+                           user: str) -> float | None:
+        """How long a request written in `channel` waits for its turn; None (and the person
+        told there when to ask again) when it is over a limit."""
+        try:
+            return await self.desk.limiter.admit(tenant, user)
+        except RateLimitedError as error:
+            await channel.send(f"<@{user}> {refusal(error, _group(tenant))}",
+                               allowed_mentions=discord.AllowedMentions(users=True))
+            return None
+
+    async def _working(self, status: Status, tenant: str, threads: bool, wait_s: float,
+                       doing: str) -> DiscordDelivery:
+        """Show in `status` how long the job waits and what it does (`doing`); the delivery
+        it shows its progress and answer through, the sources in a new thread started from
+        the answer (`threads`), or after it."""
         if wait_s > 0.5:
             await _attempt(status.show([render_status(f"⏳ {queued(wait_s)}")]), "show the wait")
         # A deferred interaction shows "thinking…" already; elsewhere a status is posted.
+        if status.original is None:
+            await _attempt(status.show([render_status(doing)]), "show a status")
+        return DiscordDelivery(self, self.desk.conversations, tenant, status, threads,
+                               answer_page=self.desk.answer_page)
+
+    async def _answer(self, request: ResearchRequest, status: Status, threads: bool,
+                      wait_s: float) -> None:
+        """Submit the job; it answers through `status` (see `_working`)."""
         fresh = status.original is None
-        if fresh:
-            await _attempt(status.show([render_status("🔎 Researching…")]), "show a status")
-        delivery = DiscordDelivery(self, self.desk.conversations, request.tenant, status,
-                                   threads, answer_page=self.desk.answer_page)
+        delivery = await self._working(status, request.tenant, threads, wait_s,
+                                       "🔎 Researching…")
         try:
             await self.desk.jobs.submit(request, delivery, start_after_s=wait_s,
                                         progress_shown=fresh)
@@ -300,17 +313,12 @@ class ResearchBot(discord.Client):
         if job_id is None:
             return
         user = str(message.author.id)
-        try:
-            wait_s = await self.desk.limiter.admit(tenant, user)
-        except RateLimitedError as error:
-            await message.channel.send(f"<@{user}> {refusal(error, _group(tenant))}",
-                                       allowed_mentions=discord.AllowedMentions(users=True))
+        wait_s = await self._admitted_in(message.channel, tenant, user)
+        if wait_s is None:
             return
         status = Status(message.channel, None)
-        await _attempt(status.show([render_status("✏️ Revising the answer…")]),
-                       "show a status")
-        delivery = DiscordDelivery(self, self.desk.conversations, tenant, status, False,
-                                   answer_page=self.desk.answer_page)
+        delivery = await self._working(status, tenant, False, wait_s,
+                                       "✏️ Revising the answer…")
         try:
             await self.desk.jobs.improve(feedback, tenant, job_id, delivery=delivery,
                                          user=user, start_after_s=wait_s)
@@ -329,10 +337,8 @@ class ResearchBot(discord.Client):
             why = NOT_ALLOWED if jobs.adds_documents else "This bot adds no documents."
             await _attempt(status.show([render_error(why)]), "refuse a document")
             return
-        await _attempt(status.show([render_status("📥 Reading what you shared…")]),
-                       "show a status")
-        delivery = DiscordDelivery(self, self.desk.conversations, tenant, status, False,
-                                   answer_page=self.desk.answer_page)
+        delivery = await self._working(status, tenant, False, 0.0,
+                                       "📥 Reading what you shared…")
         user = str(message.author.id)
         try:
             link = _ADD_LINK.match(text)
@@ -341,8 +347,7 @@ class ResearchBot(discord.Client):
                 return
             shared = []
             for attachment in message.attachments:
-                if attachment.size > jobs.documents.max_bytes:
-                    raise too_large(attachment.filename, jobs.documents.max_bytes)
+                jobs.documents.check_size(attachment.filename, attachment.size)
                 shared.append((attachment.filename, await self.files.download(
                     attachment.url, jobs.documents.max_bytes)))
             await jobs.add_files(tenant, user, PLATFORM, shared, delivery)

@@ -24,7 +24,6 @@ from adapters.chat.services import (
     queued,
     refinement,
     refusal,
-    too_large,
 )
 from adapters.slack.delivery import (
     PLATFORM,
@@ -43,6 +42,7 @@ from core.errors import (
 )
 from core.jobs.delivery import Steps
 from core.models import ConversationTurn, ResearchRequest
+from core.retrieval.kb.adding import DocumentAdder
 from core.store.feedback import Rating
 
 log = logging.getLogger(__name__)
@@ -216,30 +216,45 @@ async def _ask(desk: ChatServices, client: AsyncWebClient, channel: str,
     """Acknowledge the question (👀 on the message `marked`, a status message in `thread`)
     and submit it; the job answers there. Every call here is best effort: when Slack
     refuses one, the question is still researched and its answer still delivered."""
-    if marked is not None and await _attempt(client.reactions_add(
-            channel=channel, timestamp=marked, name=WORKING_REACTION), "add 👀") is None:
-        marked = None
-    try:
-        wait_s = await desk.limiter.admit(request.tenant, request.user)
-    except RateLimitedError as error:
-        await _attempt(client.chat_postEphemeral(
-            channel=channel, user=request.user, thread_ts=thread,
-            text=refusal(error, "workspace")), "refuse a question")
-        if marked is not None:
-            await _attempt(client.reactions_remove(channel=channel, timestamp=marked,
-                                                   name=WORKING_REACTION), "remove 👀")
+    working = await _acknowledged(desk, client, request.tenant, request.user, channel, marked,
+                                  thread, ":mag: Researching…")
+    if working is None:
         return
-    status = await _attempt(client.chat_postMessage(
-        channel=channel, thread_ts=thread, unfurl_links=False,
-        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else ":mag: Researching…"),
-        "post a status message")
-    delivery = SlackDelivery(client, desk.conversations, request.tenant, channel, thread,
-                             str(status["ts"]) if status is not None else None, marked,
-                             answer_page=desk.answer_page)
+    delivery, wait_s = working
     try:
         await desk.jobs.submit(request, delivery, start_after_s=wait_s)
     except InvalidQuestionError as error:
         await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
+
+
+async def _acknowledged(desk: ChatServices, client: AsyncWebClient, team: str, user: str,
+                        channel: str, marked: str | None, thread: str | None, doing: str,
+                        limited: bool = True) -> tuple[SlackDelivery, float] | None:
+    """👀 on the message `marked`, the person's and the workspace's question limits (when
+    `limited`), then a status message in `thread` saying what is being done (`doing`) or how
+    long it waits: the delivery the job answers through, and its wait. None when over a
+    limit (the person is told privately, the 👀 comes off). Every call is best effort."""
+    if marked is not None and await _attempt(client.reactions_add(
+            channel=channel, timestamp=marked, name=WORKING_REACTION), "add 👀") is None:
+        marked = None
+    try:
+        wait_s = await desk.limiter.admit(team, user) if limited else 0.0
+    except RateLimitedError as error:
+        await _attempt(client.chat_postEphemeral(
+            channel=channel, user=user, thread_ts=thread,
+            text=refusal(error, "workspace")), "refuse a request")
+        if marked is not None:
+            await _attempt(client.reactions_remove(channel=channel, timestamp=marked,
+                                                   name=WORKING_REACTION), "remove 👀")
+        return None
+    status = await _attempt(client.chat_postMessage(
+        channel=channel, thread_ts=thread, unfurl_links=False,
+        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else doing),
+        "post a status message")
+    delivery = SlackDelivery(client, desk.conversations, team, channel, thread,
+                             str(status["ts"]) if status is not None else None, marked,
+                             answer_page=desk.answer_page)
+    return delivery, wait_s
 
 
 async def _refine(desk: ChatServices, client: AsyncWebClient, event: dict[str, Any],
@@ -251,22 +266,11 @@ async def _refine(desk: ChatServices, client: AsyncWebClient, event: dict[str, A
     job_id = await desk.conversations.latest_answer(PLATFORM, team, key(channel, thread))
     if job_id is None:
         return  # not a thread the bot has answered in
-    try:
-        wait_s = await desk.limiter.admit(team, user)
-    except RateLimitedError as error:
-        await _attempt(client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread,
-                                                 text=refusal(error, "workspace")),
-                       "refuse a refinement")
+    working = await _acknowledged(desk, client, team, user, channel, event["ts"], thread,
+                                  ":pencil2: Revising the answer…")
+    if working is None:
         return
-    marked = event["ts"] if await _attempt(client.reactions_add(
-        channel=channel, timestamp=event["ts"], name=WORKING_REACTION), "add 👀") else None
-    status = await _attempt(client.chat_postMessage(
-        channel=channel, thread_ts=thread, unfurl_links=False,
-        text=f":hourglass: {queued(wait_s)}" if wait_s > 0.5 else
-        ":pencil2: Revising the answer…"), "post a status message")
-    delivery = SlackDelivery(client, desk.conversations, team, channel, thread,
-                             str(status["ts"]) if status is not None else None, marked,
-                             answer_page=desk.answer_page)
+    delivery, wait_s = working
     try:
         await desk.jobs.improve(feedback, team, job_id, delivery=delivery, user=user,
                                 start_after_s=wait_s)
@@ -286,27 +290,23 @@ async def _add(desk: ChatServices, client: AsyncWebClient, files: FileHosts,
         await _attempt(client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread,
                                                  text=why), "refuse a document")
         return
-    marked = event["ts"] if await _attempt(client.reactions_add(
-        channel=channel, timestamp=event["ts"], name=WORKING_REACTION), "add 👀") else None
-    status = await _attempt(client.chat_postMessage(
-        channel=channel, thread_ts=thread, unfurl_links=False,
-        text=":inbox_tray: Reading what you shared…"), "post a status message")
-    delivery = SlackDelivery(client, desk.conversations, team, channel, thread,
-                             str(status["ts"]) if status is not None else None, marked,
-                             answer_page=desk.answer_page)
+    working = await _acknowledged(desk, client, team, user, channel, event["ts"], thread,
+                                  ":inbox_tray: Reading what you shared…", limited=False)
+    assert working is not None  # not limited: never refused
+    delivery, _ = working
     try:
         link = _ADD_LINK.match(text)
         if link is not None and not event.get("files"):
             await desk.jobs.add_url(team, user, PLATFORM, link.group(1), delivery=delivery)
             return
-        shared = [await _download(client, files, desk.jobs.documents.max_bytes, item)
+        shared = [await _download(client, files, desk.jobs.documents, item)
                   for item in event.get("files") or []]
         await desk.jobs.add_files(team, user, PLATFORM, shared, delivery)
     except (DocumentRefusedError, FetchError) as error:
         await _attempt(delivery.failure(str(error), Steps({}, _nowhere)), "show an error")
 
 
-async def _download(client: AsyncWebClient, files: FileHosts, max_bytes: int,
+async def _download(client: AsyncWebClient, files: FileHosts, adder: DocumentAdder,
                     item: dict[str, Any]) -> tuple[str, bytes]:
     """A shared file's name and bytes: its details from files.info, its content from
     Slack's file host with the workspace's bot token (FetchError, DocumentRefusedError)."""
@@ -317,12 +317,11 @@ async def _download(client: AsyncWebClient, files: FileHosts, max_bytes: int,
         raise FetchError("Slack would not say where the file is (the app needs the "
                          "files:read scope)") from None
     name = str(info.get("name") or "file")
-    if int(info.get("size") or 0) > max_bytes:
-        raise too_large(name, max_bytes)
+    adder.check_size(name, int(info.get("size") or 0))
     url = info.get("url_private_download") or info.get("url_private")
     if not url:
         raise FetchError(f"{name}: Slack gave no address to download it from")
-    data = await files.download(str(url), max_bytes,
+    data = await files.download(str(url), adder.max_bytes,
                                 {"Authorization": f"Bearer {client.token}"})
     return name, data
 

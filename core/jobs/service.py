@@ -488,9 +488,7 @@ class JobService(JobReader):
         """Research the job and deliver how it ended, its log records tagged with the job
         (core.logfields)."""
         with job_log_fields(job_id=job_id, tenant=request.tenant) as fields:
-            subject = request.question if isinstance(request, ResearchRequest) \
-                else request.subject
-            log.info("job %s started", job_id, extra={**fields, "question": subject,
+            log.info("job %s started", job_id, extra={**fields, "question": request.subject,
                                                       "platform": request.platform})
             await self._run_logged(job_id, request, delivery, start_after_s, progress_shown,
                                    handoff, fields)

@@ -20,6 +20,7 @@ import binascii
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -39,7 +40,7 @@ from adapters.http.schemas import (
 from adapters.http.services import ApiServices, Services
 from core.errors import DocumentRefusedError
 from core.models import DocumentsRequest, Job, JobStatus
-from core.retrieval.kb.adding import MAX_FILES
+from core.retrieval.kb.adding import MAX_FILES, DocumentAdder
 from core.retrieval.kb.indexer import file_id_of
 from core.store.catalogue import CatalogueDocument
 from core.web.crawl import page_key
@@ -81,7 +82,7 @@ async def add_documents(request: Request, response: Response, who: ApiCaller,
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     try:
         if kind == "multipart/form-data":
-            files = await _files_of(request, services.jobs.documents.max_bytes)
+            files = await _files_of(request, services.jobs.documents)
             job = await services.jobs.add_files(who.tenant, who.user, "api", files)
         elif kind == "application/json":
             asked = _url_of(await request.body())
@@ -143,9 +144,9 @@ def document_body(document: CatalogueDocument) -> DocumentBody:
         status="indexed", added_at=document.indexed_at, added_by=document.added_by)
 
 
-async def _files_of(request: Request, max_bytes: int) -> list[tuple[str, bytes]]:
+async def _files_of(request: Request, adder: DocumentAdder) -> list[tuple[str, bytes]]:
     """The files of the form's `file` field (Starlette spools each to disk as it arrives);
-    one over `max_bytes` is refused before it is read into memory."""
+    one too large is refused before it is read into memory."""
     try:
         form = await request.form(max_files=MAX_FILES, max_fields=10)
     except StarletteHTTPException as error:  # too many files or fields, a broken form
@@ -155,22 +156,19 @@ async def _files_of(request: Request, max_bytes: int) -> list[tuple[str, bytes]]
         if not sent:
             raise ApiError(400, "invalid_request", "send the files in the form field `file`")
         for item in sent:
-            if item.size is not None and item.size > max_bytes:
-                raise DocumentRefusedError(
-                    f"{item.filename or 'a file'} is larger than the {max_bytes / 2**20:g} MB "
-                    "a file may be (knowledge_base.max_file_mb)", "too_large")
+            if item.size is not None:
+                adder.check_size(item.filename or "a file", item.size)
         return [(item.filename or "", await item.read()) for item in sent]
     finally:
         await form.close()
 
 
 def _url_of(body: bytes) -> AddUrl:
+    """The JSON body, validated as FastAPI validates a declared one (422 naming the fields)."""
     try:
         return AddUrl.model_validate_json(body)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                             for e in error.errors()[:5])
-        raise ApiError(422, "invalid_request", problems) from None
+        raise RequestValidationError(error.errors()) from None
 
 
 def _queued(job: Job) -> list[DocumentQueued]:

@@ -75,10 +75,7 @@ class DocumentAdder:
             raise DocumentRefusedError(f"at most {MAX_FILES} files at a time", "invalid")
         named = [(safe_filename(name), data) for name, data in files]
         for name, data in named:
-            if len(data) > self.max_bytes:
-                raise DocumentRefusedError(
-                    f"{name} is larger than the {self._settings.max_file_mb:g} MB a file may "
-                    "be (knowledge_base.max_file_mb)", "too_large")
+            self.check_size(name, len(data))
             suffix = PurePosixPath(name).suffix.lower()
             if suffix not in SUPPORTED_SUFFIXES:
                 raise DocumentRefusedError(
@@ -87,6 +84,14 @@ class DocumentAdder:
             if not data:
                 raise DocumentRefusedError(f"{name} is empty", "invalid")
         return [await self._uploads.keep(tenant, name, data) for name, data in named]
+
+    def check_size(self, name: str, size: int) -> None:
+        """DocumentRefusedError when a file of `size` bytes is too large to add (a front end
+        asks before it downloads or reads a file; `admit_files` asks again)."""
+        if size > self.max_bytes:
+            raise DocumentRefusedError(
+                f"{name} is larger than the {self._settings.max_file_mb:g} MB a file may be "
+                "(knowledge_base.max_file_mb)", "too_large")
 
     async def admit_url(self, url: str, max_pages: int) -> str:
         """The URL to read, once the guarded fetcher may read it (http(s), no private
