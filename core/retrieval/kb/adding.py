@@ -105,7 +105,7 @@ class DocumentAdder:
                 raise DocumentRefusedError(str(error), "not_allowed") from None
 
     async def discard(self, request: DocumentsRequest) -> None:
-        """The job will not run (it failed, or was cancelled): its files are not kept."""
+        """The job has read its files, or will not (it failed): they are not kept."""
         await self._uploads.discard([upload.upload_id for upload in request.uploads])
 
     async def discard_stale(self, older_than: timedelta) -> int:
@@ -126,7 +126,7 @@ class DocumentAdder:
                 outcome.documents += await self._read_uploads(request, sink)
             if request.url:
                 outcome.documents += await self._read_site(request, sink)
-        await self._uploads.discard([upload.upload_id for upload in request.uploads])
+        await self.discard(request)
         return outcome
 
     async def _read_uploads(self, request: DocumentsRequest, sink: ProgressSink
