@@ -1,10 +1,15 @@
 """Answer quality and cache safety on labelled sets; prints tables.
 
-    .venv/bin/python bench/quality.py [--baseline REF] [--split dev|heldout|all]
+    .venv/bin/python bench/quality.py [--set hotpotqa|multihop] [--baseline REF]
+        [--split dev|heldout|all] [--workdir DIR]
 
-Multi-hop set (bench/data/multihop/*.json): Wikipedia-style paragraphs with distractors,
-questions with two gold paragraphs and a short answer span, and questions about entities
-absent from the corpus. Three runs through the real pipeline (local knowledge base, no model,
+Question sets. `hotpotqa` (the default): real HotpotQA questions over their 4,858 Wikipedia
+paragraphs (../shared/data/hotpotqa, or --data), split once by a hash of each question's id
+(the file is ordered by kind, so a split by position would tune on bridge questions alone): 150
+questions are the dev part (tuned on), 100 the heldout part (never tuned on). `multihop`
+(bench/data/multihop/*.json): hand-written Wikipedia-style paragraphs with distractors, a
+regression set. Both add the hand-written questions about entities absent from the corpus.
+Three runs through the job service over the research core (local knowledge base, no model,
 no cache): the answerable questions; the same questions with every gold paragraph removed
 from the index ("evidence removed"); the absent-entity questions. Cache pairs
 (bench/data/cache_pairs_*.json): paraphrase and near-miss pairs through the shipped guard, and
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import importlib
 import json
 import os
@@ -42,6 +48,10 @@ DATA = HERE / "data"
 LEVELS = ["high", "medium", "low", "insufficient"]
 
 
+HOTPOTQA = HERE.parent.parent / "shared" / "data" / "hotpotqa"
+HOTPOTQA_DEV = 150  # questions tuned on; the other 100 never are
+
+
 def load_multihop(split: str, limit: int | None = None
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     paragraphs, questions, absent = [], [], []
@@ -49,9 +59,42 @@ def load_multihop(split: str, limit: int | None = None
         part = json.loads(path.read_text())
         paragraphs += part["paragraphs"]  # the corpus is always whole
         if split in ("all", part["split"]):
-            questions += [{**q, "split": part["split"]} for q in part["questions"][:limit]]
+            questions += [{**q, "split": part["split"], "kind": question_kind(q)}
+                          for q in part["questions"][:limit]]
             absent += [{**a, "split": part["split"]} for a in part["absent"][:limit]]
     return paragraphs, questions, absent
+
+
+def load_hotpotqa(folder: Path, split: str, limit: int | None = None
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The shared HotpotQA set, split by position; the absent-entity questions are the
+    multi-hop set's (names that appear nowhere in either corpus)."""
+    paragraphs = [json.loads(line) for line in (folder / "corpus.jsonl").open()]
+    rows = [json.loads(line) for line in (folder / "questions_dev.jsonl").open()]
+    rows.sort(key=lambda row: hashlib.sha256(row["id"].encode()).hexdigest())
+    questions = []
+    for n, row in enumerate(rows):
+        part = "dev" if n < HOTPOTQA_DEV else "heldout"
+        question = {"id": row["id"], "question": row["question"], "answer": row["answers"][0],
+                    "gold": row["gold_paragraphs"], "split": part}
+        questions.append({**question, "kind": question_kind(question)})
+    picked = []
+    for part in ("dev", "heldout"):
+        if split in ("all", part):
+            picked += [q for q in questions if q["split"] == part][:limit]
+    _, _, absent = load_multihop(split, limit)
+    return paragraphs, picked, absent
+
+
+def question_kind(q: dict[str, Any]) -> str:
+    """"yes/no", "comparison" (the answer is one of two things the question names: "Who is
+    older, A or B?") or "bridge" (the answer is reached through another thing)."""
+    answer = q["answer"].strip().casefold()
+    if answer in ("yes", "no"):
+        return "yes/no"
+    if " or " in q["question"] and contains(q["question"], q["answer"]):
+        return "comparison"
+    return "bridge"
 
 
 def contains(text: str, span: str) -> bool:
@@ -62,7 +105,8 @@ def contains(text: str, span: str) -> bool:
 
 # ---- the measurements, run against whichever checkout is on sys.path ---------------------
 
-async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[str, Any]:
+async def measure(split: str, workdir: Path, limit: int | None = None,
+                  hotpotqa: Path | None = None) -> dict[str, Any]:
     sys.path.insert(0, os.getcwd())
     from core.config import CacheSettings, KnowledgeBaseSettings
     from core.models import ResearchRequest
@@ -73,7 +117,8 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
     KnowledgeBase = _module("core.retrieval.kb.knowledge_base").KnowledgeBase
     open_chroma = _module("core.retrieval.vectors").open_chroma
 
-    paragraphs, questions, absent = load_multihop(split, limit)
+    paragraphs, questions, absent = load_hotpotqa(hotpotqa, split, limit) if hotpotqa \
+        else load_multihop(split, limit)
     embedder = _Memo(OnnxMiniLMEmbedder())
     engine = await open_database(sqlite_url(str(workdir / "bench.sqlite3")))
     chroma = open_chroma(workdir / "chroma", None)
@@ -83,9 +128,15 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
     for tenant, keep in (("full", paragraphs), ("removed",
                                                 [p for p in paragraphs if p["id"] not in gold])):
         folder = workdir / tenant
-        folder.mkdir()
+        folder.mkdir(exist_ok=True)  # a kept --workdir is indexed once
+        kept = {f"{p['id']}.md" for p in keep}
+        for stale in folder.iterdir():  # a --split run keeps other parts' gold: not now
+            if stale.name not in kept:
+                stale.unlink()
         for p in keep:
-            (folder / f"{p['id']}.md").write_text(f"# {p['title']}\n\n{p['text']}\n")
+            path = folder / f"{p['id']}.md"
+            if not path.exists():
+                path.write_text(f"# {p['title']}\n\n{p['text']}\n")
         await kb.index([folder], tenant)
     index_s = time.perf_counter() - started
     ask = _asker(engine, kb, embedder)
@@ -105,7 +156,8 @@ async def measure(split: str, workdir: Path, limit: int | None = None) -> dict[s
         out["removed"].append(_row(q, removed, set(), None, paragraph_of, job))
     for a in absent:
         result, job = await ask(ResearchRequest(question=a["question"], tenant="full"))
-        out["absent"].append(_row({**a, "gold": [], "answer": ""}, result, set(), None,
+        out["absent"].append(_row({**a, "gold": [], "answer": "", "kind": "absent"}, result,
+                                  set(), None,
                                   paragraph_of, job))
     out["cache"] = cache_pairs(embedder)
     out["load"] = await cache_under_load(engine, chroma, embedder, CacheSettings())
@@ -118,8 +170,14 @@ def _row(q: dict[str, Any], result: Any, top10: set[str], handed: set[str] | Non
     cited = [paragraph_of(s) for s in result.sources]
     text = f"{result.answer.summary} {result.answer.detail}"
     gold = set(q["gold"])
+    said = re.match(r"\W*(yes|no)\b", result.answer.summary, re.I)
     return {
-        "id": q["id"], "split": q["split"], "confidence": result.answer.confidence.value,
+        "id": q["id"], "split": q["split"], "kind": q["kind"],
+        "confidence": result.answer.confidence.value,
+        "said_yes_no": bool(said),
+        "yes_no_right": bool(said) and said.group(1).casefold() == q["answer"].casefold(),
+        "common_word_limitation": any(_common_words(line, q["question"])
+                                      for line in result.answer.limitations),
         "gold_in_top10": len(gold & top10), "gold_handed": None if handed is None
         else len(gold & top10 & handed), "gold_cited": len(gold & set(cited)),
         "cited": len(cited), "gold": len(gold),
@@ -132,6 +190,17 @@ def _row(q: dict[str, Any], result: Any, top10: set[str], handed: set[str] | Non
         "grade": (job.metrics if job else {}).get("grade", {}),
         "answer_text": text,
     }
+
+
+def _common_words(limitation: str, question: str) -> list[str]:
+    """The ordinary words of the question a "do not mention" limitation reports missing:
+    lower-case single words ("nationality", "born"), not names, numbers or quoted phrases."""
+    listed = re.search(r"do not mention (.+?)\.?$", limitation)
+    if not listed:
+        return []
+    items = re.split(r",\s*|\s+or\s+", listed.group(1))
+    return [i for i in items if re.fullmatch(r"[a-z][a-z'-]*", i)
+            and re.search(rf"\b{re.escape(i)}\b", question)]
 
 
 class _Memo:
@@ -334,33 +403,42 @@ def summarise(name: str, out: dict[str, Any], split: str) -> dict[str, list[obje
         absent = [r for r in out["absent"] if r["split"] == part]
         if not answerable:
             continue
-        # what is left after removal still has a passage about each name the question uses
-        # (another film called Fargo): without a model that looks like the evidence
-        same_name = [r for r in removed if r["grade"].get("names")
-                     and r["grade"].get("about") == r["grade"].get("names")]
-        other = [r for r in removed if r not in same_name]
         gold = sum(r["gold"] for r in answerable)
         top10 = sum(r["gold_in_top10"] for r in answerable)
         handed = [r["gold_handed"] for r in answerable if r["gold_handed"] is not None]
         cited = sum(r["cited"] for r in answerable)
         gold_cited = sum(r["gold_cited"] for r in answerable)
+        yes_no = [r for r in answerable if r["kind"] == "yes/no"]
         rows[part] = [
             f"{name} {part}", len(answerable),
             top10 / gold,
             sum(handed) / top10 if handed and top10 else "n/a",
             gold_cited / gold,
+            _recall([r for r in answerable if r["kind"] == "bridge"]),
+            _recall([r for r in answerable if r["kind"] != "bridge"]),
             sum(r["gold_cited"] == r["gold"] for r in answerable) / len(answerable),
             gold_cited / cited if cited else 0.0,
             _share(answerable, "first"), _share(answerable, "anywhere"),
-            sum(r["pronoun_lead"] for r in answerable) / len(answerable),
+            f"{_share(yes_no, 'said_yes_no'):.3f} / {_share(yes_no, 'yes_no_right'):.3f} "
+            f"({len(yes_no)})",
+            sum(r["common_word_limitation"] for r in answerable + removed + absent),
             _rate(answerable, {"insufficient"}),
             _rate(removed, {"high", "medium"}),
-            f"{_rate(same_name, {'high', 'medium'}):.3f} ({len(same_name)})",
-            f"{_rate(other, {'high', 'medium'}):.3f} ({len(other)})",
             _rate(removed, {"insufficient"}),
             _rate(absent, {"insufficient"}), len(absent),
         ]
     return rows
+
+
+def _recall(rows: list[dict[str, Any]]) -> float | str:
+    gold = sum(r["gold"] for r in rows)
+    return sum(r["gold_cited"] for r in rows) / gold if gold else "n/a"
+
+
+def right(row: dict[str, Any]) -> bool:
+    """The answer holds the gold answer: Yes or No first for a yes/no question, the answer's
+    words anywhere otherwise."""
+    return row["yes_no_right"] if row["kind"] == "yes/no" else row["anywhere"]
 
 
 def _share(rows: list[dict[str, Any]], key: str) -> float:
@@ -377,16 +455,15 @@ def calibration(name: str, out: dict[str, Any]) -> list[list[object]]:
         answerable = [r for r in out["answerable"] if r["split"] == part]
         for level in LEVELS:
             picked = [r for r in answerable if r["confidence"] == level]
-            right = [r for r in picked if r["anywhere"] and r["gold_cited"]]
             rows.append([f"{name} {part}", level, len(picked),
-                         len(right) / len(picked) if picked else "n/a"])
+                         sum(right(r) for r in picked) / len(picked) if picked else "n/a"])
     return rows
 
 
 def cache_rows(name: str, cache: dict[str, Any], load: dict[str, Any]) -> list[list[object]]:
     rows = []
-    for part in ("dev", "heldout"):
-        pairs = cache.get(part, [])
+    for part in sorted(k for k in cache if k != "threshold"):
+        pairs = cache[part]
         same = [p for p in pairs if p["same"]]
         near = [p for p in pairs if not p["same"]]
         if not pairs:
@@ -395,14 +472,14 @@ def cache_rows(name: str, cache: dict[str, Any], load: dict[str, Any]) -> list[l
                      sum(p["similarity"] >= cache["threshold"] for p in same) / len(same),
                      sum(p["similarity"] >= cache["threshold"] for p in near) / len(near),
                      sum(p["hit"] for p in same) / len(same),
-                     sum(p["hit"] for p in near) / len(near)])
+                     sum(p["hit"] for p in near)])
     return rows
 
 
 def near_miss_kinds(name: str, cache: dict[str, Any]) -> list[list[object]]:
     rows = []
-    for part in ("dev", "heldout"):
-        pairs = cache.get(part, [])
+    for part in sorted(k for k in cache if k != "threshold"):
+        pairs = cache[part]
         for kind in sorted({p["kind"] for p in pairs}):
             picked = [p for p in pairs if p["kind"] == kind]
             rows.append([f"{name} {part}", kind, "paraphrase" if picked[0]["same"]
@@ -416,18 +493,17 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
                for row in summarise(name, out, split).values()]
     table("1. Multi-hop answers (local knowledge base, no model)",
           ["run", "questions", "gold in search top 10", "of those handed to the answer",
-           "cited recall", "all gold cited", "cited precision", "answer in 1st sentence",
-           "answer anywhere", "a He/She/It/They sentence alone",
-           "answerable refused", "evidence removed: High/Medium",
-           "same, where a passage about a same-named thing is left (n)", "same, the rest (n)",
+           "cited recall", "bridge", "comparison", "all gold cited", "cited precision",
+           "answer in 1st sentence", "answer anywhere", "yes/no: said / right (n)",
+           "common-word limitations", "answerable refused", "evidence removed: High/Medium",
            "evidence removed: Insufficient", "absent entity: Insufficient",
            "absent questions"], quality)
-    table("2. Confidence calibration (answerable set): share right (answer span present, "
-          "a gold paragraph cited)", ["run", "confidence", "answers", "right"],
+    table("2. Confidence calibration (answerable set): share right (Yes/No right, or the "
+          "answer's words in the answer)", ["run", "confidence", "answers", "right"],
           [row for name, out in results.items() for row in calibration(name, out)])
     table("3. Cache pairs at the shipped threshold", [
         "run", "paraphrases", "near-misses", "cosine only: hit", "cosine only: false hit",
-        "shipped rule: hit", "shipped rule: false hit"],
+        "shipped rule: hit", "shipped rule: false hits"],
           [row for name, out in results.items()
            for row in cache_rows(name, out["cache"], out["load"])])
     table("4. Cache pairs by kind (hit rate)", ["run", "kind", "pair", "pairs", "hit"],
@@ -447,12 +523,16 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
         print(f"- {limitations.count(line)} x {line}")
 
 
-def run_checkout(root: Path, split: str, limit: int | None = None) -> dict[str, Any]:
-    """This script's measurements on the code in `root`, in a child process."""
+def run_checkout(root: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """This script's measurements on the code in `root`, in a child process; with
+    --workdir, its index is kept in WORKDIR/NAME for the next run."""
     with tempfile.TemporaryDirectory(prefix="researchbot-quality-") as work:
         output = Path(work) / "out.json"
+        kept = Path(args.workdir).resolve() / name if args.workdir else None
         subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", str(output),
-                        "--split", split] + (["--limit", str(limit)] if limit else []),
+                        "--split", args.split, "--set", args.set, "--data", str(args.data)]
+                       + (["--limit", str(args.limit)] if args.limit else [])
+                       + (["--workdir", str(kept)] if kept else []),
                        cwd=root, check=True,
                        env={**os.environ, "PYTHONPATH": str(root)})
         return json.loads(output.read_text())
@@ -460,21 +540,32 @@ def run_checkout(root: Path, split: str, limit: int | None = None) -> dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--set", default="hotpotqa", choices=["hotpotqa", "multihop"])
+    parser.add_argument("--data", type=Path, default=HOTPOTQA,
+                        help="the HotpotQA folder (corpus.jsonl, questions_dev.jsonl)")
     parser.add_argument("--baseline", help="a git revision to measure alongside")
     parser.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
     parser.add_argument("--limit", type=int, help="the first N questions of each part (quicker "
                         "runs while working; report full runs)")
+    parser.add_argument("--workdir", help="keep each run's index here and reuse it")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # child mode: write JSON here
     parser.add_argument("--report", nargs="+", metavar="NAME=JSON",
                         help="print the tables of runs saved by --measure")
+    parser.add_argument("--save", help="also write each run's rows as JSON to SAVE.NAME.json "
+                        "(for --report)")
     args = parser.parse_args()
     if args.report:
         report({name: json.loads(Path(path).read_text())
                 for name, path in (item.split("=", 1) for item in args.report)}, args.split)
         return
     if args.measure:
-        with tempfile.TemporaryDirectory(prefix="researchbot-quality-") as work:
-            out = asyncio.run(measure(args.split, Path(work), args.limit))
+        hotpotqa = args.data if args.set == "hotpotqa" else None
+        if args.workdir:
+            Path(args.workdir).mkdir(parents=True, exist_ok=True)
+            out = asyncio.run(measure(args.split, Path(args.workdir), args.limit, hotpotqa))
+        else:
+            with tempfile.TemporaryDirectory(prefix="researchbot-quality-") as work:
+                out = asyncio.run(measure(args.split, Path(work), args.limit, hotpotqa))
         Path(args.measure).write_text(json.dumps(out))
         return
     repository = HERE.parent
@@ -484,12 +575,14 @@ def main() -> None:
         subprocess.run(["git", "worktree", "add", "--detach", str(base), args.baseline],
                        cwd=repository, check=True, capture_output=True)
         try:
-            results[f"base {args.baseline[:7]}"] = run_checkout(base, args.split, args.limit)
+            results[f"base {args.baseline[:7]}"] = run_checkout(base, args, "base")
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base)],
                            cwd=repository, check=False, capture_output=True)
             shutil.rmtree(base, ignore_errors=True)
-    results["this"] = run_checkout(repository, args.split, args.limit)
+    results["this"] = run_checkout(repository, args, "this")
+    for name, out in results.items() if args.save else ():
+        Path(f"{args.save}.{name.replace(' ', '-')}.json").write_text(json.dumps(out))
     print("\nindex s: " + ", ".join(f"{n} {o['index_s']:.1f}" for n, o in results.items()))
     report(results, args.split)
 

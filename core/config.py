@@ -197,11 +197,13 @@ class KnowledgeBaseSettings(_Section):
 class CacheSettings(_Section):
     enabled: bool = Field(default=True, description="Serve and store answers in the cache.")
     similarity_threshold: float = Field(
-        default=0.90,
+        default=0.80,
         ge=0.5,
         le=1.0,
         description="Cosine similarity at or above which a past question may count as the same "
-        "(it must also ask the same thing word for word: core.answer.question_match).",
+        "(it must also ask the same thing word for word: core.answer.question_match). The "
+        "guard, not this, keeps near-misses out (they score up to 0.99); paraphrases it accepts "
+        "score from about 0.83, so a higher value only turns them away.",
     )
     ttl_hours: float = Field(default=168.0, ge=0, description="Lifetime of a cached answer.")
     current_event_ttl_hours: float = Field(
@@ -253,16 +255,17 @@ class TierBudget(_Section):
     tokens: int = Field(ge=1000, description="LLM tokens (prompt + completion) for the job.")
 
 
-# The depth tiers, one table. Without a model a tier runs `plain_queries` query variations in
-# one round and keeps `plain_sources` x pipeline.max_sources passages; with a model the other
+# The depth tiers, one table. Without a model a tier runs `plain_queries` query variations, then
+# up to `plain_hops` searches for what the first passages name (the second hop), and keeps
+# `plain_sources` x pipeline.max_sources passages; with a model the other
 # columns are its budget (each overridable: llm.quick.seconds, ...).
 TIERS: dict[str, dict[str, Any]] = {
-    "quick": {"plain_queries": 2, "plain_sources": 0.625,
+    "quick": {"plain_queries": 2, "plain_hops": 2, "plain_sources": 0.625,
               "iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
-    "standard": {"plain_queries": 4, "plain_sources": 1.0,
+    "standard": {"plain_queries": 4, "plain_hops": 3, "plain_sources": 1.0,
                  "iterations": 5, "queries": 10, "sources": 15, "seconds": 180,
                  "tokens": 120_000},
-    "deep": {"plain_queries": 6, "plain_sources": 2.0,
+    "deep": {"plain_queries": 6, "plain_hops": 4, "plain_sources": 2.0,
              "iterations": 10, "queries": 15, "sources": 20, "seconds": 600,
              "tokens": 300_000},
 }

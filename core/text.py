@@ -70,6 +70,10 @@ def title_subject(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 
+NAME = re.compile(r"\b[A-Z][\w'.-]*[\w'](?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|van\s+|la\s+|"
+                  r"and\s+(?=[A-Z]))?[A-Z][\w'.-]*[\w'])*")
+
+
 def phrase(text: str) -> str:
     """`plain_words` padded with spaces, for whole-phrase matching (`phrase(name) in
     phrase(passage)`); text without words gives a string no phrase contains."""

@@ -111,6 +111,23 @@ async def test_a_near_miss_is_not_served(cache: SemanticAnswerCache) -> None:
     assert await cache.lookup("How can I convert a string into an integer?", "t1") is not None
 
 
+async def test_a_paraphrase_in_other_words_is_served_through_the_lookup(
+    cache: SemanticAnswerCache,
+) -> None:
+    """Passive voice, politeness, "how many people live in": the neighbours Chroma returns
+    and the shipped threshold let through what the guard accepts, and no near-miss."""
+    await _store(cache, "Who founded the Red Cross?", summary="Henry Dunant.")
+    await _store(cache, "What is the population of Peru?", summary="About 34 million.")
+    await _store(cache, "How many people live in Chile?", summary="About 20 million.")
+    founder = await cache.lookup("Could you tell me who the Red Cross was founded by?", "t1")
+    assert founder is not None and founder.result.answer.summary == "Henry Dunant."
+    peru = await cache.lookup("How many people live in Peru?", "t1")
+    assert peru is not None and peru.result.answer.summary == "About 34 million."
+    assert await cache.lookup("What did the Red Cross found?", "t1") is None
+    assert await cache.lookup("How many people live in Lima?", "t1") is None
+    assert await cache.lookup("What is the population density of Chile?", "t1") is None
+
+
 async def test_under_load_no_question_is_served_another_ones_answer(
     cache: SemanticAnswerCache,
 ) -> None:

@@ -89,7 +89,8 @@ def _cited(text: str, relevance: float = 0.7) -> tuple[Any, list[Source]]:
 
 def test_limitations_use_the_questions_words_never_stems() -> None:
     question = "How do browsers store cookies and embedded fonts?"
-    verified, sources = _cited("Browsers store small files on disk for each site you visit.")
+    verified, sources = _cited("Browsers store small files for each site you visit, and "
+                               "embedded pictures in a cache on disk.")
     limitations = grade(verified, sources, detect_intent(question), [], only_local=True,
                         question=question).limitations
     text = " ".join(limitations)

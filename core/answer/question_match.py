@@ -6,18 +6,25 @@ conquered Carthage" and the reverse: cosine 0.85-0.99), so a cached answer is se
 when the questions also agree, word for word after normalisation, on everything that can
 change the answer:
 
-- every content word (stemmed), so a qualifier added or dropped ("Asian"), another entity,
-  another attribute or a comparative ("largest" / "smallest") is a miss;
+- every content word (stemmed, or a synonym: WordNet's first senses and a few pairs it lacks),
+  so a qualifier added or dropped ("Asian"), another entity, another attribute or a
+  comparative ("largest" / "smallest") is a miss;
 - negation words ("not", "no", "never", "without", "non-"), counted;
 - every number, single digits included, with number words read as digits;
 - roles: the content words outside prepositional phrases in the same order (who did what to
-  whom), and each word under the same preposition ("from euros to dollars" is not "from
-  dollars to euros").
+  whom: "who killed Caesar?" is not "who did Caesar kill?"), and each word under the same
+  preposition ("from euros to dollars" is not "from dollars to euros").
 
-What may differ: stop words, politeness ("Can you tell me ..."), case, punctuation,
-contractions, the possessive form ("Rome's first emperor" = "the first emperor of Rome"), a
-prepositional phrase moved ("At sea level, what is ..."), "in what year" for "when", and
-inflection ("live" / "lives"). A miss costs one research run; a wrong hit costs trust.
+What may differ: stop words, articles, politeness ("Can you tell me ...", "please", "I'd like
+to know"), case, punctuation, contractions, singular / plural and verb forms, the possessive
+form ("Alexander the Great's teacher" = "the teacher of Alexander the Great"), the passive
+voice when it names its agent ("was Carthage destroyed by Rome?" = "did Rome destroy
+Carthage?"; "who was Caesar killed by?" = "who killed Caesar?"), a prepositional phrase
+moved ("At sea level, what is ..."), "in what year" for "when", "how to" for "how do I", a
+measure asked by its noun ("the height of" = "how tall", "the duration of" = "how long ...
+last"), "how many people live in" for "the population of", "how many Y does X have" for "how
+many Y are in X", and "take place" / "occur" for "happen". A miss costs one research run; a
+wrong hit costs trust.
 """
 
 from __future__ import annotations
@@ -78,12 +85,45 @@ _FILLER = re.compile(
     r"|explain\s+to\s+me|i(?:'m| am)\s+curious)\b)?[\s,:]*",
     re.I,
 )
+# A question that starts by asking, perhaps after a preposition ("in what year ..."), needs
+# no "what is" in front once its politeness is gone.
+_ASKING = re.compile(rf"\s*(?:(?:{'|'.join(sorted(PREPOSITIONS))})\s+)?"
+                     rf"(?:{'|'.join(_ASKS)}|is|are|was|were|do|does|did|can|could|should|will|"
+                     r"would|has|have|had)\b", re.I)
 _WHEN = re.compile(r"\b(?:in|during)?\s*(?:what|which)\s+year\b", re.I)
+# "How many people live in X?" asks for X's population.
+_POPULATION = re.compile(r"\bhow\s+many\s+(?:people|inhabitants|residents)\s+(?:are\s+)?"
+                         r"(?:live|lives|lived|living|reside|resides|resided|residing)\s+in\b",
+                         re.I)
+# "How to X?" asks how one does X.
+_HOW_TO = re.compile(r"\bhow\s+to\b", re.I)
+# "How much does X weigh?" asks "How heavy is X?"
+_WEIGH = re.compile(r"\bhow\s+much\s+(?:do|does|did|will|would|can|could)\s+([^,;:!?.]+?)\s+"
+                    r"weigh\s*(?=[,;:!?.]|$)", re.I)
+# "What is the duration of X?" asks "How long does X last?" (not "How long is X?": a
+# marathon's length is not its duration); "What is the price of X?", "How much does X cost?".
+_MEASURE_NOUNS = {"duration": "long {} last", "price": "much {} cost", "cost": "much {} cost"}
+_MEASURE_NOUN = re.compile(r"\bwhat\s+(?:is|was|are|were|will\s+be)\s+the\s+(duration|price|cost)"
+                           r"\s+of\s+([^,;:!?.]+?)\s*(?=[,;:!?.]|$)", re.I)
+# "How many moons does Jupiter have?" asks "How many moons (are there) in Jupiter?", as does
+# "Jupiter has how many moons?".
+_HAVE = re.compile(r"\bhow\s+many\s+([^,;:!?.]+?)\s+(?:do|does|did)\s+([^,;:!?.]+?)\s+have"
+                   r"\s*(?=[,;:!?.]|$)", re.I)
+_HOW_MANY_HAS = re.compile(r"\bhow\s+many\s+([^,;:!?.]+?)\s+(?:has|have|had)\s*(?=[,;:!?.]|$)",
+                           re.I)  # "(tell me) how many hearts an octopus has"
+_HAS_HOW_MANY = re.compile(r"^\s*([^,;:!?.]+?)\s+(?:has|have|had)\s+how\s+many\s+"
+                           r"([^,;:!?.]+?)\s*(?=[,;:!?.]|$)", re.I)
+# "When did X take place / occur?" asks "When did X happen?" ("happen" is a stop word).
+_HAPPEN = re.compile(r"\b(?:take|takes|took|taken|taking)\s+place\b|\b(?:occur|occurs|occurred|"
+                     r"occurring)\b", re.I)
+# "What is the name of X?" asks "What is X?"; "Where is X located?", "Where is X?".
+_NAME_OF = re.compile(r"\b(what|which)\s+(is|was|are|were)\s+the\s+names?\s+of\b", re.I)
+_LOCATED = re.compile(r"\b(?:located|situated)\b", re.I)
 # "What is the height of X?" asks "How high is X?"
-_DIMENSIONS = {"age": "old", "height": "high", "elevation": "high", "duration": "long",
-               "length": "long", "distance": "far", "depth": "deep", "width": "wide",
-               "weight": "heavy", "speed": "fast", "size": "big", "number": "many",
-               "amount": "much"}
+_DIMENSIONS = {"age": "old", "height": "high", "elevation": "high", "length": "long",
+               "distance": "far", "depth": "deep", "width": "wide", "weight": "heavy",
+               "speed": "fast", "size": "big", "number": "many", "amount": "much",
+               "temperature": "hot"}
 _DIMENSION = re.compile(r"\bwhat\s+(is|was|are|were)\s+the\s+(" + "|".join(_DIMENSIONS)
                         + r")\s+of\b", re.I)
 # "How can I ..." asks for a method, as "How do I ..." does; "Can dogs ...?" keeps its modal.
@@ -102,6 +142,7 @@ class Word:
     text: str  # lower case, as written
     name: bool  # capitalised inside the question: a name, never replaced by a synonym
     group: int  # its place among the words of its phrase; "X and Y" share one
+    fronted: bool = False  # in a prepositional phrase moved before the question ("In 2010, ...")
 
 
 @dataclass(frozen=True)
@@ -151,34 +192,71 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
                     continue
                 if other.stem == word.stem or (
                         not exact and not word.name and not other.name
-                        and not word.stem[0].isdigit()
-                        and lexicon().synonyms(word.text, other.text)):
+                        and not word.stem[0].isdigit() and _synonyms(word.text, other.text)):
                     partner[n] = k
                     free.discard(k)
                     break
     return None if -1 in partner else partner
 
 
+# Words WordNet does not give one shared sense, although questions use them alike.
+_SAME_WORDS = [frozenset(group.split()) for group in ("delete remove", "tall high",
+                                                     "top maximum")]
+
+
+def _synonyms(first: str, second: str) -> bool:
+    a, b = lexicon().lemma(first), lexicon().lemma(second)
+    if a.degree == b.degree and any({a.base, b.base} <= group for group in _SAME_WORDS):
+        return True
+    return lexicon().synonyms(first, second)
+
+
 def _same_roles(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) -> bool:
     """Words keep their order within the question and within each prepositional phrase (who
     did what to whom: "a male donkey and a female horse" is not "a male horse and a female
     donkey"), except the phrase the question word asks about, which may move ("how many moons
-    does Jupiter have?" = "Jupiter has how many moons?") but must ask about the same thing."""
+    does Jupiter have?" = "Jupiter has how many moons?") but must ask about the same thing and
+    keep its own order ("what animals eat orcas?" is not "what animals do orcas eat?"), and a
+    prepositional phrase moved to the front, which keeps its order inside."""
     asked = {theirs.words[partner[n]].stem for n, w in enumerate(mine.words)
              if w.stem in mine.asked}
     if mine.asked and theirs.asked and not (asked <= theirs.asked or asked >= theirs.asked):
         return False  # "how many yen ...?" is not "how many dollars ...?"
+    back = {k: n for n, k in enumerate(partner)}
+    if not (_asked_in_order(mine, theirs, partner)
+            and _asked_in_order(theirs, mine, [back[k] for k in range(len(theirs.words))])):
+        return False
     movable = mine.asked | theirs.asked
     for tag in {word.tag for word in mine.words}:
-        placed = [(word.group, theirs.words[partner[n]].group)
-                  for n, word in enumerate(mine.words)
-                  if word.tag == tag and word.stem not in movable
-                  and theirs.words[partner[n]].stem not in movable]
-        placed.sort(key=lambda pair: pair[0])
-        for (a1, b1), (a2, b2) in itertools.pairwise(placed):
-            if (a1 < a2 and b1 > b2) or (a1 == a2 and b1 != b2):
+        for fronted in (True, False):
+            placed = [(word.group, theirs.words[partner[n]].group)
+                      for n, word in enumerate(mine.words)
+                      if word.tag == tag and word.stem not in movable
+                      and theirs.words[partner[n]].stem not in movable
+                      and (word.fronted or theirs.words[partner[n]].fronted) == fronted]
+            if not _in_order(placed):
                 return False
     return True
+
+
+def _asked_in_order(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) -> bool:
+    """The phrase my question word asks about keeps its order in theirs: "who killed Caesar?"
+    is not "who did Caesar kill?"."""
+    for tag in {word.tag for word in mine.words if word.stem in mine.asked}:
+        placed = [(word.group, theirs.words[partner[n]].group)
+                  for n, word in enumerate(mine.words)
+                  if word.tag == tag and word.stem in mine.asked]
+        if not _in_order(placed):
+            return False
+    return True
+
+
+def _in_order(placed: list[tuple[int, int]]) -> bool:
+    """Whether (my slot, their slot) pairs keep their order, words sharing a slot ("X and Y")
+    sharing one in theirs too."""
+    placed = sorted(placed, key=lambda pair: pair[0])
+    return not any((a1 < a2 and b1 > b2) or (a1 == a2 and b1 != b2)
+                   for (a1, b1), (a2, b2) in itertools.pairwise(placed))
 
 
 @lru_cache(maxsize=4096)
@@ -193,7 +271,9 @@ def question_form(question: str) -> QuestionForm:
     asking = False  # inside the phrase right after a question word
     groups: dict[str, int] = {}  # per preposition ("" outside phrases): the next slot
     joined = False  # the previous word was "and" / "or"
-    for n, token in enumerate(_tokens(question)):
+    tokens = _tokens(question)
+    fronted = bool(tokens) and tokens[0].casefold() in PREPOSITIONS and "," in tokens
+    for n, token in enumerate(tokens):
         lower = token.casefold()
         if lower in _ASKS:
             asks.add(_ASKS[lower])
@@ -202,7 +282,7 @@ def question_form(question: str) -> QuestionForm:
         if lower in _MODALS:
             modals.add(lower)
         if lower == ",":
-            preposition, asking, joined = "", False, False
+            preposition, asking, joined, fronted = "", False, False, False
             continue
         if lower in NEGATIONS:
             negations += 1
@@ -217,7 +297,7 @@ def question_form(question: str) -> QuestionForm:
             numbers.append(lower)
         elif lower in _DETERMINERS and not (token == "A" and n > 0):  # "blood type A"
             continue
-        elif lower in STOPWORDS and lower not in _KEPT:
+        elif _is_stopword(lower) and lower not in _KEPT:
             preposition, asking, joined = "", False, False  # a verb ends the phrase
             continue
         stem = lower if lower[0].isdigit() else _ENGLISH.stemWord(lower)
@@ -228,7 +308,7 @@ def question_form(question: str) -> QuestionForm:
             asked.add(stem)
         words.append(Word(tag=preposition, stem=stem, text=lower,
                           group=max(groups.get(preposition, 0), 0),
-                          name=n > 0 and token[:1].isupper()))
+                          name=n > 0 and token[:1].isupper(), fronted=fronted))
     return QuestionForm(
         words=tuple(words),
         asked=frozenset(asked),
@@ -239,21 +319,55 @@ def question_form(question: str) -> QuestionForm:
     )
 
 
+# Verbs among the stop words, whose other forms ("uses", "told") are stop words too.
+_STOP_VERBS = _words("use tell explain describe give get work happen compare")
+
+
+def _is_stopword(word: str) -> bool:
+    return word in STOPWORDS or (word.isalpha() and lexicon().lemma(word).base in _STOP_VERBS)
+
+
+def _counted_in_owner(match: re.Match[str]) -> str:
+    """"how many hearts an octopus has" -> "how many hearts in an octopus": the owner starts at
+    its determiner, else at the last run of capitalised words ("how many moons Saturn has");
+    left as it is when neither shows where."""
+    words = match.group(1).split()
+    split = next((n for n in range(1, len(words)) if words[n].casefold() in _DETERMINERS), 0)
+    if not split:
+        split = len(words)
+        while split > 1 and words[split - 1][:1].isupper():
+            split -= 1
+        split = split if split < len(words) else 0
+    if not split:
+        return match.group(0)
+    return f"how many {' '.join(words[:split])} in {' '.join(words[split:])}"
+
+
 def _tokens(question: str) -> list[str]:
     """Words and numbers as written, commas kept as phrase breaks; possessives turned into
     "of" phrases, number words into digits, politeness and contractions undone."""
     text = unicodedata.normalize("NFKD", question).replace("\u2019", "'")
     text = "".join(c for c in text if not unicodedata.combining(c))  # creme brulee
+    text = re.sub(r"^(\W*)A\b", r"\1a", text)  # an article, even when moved ("blood type A")
     text = re.sub(r"'s\s+(?=(?:a|an|the)\s)", " is ", text, flags=re.I)  # "how long's a ..."
     polite = _FILLER.sub("", text)
-    if polite != text and not re.match(rf"\s*(?:{'|'.join(_ASKS)}|is|are|was|were|do|does|did|"
-                                       r"can|could|should|will|would|has|have|had)\b",
-                                       polite, re.I):
+    if polite != text and not _ASKING.match(polite):
         polite = f"what is {polite}"  # "Could you tell me the dose of ...?"
     text = _strip_preamble(polite)
     text = re.sub(r"[\s,]*\bplease\b[\s,]*", " ", text, flags=re.I)
     text = _WHEN.sub(" when ", text)
+    text = _POPULATION.sub("what is the population of", text)
+    text = _NAME_OF.sub(r"\1 \2", text)
+    text = _HAPPEN.sub("happen", text)
+    text = _LOCATED.sub(" ", text)
+    text = _WEIGH.sub(r"how heavy is \1", text)
+    text = _MEASURE_NOUN.sub(
+        lambda m: "how " + _MEASURE_NOUNS[m.group(1).casefold()].format(m.group(2)), text)
+    text = _HAVE.sub(r"how many \1 in \2", text)
+    text = _HAS_HOW_MANY.sub(r"how many \2 in \1", text)
+    text = _HOW_MANY_HAS.sub(_counted_in_owner, text)
     text = _HOW_CAN.sub("how do ", text)
+    text = _HOW_TO.sub("how do i", text)
     text = _DIMENSION.sub(lambda m: f"how {_DIMENSIONS[m.group(2).casefold()]} {m.group(1)}",
                           text)
     text = re.sub(r"\bhow\s+tall\b", "how high", text, flags=re.I)
@@ -270,22 +384,114 @@ def _tokens(question: str) -> list[str]:
         lower = token.casefold()
         lower = _PREPOSITION_FORMS.get(lower, lower)
         words.append(_NUMBER_WORDS.get(lower, token if lower == token.casefold() else lower))
-    return _join_phrasal_verbs(_unfold_possessives(words))
+    return _join_phrasal_verbs(_active_voice(_unfold_possessives(words)))
 
 
 _PARTICLES = frozenset(["up", "down", "out", "off", "on", "over", "back", "away", "in"])
 
 
 def _join_phrasal_verbs(words: list[str]) -> list[str]:
-    """"go up" -> "go_up" when WordNet knows the phrasal verb, so that it can match "rise"."""
+    """"go up" -> "go_up" when WordNet knows the phrasal verb, so that it can match "rise";
+    not when the particle governs a noun phrase ("go in winter" keeps "in winter")."""
     joined: list[str] = []
-    for word in words:
-        if joined and word.casefold() in _PARTICLES and joined[-1][:1].isalpha() \
+    for n, word in enumerate(words):
+        after = words[n + 1].casefold() if n + 1 < len(words) else ","
+        governs = after != "," and (after not in STOPWORDS or after in _DETERMINERS)
+        if joined and word.casefold() in _PARTICLES and not governs \
+                and joined[-1][:1].isalpha() \
                 and lexicon().is_verb(f"{lexicon().lemma(joined[-1]).base}_{word.casefold()}"):
             joined[-1] = f"{lexicon().lemma(joined[-1]).base}_{word.casefold()}"
         else:
             joined.append(word)
     return joined
+
+
+_BE = _words("is are was were be been being")
+_AGENT_QUESTIONS = _words("who whom what")
+
+
+def _active_voice(words: list[str]) -> list[str]:
+    """A passive clause turned active, so that who did what to whom reads alike in both
+    voices: "was Carthage destroyed by Rome" -> "did Rome destroy Carthage", "what animals are
+    eaten by orcas" -> "what animals did orcas eat", "who was Caesar killed by", "by whom was
+    Caesar killed" and "Caesar was killed by whom" -> "who kill Caesar". Without "by" the agent
+    is unknown and the clause is left as it is."""
+    lowered = [word.casefold() for word in words]
+    if len(words) > 3 and lowered[0] == "by" and lowered[1] in _ASKS:
+        return _agent_asked_first(words)
+    for by in range(2, len(words)):
+        verb = lexicon().participle_base(words[by - 1]) if lowered[by] == "by" else None
+        if verb is None:
+            continue
+        start = max((n + 1 for n in range(by) if lowered[n] == ","), default=0)
+        be = max((n for n in range(start, by - 1) if lowered[n] in _BE), default=-1)
+        if be < 0:
+            continue
+        end = by + 1
+        if end < len(words) and lowered[end] in _AGENT_QUESTIONS:
+            end += 1  # "... directed by whom?"
+        while end < len(words) and _in_agent(lowered[end]) and lowered[by + 1] not in _ASKS:
+            end += 1
+        between = words[be + 1:by - 1]
+        active = _turned_active(words[start:be], between, verb, words[by + 1:end])
+        if active is not None:
+            return [*words[:start], *active, *words[end:]]
+    return words
+
+
+def _turned_active(before: list[str], between: list[str], verb: str, agent: list[str]
+                   ) -> list[str] | None:
+    """The clause "<before> be <between> <verb>-ed by <agent>" in the active voice, or None
+    when the agent cannot be told."""
+    negations = [w for w in between if w.casefold() in NEGATIONS]
+    patient = [w for w in between if w.casefold() not in NEGATIONS]
+    asks = bool(before) and before[0].casefold() in _ASKS
+    if agent and not (len(agent) == 1 and agent[0].casefold() in _AGENT_QUESTIONS):
+        if patient or asks:  # "was Carthage destroyed by Rome?", "who was killed by Brutus?"
+            return [*before, "did", *negations, *agent, verb, *patient]
+        return [*agent, *negations, verb, *before]  # "Carthage was destroyed by Rome"
+    if agent and not asks:  # "Casablanca was directed by whom?"
+        return [agent[0], *negations, verb, *before, *patient]
+    if agent or not asks:
+        return None
+    if patient:  # "who was Caesar killed by?"
+        return [*before, *negations, verb, *patient]
+    if before[0].casefold() in _AGENT_QUESTIONS and len(before) > 1:
+        return [before[0], *negations, verb, *before[1:]]  # "(tell me) who X was painted by"
+    return None
+
+
+def _in_agent(word: str) -> bool:
+    """Whether the word continues the agent's noun phrase after "by" ("by the Bank of
+    England"), which ends at a comma, another preposition or a verb."""
+    if word == ",":
+        return False
+    if word in PREPOSITIONS:
+        return word == "of"
+    return word not in STOPWORDS or word in _DETERMINERS or word in _KEPT \
+        or word in ("and", "or")
+
+
+def _agent_asked_first(words: list[str]) -> list[str]:
+    """"By whom was the jet engine invented?" -> "who invent the jet engine"; "by which
+    company was X bought" -> "which company buy X"."""
+    lowered = [word.casefold() for word in words]
+    be = next((n for n in range(2, len(words)) if lowered[n] in _BE), -1)
+    end = next((n for n in range(len(words)) if lowered[n] == ","), len(words))
+    if be < 0 or be > end:
+        return words
+    for last in range(end - 1, be, -1):
+        verb = lexicon().participle_base(words[last])
+        if verb is not None:
+            break
+        if lowered[last] in PREPOSITIONS:  # "... invented in 1930"
+            end = last
+    else:
+        return words
+    asker = ["who" if lowered[1] == "whom" else words[1], *words[2:be]]
+    negations = [w for w in words[be + 1:last] if w.casefold() in NEGATIONS]
+    patient = [w for w in words[be + 1:last] if w.casefold() not in NEGATIONS]
+    return [*asker, *negations, verb, *patient, *words[last + 1:]]
 
 
 _PREAMBLE_WORDS = _words("""hi hello hey ok okay so quick question sorry basic dumb silly
@@ -316,13 +522,26 @@ def _unfold_possessives(words: list[str]) -> list[str]:
             out.append(words[n])
             n += 1
             continue
-        owner = match.group(1)
+        owner = [match.group(1)]
+        if owner[0][:1].isupper():  # "Alexander the Great's", "the Federal Reserve's"
+            while out and _in_name(out):
+                owner.insert(0, out.pop())
         end = n + 1
         while end < len(words) and words[end] != "," and words[end].casefold() not in \
                 PREPOSITIONS and (words[end].casefold() not in STOPWORDS
                                   or words[end].casefold() in _KEPT):
             end += 1
         out.extend(words[n + 1:end])
-        out.extend(["of", owner, ","] if end < len(words) else ["of", owner])
+        out.extend(["of", *owner, ","] if end < len(words) else ["of", *owner])
         n = end
     return out
+
+
+def _in_name(before: list[str]) -> bool:
+    """Whether the last word before a name is part of it: a capitalised word, or "the" / "of"
+    between capitalised words ("Alexander the Great", "Bank of England")."""
+    word = before[-1]
+    if word.casefold() in STOPWORDS or word == ",":
+        return word.casefold() in ("the", "of") and len(before) > 1 \
+            and before[-2][:1].isupper() and before[-2].casefold() not in STOPWORDS
+    return word[:1].isupper()

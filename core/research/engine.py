@@ -54,8 +54,9 @@ UNCONFIRMED_ANSWER = ("The answer that was written is not shown: none of its sta
 
 @dataclass(frozen=True)
 class Tier:
-    """How far one depth tier goes. Without a model: its queries and a share of
-    `pipeline.max_sources`, one round. With a model: the tier's budget (llm.quick, ...)."""
+    """How far one depth tier goes. Without a model: its query variations, the second hop's
+    searches, and a share of `pipeline.max_sources`. With a model: the tier's budget
+    (llm.quick, ...)."""
 
     name: str
     queries: int  # searches in all rounds together
@@ -63,6 +64,7 @@ class Tier:
     rounds: int
     seconds: float | None  # the whole job's time (a model's budget); None: no overall limit
     budget: TierBudget | None = None  # the model's, with its tokens
+    hops: int = 0  # of `queries`, those kept for the second hop (without a model)
 
     @property
     def candidates(self) -> int:
@@ -76,8 +78,9 @@ def tier(depth: Depth, pipeline: PipelineSettings, llm: LLMSettings | None) -> T
         return Tier(depth.value, budget.queries, budget.sources, budget.iterations,
                     budget.seconds, budget)
     row = TIERS[depth.value]
-    return Tier(depth.value, row["plain_queries"],
-                max(1, round(pipeline.max_sources * row["plain_sources"])), 1, None)
+    return Tier(depth.value, row["plain_queries"] + row["plain_hops"],
+                max(1, round(pipeline.max_sources * row["plain_sources"])), 2, None,
+                hops=row["plain_hops"])
 
 
 # ---- what the steps share ----------------------------------------------------------------
@@ -116,6 +119,7 @@ class ResearchState:
     tier: Tier
     evidence: dict[str, Evidence] = field(default_factory=dict)
     ranked: list[Source] = field(default_factory=list)  # the last round's ranking
+    found: list[list[Source]] = field(default_factory=list)  # every round's result lists
     passages_found: int = 0
     queries_run: dict[str, int] = field(default_factory=dict)
     rounds: int = 0
@@ -383,7 +387,8 @@ class ResearchEngine:
 
         await record.begin(Stage.GRADE, "Grading confidence")
         graded = grade(verified, chosen, reading.intent, trace.failures(),
-                       only_local=scope.local_only, question=reading.subject)
+                       only_local=scope.local_only, question=reading.subject,
+                       notes=check.draft.notes)
         record.metrics["grade"] = graded.trace()
         confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
                                                       check, state)

@@ -1,7 +1,8 @@
 """The engine's steps without a model: the heuristic reading of the question (intake), its
-query variations (planning), one round of search ranked by retrieval (with the question's
-names and the second hop, core.retrieval.rank), an extractive answer of the sources' own
-sentences (nothing to check beyond the citations), and the code's grade as it is."""
+query variations (planning), a round of search ranked by retrieval (with the question's names,
+core.retrieval.rank), a second round for what the first passages name (the second hop), an
+extractive answer of the sources' own sentences (nothing to check beyond the citations), and
+the code's grade as it is."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from typing import Any
 from core.answer.fact_check import ClaimCheck
 from core.answer.synthesis.base import Synthesizer
 from core.config import PipelineSettings
-from core.models import Confidence, ConversationTurn, QueryIntent, ResearchRequest, Source
+from core.models import (
+    Confidence,
+    ConversationTurn,
+    QueryIntent,
+    QuestionType,
+    ResearchRequest,
+    Source,
+)
 from core.research.engine import (
     Evidence,
     ResearchQuestion,
@@ -21,10 +29,16 @@ from core.research.engine import (
     Tier,
     Written,
 )
-from core.research.planning import ResearchPlan, plan_queries
+from core.research.planning import (
+    PlannedQuery,
+    ResearchPlan,
+    closed_question,
+    plan_queries,
+    route_sources,
+)
 from core.research.search import SearchOutcome, SearchScope
 from core.retrieval.embedding import Embedder
-from core.retrieval.rank import rank_sources
+from core.retrieval.rank import bridge_queries, rank_sources
 
 
 class HeuristicReader:
@@ -38,13 +52,14 @@ class HeuristicPlanner:
     async def plan(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                    ) -> ResearchPlan:
         return plan_queries(reading.subject, reading.intent, scope.capabilities(),
-                            state.tier.queries)
+                            state.tier.queries - state.tier.hops)
 
 
 class RetrievalWeigher:
-    """Evidence is what ranks best for the question: fused retrieval ranks, the question's
-    names each covered, at most `max_per_document` passages a document, web pages read in
-    place of their snippets. A follow-up's earlier sources compete with the new ones."""
+    """Evidence is what ranks best for the question among every round's results: fused
+    retrieval ranks, the question's names each covered, the passages about what the best
+    ones name, at most `max_per_document` passages a document, web pages read in place of
+    their snippets. A follow-up's earlier sources compete with the new ones."""
 
     def __init__(self, embedder: Embedder, settings: PipelineSettings) -> None:
         self._embedder = embedder
@@ -57,8 +72,9 @@ class RetrievalWeigher:
                     state: ResearchState, earlier: Sequence[ConversationTurn]
                     ) -> tuple[int, int, list[str]]:
         before = [turn.sources for turn in earlier if turn.sources]
+        state.found += scope.usable(outcome.results)
         ranked = await rank_sources(
-            reading.subject, scope.usable(outcome.results) + before, self._embedder,
+            reading.subject, state.found + before, self._embedder,
             state.tier.sources, self._settings.max_per_document,
             self._settings.min_relevance, prior=scope.prior(reading.intent),
             names=reading.intent.entities)
@@ -73,10 +89,26 @@ class RetrievalWeigher:
         return list(state.ranked)
 
 
-class OneRound:
+class SecondHop:
+    """After the first round, one more: searches for what the best passages name that the
+    question does not ("Shirley Temple", named in the passage about the film, for "the
+    position held by the woman who portrayed Corliss Archer in Kiss and Tell"), each with
+    the question's words those passages lack. A comparison or a yes/no question names
+    everything it needs; so does a question whose first passages leave nothing to look up."""
+
     async def reflect(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                       ) -> tuple[ResearchPlan, dict[str, Any] | None]:
-        return ResearchPlan(), None
+        if state.rounds > 1 or not state.tier.hops or closed_question(reading.question) \
+                or reading.intent.question_type == QuestionType.COMPARISON:
+            return ResearchPlan(), None
+        found = [s for hits in state.found for s in hits]
+        queries = bridge_queries(reading.subject, state.ranked, found, state.tier.hops)
+        if not queries:
+            return ResearchPlan(), {"sufficient": True, "second_hop": []}
+        routed = route_sources(reading.subject, scope.capabilities())
+        return (ResearchPlan(queries=[PlannedQuery(text=q, purpose="the second hop",
+                                                   sources=routed) for q in queries]),
+                {"sufficient": False, "second_hop": queries})
 
 
 class ExtractiveWriter:
@@ -130,6 +162,6 @@ def heuristic_strategies(embedder: Embedder, settings: PipelineSettings,
                 synthesizer: Synthesizer) -> Strategies:
     """The steps of a job without a model (stateless: one set serves every job)."""
     return Strategies(reader=HeuristicReader(), planner=HeuristicPlanner(),
-                      weigher=RetrievalWeigher(embedder, settings), reflector=OneRound(),
+                      weigher=RetrievalWeigher(embedder, settings), reflector=SecondHop(),
                       writer=ExtractiveWriter(synthesizer), checker=CitationsOnly(),
                       grader=CodeGrade(), budget=NoBudget())

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 
+from core.answer.lexicon import lexicon
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
 from core.text import STOPWORDS, terms, unstorable_characters
@@ -69,8 +70,9 @@ _COMPARISON = re.compile(
     r"better than|worse than|faster than|slower than|pros and cons|similarities)\b",
     re.I,
 )
-# "Which was founded first, the Louvre or the Prado?": two named things weighed.
-_EITHER = re.compile(r"\bor\b")
+# "Which was founded first, the Louvre or the Prado?", "Are A and B both American?", "What
+# do A and B have in common?": two named things weighed.
+_EITHER = re.compile(r"\b(?:or|both|in common|same|different)\b", re.I)
 _CURRENT = re.compile(
     r"\b(latest|newest|today|tonight|yesterday|this (week|month|year)|right now|currently|"
     r"recent(ly)?|breaking|news|upcoming|so far this)\b",
@@ -137,8 +139,10 @@ def _entities(question: str) -> list[str]:
     for match in _ENTITY.finditer(question):
         index = next(n for n, g in enumerate(match.groups()) if g)
         entity = match.groups()[index].strip(" ?.!,")
-        if index == 4 and match.start() == len(question) - len(question.lstrip()):
-            # A capital at the start of a sentence is not a name: drop that first word.
+        if index == 4 and match.start() == len(question) - len(question.lstrip()) \
+                and lexicon().lemma(entity.partition(" ")[0]).senses:
+            # A capital at the start of a sentence is not a name when it is a word of the
+            # language ("Which", "Are"): drop it. "SuperMansion starred ..." keeps its name.
             entity = entity.partition(" ")[2]
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)

@@ -6,14 +6,24 @@ film the question asks about, the city a founder was born in)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from core.countries import countries_in
 from core.models import Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance, reciprocal_rank_fusion
-from core.text import opening_subject, phrase, title_subject
+from core.text import (
+    NAME,
+    STOPWORDS,
+    opening_subject,
+    phrase,
+    sentences,
+    terms,
+    title_subject,
+)
 
 
 async def rank_sources(
@@ -62,7 +72,10 @@ async def rank_sources(
     pool = [by_id[i] for i in ids]
     texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
     chosen += _naming(names, chosen, order, texts)
-    chosen += _bridges(question, chosen, order, texts, pool)
+    # a second hop's passage is about another thing than the question: it is reached through
+    # a chosen passage that names it, not by matching the question, so the floor is not its
+    by_fusion = sorted(range(len(ids)), key=lambda n: -fused[ids[n]])
+    chosen += _bridges(question, chosen, by_fusion, texts, pool)
     ranked = []
     for n in chosen:
         source = by_id[ids[n]]
@@ -105,6 +118,63 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
         if subject in named:
             added.append(n)
     return added
+
+
+def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Source],
+                   limit: int) -> list[str]:
+    """Searches for the second hop: the names the best passages give that the question does
+    not and no passage found is about, those standing among the question's words first
+    ("written and illustrated by Masakazu Katsura" for "written and illustrated by someone
+    born in what year?"), each searched with the question's words its passage lacks
+    ("Masakazu Katsura someone born year")."""
+    asked = phrase(question)
+    wanted = set(terms(NAME.sub(" ", question)))  # what it asks of its names, not the names
+    known = {p for s in found for p in subjects_of(s)}
+    scored: dict[str, tuple[float, str]] = {}
+    for rank, source in enumerate(ranked[:BRIDGE_PASSAGES]):
+        text = source.content or source.snippet
+        own = subjects_of(source)
+        lacking = [w for w in _surface(question) if not set(terms(w)) & set(terms(text))]
+        for sentence in sentences(text):
+            for match in NAME.finditer(sentence):
+                name = match.group(0)
+                key = phrase(name)
+                if (not _bridgeable(name, match.start(), sentence) or key in asked
+                        or key in own or key in known):
+                    continue
+                window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
+                                   *sentence[match.end():].split()[:BRIDGE_WINDOW]])
+                score = len(wanted & set(terms(window)) - set(terms(name))) + 0.5 / (1 + rank)
+                query = " ".join([name, *lacking])
+                if score > scored.get(key, (-1.0, ""))[0]:
+                    scored[key] = (score, query)
+    best = sorted(scored.values(), key=lambda item: -item[0])
+    return [query for score, query in best if score >= 1.0][:limit]
+
+
+BRIDGE_WINDOW = 6  # words each side of a name that tie it to the question
+_CALENDAR = frozenset(terms("january february march april may june july august september "
+                            "october november december monday tuesday wednesday thursday "
+                            "friday saturday sunday"))
+
+
+def _bridgeable(name: str, at: int, sentence: str) -> bool:
+    """A name worth a search: not a date's month, not a nationality or a country alone
+    ("Norwegian"), not one capitalised word that opens the sentence ("Although")."""
+    words = name.split()
+    if len(phrase(name).strip()) < 4 or set(terms(name)) <= _CALENDAR \
+            or (countries_in(name) and len(words) == 1):
+        return False
+    return len(words) > 1 or (at > 0 and words[0].casefold() not in STOPWORDS)
+
+
+BRIDGE_PASSAGES = 3
+
+
+def _surface(question: str) -> list[str]:
+    """The question's content words as written, names left out (they were searched)."""
+    return [w for w in re.findall(r"[\w'-]+", NAME.sub(" ", question))
+            if w.casefold() not in STOPWORDS and not w.isdigit()]
 
 
 def subjects_of(source: Source) -> set[str]:

@@ -16,16 +16,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.answer.synthesis.base import Draft
+from core.answer.verdict import Verdict, closed, decide, either_or, through_another
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
-from core.retrieval.rank import tied_to
-from core.text import STOPWORDS, plain_words, sentences, terms
+from core.retrieval.rank import subjects_of, tied_to
+from core.text import STOPWORDS, phrase, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."
+UNSETTLED = ("The sources found do not settle this either way; the passages closest to it are "
+             "quoted.")
+ABSENCE = ("The answer No rests on a passage that does not describe its subject in the "
+           "question's words; it may say so in other words.")
 NOT_ANSWERED = NO_ANSWER
 ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
+EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
 # How far back a referring sentence may reach for the sentence that names its subject.
 MAX_ANTECEDENT_DISTANCE = 2
 
@@ -66,7 +72,21 @@ class ExtractiveSynthesizer:
         self._min_score = min_sentence_score
 
     async def synthesize(self, question: str, intent: QueryIntent, sources: list[Source]) -> Draft:
-        candidates = _candidates(sources)
+        verdict = decide(question, intent, sources)
+        if verdict is not None:
+            return _decided(verdict, sources).model_copy(
+                update={"notes": [ABSENCE] if verdict.by_absence else []})
+        notes = [UNSETTLED] if closed(question) or either_or(question, intent) else []
+        draft = await self._extract(question, intent, sources)
+        return draft.model_copy(update={"notes": draft.notes + notes})
+
+    async def _extract(self, question: str, intent: QueryIntent, sources: list[Source]
+                       ) -> Draft:
+        # only passages tied to what the question names are quoted, where there are such
+        names = [e for e in intent.entities if plain_words(e)]
+        tied = {n for n, source in enumerate(sources)
+                if names and tied_to(source, names, sources)}
+        candidates = [c for c in _candidates(sources) if not tied or c.source_index in tied]
         if not candidates:
             return Draft(summary=NO_ANSWER)
         joined = [c.text for c in candidates if c.text != c.focus]
@@ -98,11 +118,7 @@ class ExtractiveSynthesizer:
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
-        # the lead comes from a passage tied to what the question names, where one was picked
-        names = [e for e in intent.entities if plain_words(e)]
-        tied = {n for n in {c.source_index for c in chosen} if names
-                and tied_to(sources[n], names, sources)}  # each passage looked at once
-        leads = [c for c in chosen if c.source_index in tied] or chosen
+        leads = chosen
         lead = max(leads, key=lambda c: c.score)
         answering = [c for c in leads if c.bonus >= ANSWER_TYPE_BONUS]
         if lead.bonus < ANSWER_TYPE_BONUS and answering:
@@ -112,14 +128,19 @@ class ExtractiveSynthesizer:
             best = max(answering, key=lambda c: c.score)
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
-        rest = sorted((c for c in chosen if c is not lead),
+        chain = [lead]
+        hop = _second_hop(question, lead, candidates, sources, question_terms,
+                          self._min_score / 2, through_another(question, names))
+        if hop is not None:  # the answer is about what the best sentence names: it leads
+            chain = [hop, lead]
+        rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
         return Draft(
-            summary=_cite(lead),
-            detail=" ".join(_cite(c) for c in rest),
+            summary=_cite(chain[0]),
+            detail=" ".join(_cite(c) for c in chain[1:] + rest),
             citations=[
                 Citation(claim=c.text, source_id=sources[c.source_index].id, quote=c.text)
-                for c in [lead, *rest]
+                for c in [*chain, *rest]
             ],
         )
 
@@ -128,6 +149,90 @@ class ExtractiveSynthesizer:
         vectors = self._embedder.embed([question] + [c.focus for c in candidates] + joined)
         count = len(candidates) + 1
         return vectors[:count], dict(zip(joined, vectors[count:], strict=True))
+
+
+def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
+                sources: list[Source], question_terms: set[str], floor: float,
+                go_between: bool) -> _Candidate | None:
+    """The best sentence of a passage about something the lead sentence names (Masakazu
+    Katsura, in "I"s is a manga written and illustrated by Masakazu Katsura"), scored on
+    the question's words the lead's passage lacks ("born", "year") and what the question
+    asks for: the question reaches its answer through that thing. Only when the lead's
+    passage lacks some of the question's words, and the other passage has some of them or
+    the question asks through a go-between ("the woman who portrayed ...")."""
+    said = phrase(lead.text)
+    asked = phrase(question)
+    lead_source = sources[lead.source_index]
+    rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
+    if not rest:
+        return None
+    best: tuple[float, _Candidate] | None = None
+    for candidate in candidates:
+        source = sources[candidate.source_index]
+        if _same_thing(source, lead_source) or not any(
+                subject in said and subject not in asked
+                for subject in subjects_of(source) if len(subject) > 5):
+            continue
+        covered = len(rest & set(terms(candidate.text))) / len(rest)
+        if not covered and not go_between:
+            continue
+        score = 0.65 * candidate.semantic + 0.35 * covered + candidate.bonus
+        if score >= floor and (best is None or score > best[0]):
+            best = (score, candidate)
+    return best[1] if best else None
+
+
+def _same_thing(source: Source, other: Source) -> bool:
+    """Two passages of one document, or about one subject: no hop between them."""
+    return (source.id == other.id or (bool(source.document_id)
+            and source.document_id == other.document_id)
+            or bool(subjects_of(source) & subjects_of(other)))
+
+
+def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[Source],
+             names: list[str]) -> list[_Candidate]:
+    """The other sentences that earn their place: from a passage (or its document) of the
+    chain, from one
+    passage about something the chain's quoted sentences name, or from the passage that
+    brings in a name of the question the chain does not mention (the other side of a
+    comparison). A passage that only shares words with the question is left out."""
+    documents = {sources[c.source_index].document_id for c in chain} - {None, ""}
+    passages = {n for n, source in enumerate(sources)
+                if n in {c.source_index for c in chain} or source.document_id in documents}
+    links = 0
+
+    def text(n: int) -> str:
+        return phrase(f"{sources[n].title} {sources[n].content or sources[n].snippet}")
+
+    kept = []
+    for candidate in sorted(chosen, key=lambda c: -c.score):
+        if candidate in chain:
+            continue
+        n = candidate.source_index
+        if n not in passages and not names:  # nothing named: as good a match earns it
+            if candidate.score < EARNING_SHARE * chain[-1].score:
+                continue
+        elif n not in passages:
+            said = " ".join(text(m) for m in passages)
+            brings = [name for name in names if phrase(name) in text(n)
+                      and phrase(name) not in said]
+            quoted = phrase(" ".join(c.text for c in chain))
+            linked = links < 1 and any(subject in quoted for subject in subjects_of(sources[n])
+                                       if len(subject) > 5)
+            if not brings and not linked:
+                continue
+            links += not brings
+            passages.add(n)
+        kept.append(candidate)
+    return kept
+
+
+def _decided(verdict: Verdict, sources: list[Source]) -> Draft:
+    """"No: <the sentence about one> [1] <the sentence about the other> [2]"."""
+    units = [_Candidate(n, 0, text, text) for n, text in verdict.reasons]
+    return Draft(summary=f"{verdict.answer}: " + " ".join(_cite(u) for u in units),
+                 citations=[Citation(claim=u.text, source_id=sources[u.source_index].id,
+                                     quote=u.text) for u in units])
 
 
 def _candidates(sources: list[Source]) -> list[_Candidate]:

@@ -1,0 +1,376 @@
+"""Yes/no and either-or questions decided by code from the passages about each thing named,
+for the answer's first word: "No: Ian Brown is an English musician [1]; Dee Snider is an
+American singer [2]." or "Terry Richardson: ... (born 1965) [2] ... (born 1970) [1]".
+
+What is decided, and from what:
+
+- "Who is older, A or B?", "Which was founded first, ...", "... died first": the years in the
+  passages about A and B (a person's birth or death from the dates after the name; an event's
+  first year);
+- "Which has more members / is higher, A or B?": the number next to that word, or a height;
+- another either-or ("Which film was Oscar nominated, A or B?"): the side whose passage holds
+  more of the question's other words, when one clearly does;
+- "Are A and B both American?" / "of the same nationality?": the countries in the opening of
+  each passage;
+- "Are A and B by the same director?" / "the same number of acts?": the name after "directed
+  by" or the number before "acts" in each;
+- "Were A and B both founded before 1950?": each passage's first year;
+- "Are A and B both documentaries?": whether each passage holds the words the question says
+  of both.
+
+Nothing is decided when a side has no passage about it or the passages do not give the
+value: the answer then says that the sources do not settle it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from core.answer.lexicon import lexicon
+from core.countries import countries_in
+from core.models import QueryIntent, Source
+from core.text import STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
+
+_ValueOf = Callable[[Source], "tuple[str, str] | None"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    answer: str  # "Yes", "No", or the option that wins
+    reasons: list[tuple[int, str]]  # (source index, the sentence that decides it), in order
+    by_absence: bool = False  # a No because a passage lacks the question's words
+
+
+_CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)\b", re.I)
+_EARLIER = re.compile(r"\b(?:older|oldest|first|earlier|earliest|sooner)\b", re.I)
+_LATER = re.compile(r"\b(?:younger|youngest|later|latest|last|more recent|most recent|newer|"
+                    r"newest)\b", re.I)
+_MORE = re.compile(r"\b(?:more|most|larger|largest|bigger|biggest|greater|higher|highest|"
+                   r"taller|tallest)\b", re.I)
+_FEWER = re.compile(r"\b(?:fewer|fewest|less|least|smaller|smallest|lower|lowest|shorter|"
+                    r"shortest)\b", re.I)
+_HEIGHT = re.compile(r"\b(?:higher|highest|taller|tallest|lower|lowest|shorter|shortest)\b",
+                     re.I)
+_YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+_QUANTITY = re.compile(r"(\d[\d,]*(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")", re.I)
+_AGENTS = {"director": "directed", "writer": "written", "author": "written",
+           "composer": "composed", "producer": "produced", "publisher": "published",
+           "creator": "created", "founder": "founded", "developer": "developed",
+           "designer": "designed", "architect": "designed", "owner": "owned"}
+_NAMED = re.compile(r"[A-Z][\w'.-]*(?:\s+(?:de\s+|van\s+|von\s+)?[A-Z][\w'.-]*)*")
+
+
+# "the director of", "the band whose", "the island on which": the question asks about
+# something it reaches through what it names
+_GO_BETWEEN = re.compile(r"\bthe\s+(?:[\w'-]+\s+){0,3}?(?:of|who|that|whose|which|where)\b",
+                         re.I)
+_ASKS_FOR = re.compile(r"^\W*(?:what|who|which)\s+(?:is|was|are|were)\s+$", re.I)
+
+
+def through_another(question: str, names: list[str]) -> bool:
+    """Whether the question asks about a go-between of what it names ("where was the
+    director of Casablanca born?"), not about the named thing's own attribute ("what is the
+    capital of France?", where the phrase is what is asked for)."""
+    first = min((question.find(n) for n in names if n in question), default=-1)
+    return first > 0 and any(not _ASKS_FOR.match(question[:m.start()])
+                             for m in _GO_BETWEEN.finditer(question[:first]))
+
+
+def closed(question: str) -> bool:
+    return bool(_CLOSED.match(question))
+
+
+def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
+    """The answer to a yes/no or either-or question when the passages settle it; None when
+    they do not or the question is neither."""
+    options = either_or(question, intent)
+    if options:
+        return _choose(question, options, sources)
+    if closed(question):
+        return _yes_or_no(question, intent, sources)
+    return None
+
+
+# ---- either-or ------------------------------------------------------------------------------
+
+def either_or(question: str, intent: QueryIntent) -> list[str]:
+    """The two things an either-or question weighs ("Who is older, A or B?"); [] for any
+    other question."""
+    body = question.strip().rstrip("?.! ")
+    left, sep, right = body.rpartition(" or ")
+    if not sep:
+        return []
+    left = re.split(r",|:|--|—|–|\bbetween\b", left)[-1].strip()
+    named = [e for e in intent.entities if left.endswith(e)]
+    if named:
+        left = max(named, key=len)
+    elif len(left.split()) > 4:
+        return []
+    right = re.split(r",|\?", right)[0].strip()
+    options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.I).strip() for o in (left, right)]
+    options = [re.sub(r"^(?:who|which|what)\s+(?:is|was|are|were)\s+\w+\s+", "", o,
+                      flags=re.I) for o in options]
+    return options if all(plain(o) for o in options) else []
+
+
+def _choose(question: str, options: list[str], sources: Sequence[Source]) -> Verdict | None:
+    found = [_about(o, sources) for o in options]
+    if any(n is None for n in found):
+        return None
+    sides = [(o, n) for o, n in zip(options, found, strict=True) if n is not None]
+    asked = question.casefold()
+    if _EARLIER.search(asked) or _LATER.search(asked):
+        values = [_year(question, sources[n], options) for _, n in sides]
+        earliest = bool(_EARLIER.search(asked)) and not (
+            "younger" in asked or "youngest" in asked)
+        return _by_value(sides, values, sources, lowest=earliest)
+    if _MORE.search(asked) or _FEWER.search(asked):
+        values = [_amount(question, sources[n]) for _, n in sides]
+        return _by_value(sides, values, sources, lowest=not _MORE.search(asked))
+    if any(lexicon().is_graded(w) for w in re.findall(r"[a-z]+", asked)):
+        return None  # "lasted longer": a measure this code does not read
+    return _by_support(question, options, sides, sources)
+
+
+def _by_value(sides: list[tuple[str, int]], values: list[tuple[float, str] | None],
+              sources: Sequence[Source], lowest: bool) -> Verdict | None:
+    if any(v is None for v in values):
+        return None
+    known = [(v, o, n) for v, (o, n) in zip(values, sides, strict=True) if v is not None]
+    ranked = sorted(known, key=lambda item: item[0][0], reverse=not lowest)
+    if ranked[0][0][0] == ranked[1][0][0]:
+        return None
+    return Verdict(ranked[0][1], [(n, v[1]) for v, _, n in ranked])
+
+
+def _by_support(question: str, options: list[str], sides: list[tuple[str, int]],
+                sources: Sequence[Source]) -> Verdict | None:
+    """The option whose passage holds more of what the question says of it ("Oscar
+    nominated", "sing with Frankie Valli"), when one holds clearly more."""
+    named = set(terms(" ".join(options)))
+    wanted = set(terms(question)) - named - _QUESTION_WORDS
+    if not wanted:
+        return None
+    scores = []
+    for option, n in sides:
+        text = _text(sources[n])
+        held = wanted & set(terms(text))
+        best = max(sentences(text) or [text], key=lambda s: len(wanted & set(terms(s))))
+        scores.append((len(held), option, n, best))
+    scores.sort(key=lambda item: -item[0])
+    if scores[0][0] - scores[1][0] < 1 or scores[0][0] < max(1, len(wanted) // 2):
+        return None
+    return Verdict(scores[0][1], [(n, best) for _, _, n, best in scores[:1]])
+
+
+_QUESTION_WORDS = frozenset(terms("who which what whom whose when where how also"))
+
+
+# ---- yes or no -----------------------------------------------------------------------------
+
+def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
+    subjects, predicate = _subjects(question, intent)
+    if len(subjects) < 2:
+        return None
+    found = [_about(s, sources) for s in subjects]
+    if any(n is None for n in found):
+        return None
+    sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
+    same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
+    if same:
+        return _same(same.group(1), sides, sources)
+    when = re.search(r"\b(before|after|since|until)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
+    if when:
+        return _dated(when.group(1), int(when.group(2)), question, sides, sources)
+    countries = countries_in(predicate)
+    if countries:
+        return _from(countries, sides, sources)
+    return _described(predicate, sides, sources)
+
+
+def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
+    """The two things a yes/no question asks about ("Are A and B both ...") and what it says
+    of them (the words after the second)."""
+    names = [e for e in intent.entities if e in question]
+    for first, second in itertools.pairwise(names):
+        joined = re.search(re.escape(first) + r"(?:\s+[\w-]+){0,3}?\s*,?\s+and\s+(?:the\s+)?"
+                           r"(?:\w+\s+){0,2}?" + re.escape(second), question)
+        if joined:
+            rest = question[joined.end():].strip(" ,?.!")
+            rest = re.sub(r"^(?:both|each|all)\s+", "", rest, flags=re.I)
+            return [first, second], rest
+    return [], ""
+
+
+def _same(attribute: str, sides: list[tuple[str, int]],
+          sources: Sequence[Source]) -> Verdict | None:
+    asked = attribute.casefold()
+    if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
+        return _compare(sides, sources, _country)
+    counted = re.search(r"\bnumber of (\w+)", asked)
+    if counted:
+        noun = counted.group(1)
+        return _compare(sides, sources, lambda s: _count_of(noun, s))
+    agent = next((verb for noun, verb in _AGENTS.items() if re.search(rf"\b{noun}s?\b", asked)),
+                 None)
+    if agent is not None:
+        return _compare(sides, sources, lambda s: _agent(agent, s))
+    return None
+
+
+def _compare(sides: list[tuple[str, int]], sources: Sequence[Source],
+             value_of: _ValueOf) -> Verdict | None:
+    values = [value_of(sources[n]) for _, n in sides]
+    if any(v is None for v in values):
+        return None
+    known = [(v, n) for v, (_, n) in zip(values, sides, strict=True) if v is not None]
+    agree = len({v[0] for v, _ in known}) == 1
+    return Verdict("Yes" if agree else "No", [(n, v[1]) for v, n in known])
+
+
+def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]],
+           sources: Sequence[Source]) -> Verdict | None:
+    values = [_year(question, sources[n], [s for s, _ in sides]) for _, n in sides]
+    if any(v is None for v in values):
+        return None
+    known = [(v, n) for v, (_, n) in zip(values, sides, strict=True) if v is not None]
+    before = relation in ("before", "until")
+    holds = all((v[0] < year) if before else (v[0] > year) for v, _ in known)
+    return Verdict("Yes" if holds else "No", [(n, v[1]) for v, n in known])
+
+
+def _from(countries: list[str], sides: list[tuple[str, int]],
+          sources: Sequence[Source]) -> Verdict | None:
+    values = [_country(sources[n]) for _, n in sides]
+    if any(v is None for v in values):
+        return None
+    known = [(v, n) for v, (_, n) in zip(values, sides, strict=True) if v is not None]
+    holds = all(v[0] in countries for v, _ in known)
+    return Verdict("Yes" if holds else "No", [(n, v[1]) for v, n in known])
+
+
+def _described(predicate: str, sides: list[tuple[str, int]],
+               sources: Sequence[Source]) -> Verdict | None:
+    """Whether each passage holds every word the question says of both ("documentaries
+    about war"): yes when all do; no when a passage about one of them lacks one."""
+    wanted = set(terms(predicate)) - STOPWORDS
+    if not wanted:
+        return None
+    reasons = []
+    holds = True
+    for _, n in sides:
+        said = sentences(_text(sources[n])) or [_text(sources[n])]
+        has = wanted <= set(terms(" ".join(said)))
+        holds = holds and has
+        best = max(range(len(said)), key=lambda k: len(wanted & set(terms(said[k]))))
+        reasons.append((n, _quote(said, best if has else 0)))
+    return Verdict("Yes" if holds else "No", reasons, by_absence=not holds)
+
+
+def _quote(said: list[str], at: int) -> str:
+    """Sentence `at`, with the ones before it back to the passage's first when it leans on
+    them ("It is native to ...")."""
+    if at and re.match(r"^\W*(?:it|its|they|their|he|his|she|her|this|these|the)\b", said[at],
+                       re.I):
+        return " ".join(said[max(0, at - 2):at + 1]) if at <= 2 else said[at]
+    return said[at]
+
+
+# ---- what a passage gives ------------------------------------------------------------------
+
+def _country(source: Source) -> tuple[str, str] | None:
+    """The first country the passage's opening sentence names (its subject's nationality or
+    place), and that sentence."""
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        found = countries_in(sentence)
+        if found:
+            return found[0], sentence
+    return None
+
+
+def _count_of(noun: str, source: Source) -> tuple[str, str] | None:
+    stem = terms(noun)
+    for sentence in sentences(_text(source)):
+        for match in _QUANTITY.finditer(sentence):
+            after = sentence[match.end():match.end() + 40].split()[:3]
+            if stem and any(terms(w)[:1] == stem for w in after):
+                return str(_number(match.group(1))), sentence
+    return None
+
+
+def _agent(verb: str, source: Source) -> tuple[str, str] | None:
+    for sentence in sentences(_text(source)):
+        done = re.search(rf"\b{verb}\s+(?:and\s+\w+\s+)?by\s+({_NAMED.pattern})", sentence)
+        if done:
+            return phrase(done.group(1)), sentence
+    return None
+
+
+def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[float, str] | None:
+    """The year the comparison turns on: a person's death year for "died first", else the
+    first year of the passage (a person's birth year comes first, after the name)."""
+    died = bool(re.search(r"\b(?:died|death|dead)\b", question, re.I))
+    said = sentences(_text(source))
+    verbs = set(terms(question)) - _QUESTION_WORDS - set(terms(" ".join(named))) \
+        - set(terms(source.title))
+    # a year next to the question's own verb ("formed in 1996") before the passage's first
+    dated = [s for s in said if _YEAR.search(s) and verbs & set(terms(s))]
+    for sentence in ([] if died else dated[:1]) + said:
+        years = [int(y) for y in _YEAR.findall(sentence)]
+        if died:
+            dates = re.search(r"\(([^)]*)\)", sentence)
+            span = [int(y) for y in _YEAR.findall(dates.group(1))] if dates else []
+            if len(span) >= 2:
+                return float(span[1]), sentence
+            continue
+        if years:
+            return float(years[0]), sentence
+    return None
+
+
+def _amount(question: str, source: Source) -> tuple[float, str] | None:
+    """The number the comparison turns on: a height for "higher" or "taller", else the number
+    before the word after "more" ("more members")."""
+    text = _text(source)
+    if _HEIGHT.search(question):
+        for sentence in sentences(text):
+            high = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(?:m|metres|meters)\b", sentence)
+            if high:
+                return _number(high.group(1)), sentence
+        return None
+    noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(\w+)", question, re.I)
+    if not noun:
+        return None
+    counted = _count_of(noun.group(1), source)
+    return (float(counted[0]), counted[1]) if counted else None
+
+
+def _number(text: str) -> float:
+    word = _NUMBER_WORDS.get(text.casefold())
+    return float(word) if word is not None else float(text.replace(",", ""))
+
+
+def _about(name: str, sources: Sequence[Source]) -> int | None:
+    """The passage about `name`: the one it titles, else the one whose first words name it;
+    None when no passage is about it (a passage that only mentions it, as a son's mentions
+    his father, does not say what the father is)."""
+    wanted = phrase(name)
+    for test in (lambda s: phrase(title_subject(s.title)) == wanted,
+                 lambda s: phrase(opening_subject(s.content or s.snippet)).startswith(wanted)):
+        for n, source in enumerate(sources):
+            if test(source):
+                return n
+    return None
+
+
+def _text(source: Source) -> str:
+    return source.content or source.snippet
+
+
+def plain(text: str) -> bool:
+    return phrase(text) != "\0"

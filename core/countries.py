@@ -1,0 +1,66 @@
+"""Countries and the adjectives that say someone or something is from them, for comparing
+what two passages say about where their subjects are from ("an English singer", "an American
+band", "a city in Liaoning, China")."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# country: the adjectives and other names that point at it
+_COUNTRIES = {
+    "United States": "American, U.S., US, USA, United States of America, America",
+    "United Kingdom": "British, UK, U.K., Britain, Great Britain, English, England, Scottish, "
+                      "Scotland, Welsh, Wales, Northern Irish, Northern Ireland",
+    "Ireland": "Irish", "Canada": "Canadian", "Australia": "Australian",
+    "New Zealand": "New Zealander, Kiwi", "France": "French", "Germany": "German, West German, "
+    "East German", "Italy": "Italian", "Spain": "Spanish", "Portugal": "Portuguese",
+    "Netherlands": "Dutch, Holland", "Belgium": "Belgian", "Switzerland": "Swiss",
+    "Austria": "Austrian", "Sweden": "Swedish", "Norway": "Norwegian", "Denmark": "Danish",
+    "Finland": "Finnish", "Iceland": "Icelandic", "Poland": "Polish", "Czech Republic":
+    "Czech, Czechia", "Slovakia": "Slovak", "Hungary": "Hungarian", "Romania": "Romanian",
+    "Bulgaria": "Bulgarian", "Greece": "Greek", "Turkey": "Turkish", "Russia": "Russian, Soviet, "
+    "Soviet Union", "Ukraine": "Ukrainian", "Belarus": "Belarusian", "Serbia": "Serbian",
+    "Croatia": "Croatian", "Slovenia": "Slovenian, Slovene", "Bosnia and Herzegovina":
+    "Bosnian", "Albania": "Albanian", "Lithuania": "Lithuanian", "Latvia": "Latvian",
+    "Estonia": "Estonian", "Georgia": "Georgian", "Armenia": "Armenian", "Israel": "Israeli",
+    "Iran": "Iranian, Persian", "Iraq": "Iraqi", "Syria": "Syrian", "Lebanon": "Lebanese",
+    "Jordan": "Jordanian", "Saudi Arabia": "Saudi", "Egypt": "Egyptian", "Morocco": "Moroccan",
+    "Algeria": "Algerian", "Tunisia": "Tunisian", "Nigeria": "Nigerian", "Ghana": "Ghanaian",
+    "Kenya": "Kenyan", "Ethiopia": "Ethiopian", "South Africa": "South African",
+    "Zimbabwe": "Zimbabwean", "India": "Indian", "Pakistan": "Pakistani",
+    "Bangladesh": "Bangladeshi", "Sri Lanka": "Sri Lankan", "Nepal": "Nepalese, Nepali",
+    "China": "Chinese, People's Republic of China, PRC", "Taiwan": "Taiwanese",
+    "Hong Kong": "Hongkonger", "Japan": "Japanese", "South Korea": "South Korean, Korean, "
+    "Korea", "North Korea": "North Korean", "Mongolia": "Mongolian", "Vietnam": "Vietnamese",
+    "Thailand": "Thai", "Cambodia": "Cambodian", "Malaysia": "Malaysian",
+    "Singapore": "Singaporean", "Indonesia": "Indonesian", "Philippines": "Filipino, Philippine",
+    "Mexico": "Mexican", "Cuba": "Cuban", "Jamaica": "Jamaican", "Puerto Rico": "Puerto Rican",
+    "Brazil": "Brazilian", "Argentina": "Argentine, Argentinian", "Chile": "Chilean",
+    "Colombia": "Colombian", "Peru": "Peruvian", "Venezuela": "Venezuelan",
+    "Uruguay": "Uruguayan", "Bolivia": "Bolivian", "Ecuador": "Ecuadorian",
+    "Afghanistan": "Afghan", "Kazakhstan": "Kazakh", "Uzbekistan": "Uzbek",
+    "Luxembourg": "Luxembourgish", "Monaco": "Monegasque", "Malta": "Maltese",
+    "Cyprus": "Cypriot",
+}
+
+
+@lru_cache(maxsize=1)
+def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+    country_of: dict[str, str] = {}
+    for country, others in _COUNTRIES.items():
+        for name in [country, *(o.strip() for o in others.split(","))]:
+            country_of[name.casefold()] = country
+    alternatives = sorted(country_of, key=len, reverse=True)
+    words = "|".join(re.escape(a) for a in alternatives)
+    return re.compile(rf"(?<![\w.])(?:{words})(?![\w])", re.I), country_of
+
+
+def countries_in(text: str) -> list[str]:
+    """The countries `text` names or describes with an adjective, in order, without repeats:
+    "an English singer born in Dublin, Ireland" -> ["United Kingdom", "Ireland"]. Only
+    capitalised mentions count ("us" is not the US)."""
+    pattern, country_of = _pattern()
+    found = [country_of[m.group(0).casefold()] for m in pattern.finditer(text)
+             if m.group(0)[0].isupper()]
+    return list(dict.fromkeys(found))
