@@ -127,3 +127,11 @@ def test_past_participles_are_read_back_to_their_verb() -> None:
     assert [words.participle_base(w) for w in ("written", "destroyed", "eaten", "founded")] \
         == ["write", "destroy", "eat", "found"]
     assert words.participle_base("red") is None and words.participle_base("Rome") is None
+
+
+def test_a_purpose_added_after_a_preposition_is_another_question() -> None:
+    from core.answer.question_match import same_question
+
+    assert not same_question("Do I need a visa to visit Portugal for work?",
+                             "Do I need a visa to visit Portugal?", 0.95, 0.8)
+    assert same_question("How does a heat pump work?", "How do heat pumps work?", 0.95, 0.8)

@@ -53,8 +53,9 @@ PREPOSITIONS = _words("""about above across after against along among around as 
     throughout till to toward towards under underneath unlike until up upon versus via
     vs with within""")
 # Words that carry meaning here although retrieval treats them as stop words.
-_KEPT = (NEGATIONS | _words("""first last more most less least few fewer many much only
-    same all any some each every both several other""")) - PREPOSITIONS
+# "work" too: "a visa for work" is not "a visa".
+_KEPT = (NEGATIONS | _words("""work works worked working first last more most less least few
+    fewer many much only same all any some each every both several other""")) - PREPOSITIONS
 # What kind of answer is wanted: "where was X born" is not "when was X born".
 _ASKS = {"what": "what", "which": "what", "who": "who", "whom": "who", "whose": "whose",
          "when": "when", "where": "where", "why": "why", "how": "how"}
@@ -320,7 +321,7 @@ def question_form(question: str) -> QuestionForm:
 
 
 # Verbs among the stop words, whose other forms ("uses", "told") are stop words too.
-_STOP_VERBS = _words("use tell explain describe give get work happen compare")
+_STOP_VERBS = _words("use tell explain describe give get happen compare")
 
 
 def _is_stopword(word: str) -> bool:
