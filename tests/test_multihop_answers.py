@@ -207,3 +207,27 @@ def test_an_unsettled_question_is_low_and_insufficient_when_a_side_has_no_passag
     assert graded([pupil]).confidence == Confidence.INSUFFICIENT  # he is named, not described
     both = graded([PAINTER, berglund])
     assert both.confidence == Confidence.LOW
+
+
+async def test_a_comparison_searches_the_side_it_has_no_passage_about(
+        embedder: Any, knowledge_base: Any) -> None:
+    from core.config import PipelineSettings
+    from core.models import Depth
+    from core.research.engine import ResearchQuestion, ResearchState, tier
+    from core.research.heuristic_steps import SecondHop
+    from core.research.search import SearchScope
+    from core.sources.local import LocalKnowledgeBaseSource
+
+    question = "Who was born first, Anna Lindqvist or Pierre Dufresne?"
+    reading = ResearchQuestion(question=question, subject=question,
+                               intent=detect_intent(question), checklist=[question])
+    scope = SearchScope({"local": LocalKnowledgeBaseSource(knowledge_base, 3)})
+    state = ResearchState(tier=tier(Depth.QUICK, PipelineSettings(), None), rounds=1,
+                          found=[[PAINTER, _page(12, "Lindqvist retrospective", "A show of "
+                                                 "Anna Lindqvist and Pierre Dufresne.")]])
+    plan, verdict = await SecondHop().reflect(reading, scope, state)
+    assert [q.text for q in plan.queries] == ["Pierre Dufresne"]
+    state.found.append([SCULPTOR])
+    state.rounds = 1
+    plan, verdict = await SecondHop().reflect(reading, scope, state)
+    assert plan.queries == [] and verdict == {"sufficient": True, "second_hop": []}

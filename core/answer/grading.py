@@ -187,7 +187,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
         coverage=1.0 - len(missing) / len(wanted) if wanted else 1.0,
-        missing_terms=_as_written(missing, question, specific=bool(names)),
+        missing_terms=_as_written(missing, question, specific=True),
         missing_words=_as_written(missing, question),
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
@@ -349,9 +349,9 @@ def outage_notes(failures: Sequence[SourceFailure]) -> list[str]:
 def _as_written(stems: list[str], question: str, specific: bool = False) -> list[str]:
     """The question's own words for the stems it was searched by ("cookies", not "cooky"):
     the things it names, not its verbs ("came") nor the words that describe the answer
-    ("which town", "older"). `specific`: only what the question is about when it names
-    things (names, numbers, terms no dictionary holds), never a common word ("nationality",
-    "born", "position") that the cited text may well say otherwise."""
+    ("which town", "older"). `specific`: only what the question is about (names, numbers,
+    terms no dictionary holds), never a common word ("nationality", "born", "position") that
+    the cited text may well say otherwise."""
     answer_words = {w.casefold() for m in _ASKED_WORD.finditer(question) for w in m.groups()}
     wanted = set(stems)
     written: dict[str, str] = {}
@@ -359,12 +359,35 @@ def _as_written(stems: list[str], question: str, specific: bool = False) -> list
         found = [stem for stem in terms(word) if stem in wanted]
         if not found or word.casefold() in answer_words:
             continue
-        if word[:1].islower() and (lexicon().lemma(word).senses if specific
+        if word[:1].islower() and (_common(word) if specific
                                    else lexicon().is_graded(word) or not lexicon().is_noun(word)):
             continue
         for stem in found:
             written.setdefault(stem, word)
     return [written[s] for s in stems if s in written]
+
+
+def _common(word: str) -> bool:
+    """A word of the language: in the dictionary or a stop word, each part of a hyphenated one
+    ("co-wrote", "comedy-drama"), or one letter from such a word (a typo: "durning")."""
+    parts = [p for p in re.split(r"-+", word.casefold()) if p]
+    return bool(parts) and all(_known(p) or any(_known(v) for v in _one_letter_off(p))
+                               for p in parts)
+
+
+def _known(word: str) -> bool:
+    return word in STOPWORDS or bool(lexicon().lemma(word).senses)
+
+
+def _one_letter_off(word: str) -> set[str]:
+    """Every spelling one deletion, swap, replacement or insertion away (as a spelling
+    corrector proposes them)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:n], word[n:]) for n in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b}
+            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+            | {a + c + b[1:] for a, b in splits if b for c in letters}
+            | {a + c + b for a, b in splits for c in letters})
 
 
 _ASKED_WORD = re.compile(r"\b(?i:which|what|how)\s+(\w+)")

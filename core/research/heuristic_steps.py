@@ -38,7 +38,7 @@ from core.research.planning import (
 )
 from core.research.search import SearchOutcome, SearchScope
 from core.retrieval.embedding import Embedder
-from core.retrieval.rank import bridge_queries, rank_sources
+from core.retrieval.rank import bridge_queries, rank_sources, unfound_names
 
 
 class HeuristicReader:
@@ -90,19 +90,22 @@ class RetrievalWeigher:
 
 
 class SecondHop:
-    """After the first round, one more: searches for what the best passages name that the
-    question does not ("Shirley Temple", named in the passage about the film, for "the
-    position held by the woman who portrayed Corliss Archer in Kiss and Tell"), each with
-    the question's words those passages lack. A comparison or a yes/no question names
-    everything it needs; so does a question whose first passages leave nothing to look up."""
+    """After the first round, one more. A question that weighs named things (a comparison, a
+    yes/no question) searches each name no passage found is about ("Neil Jordan" for "Are
+    both Jim McBride and Neil Jordan American?"). Any other question searches what the best
+    passages name that it does not ("Shirley Temple", named in the passage about the film,
+    for "the position held by the woman who portrayed Corliss Archer in Kiss and Tell"),
+    each with the question's words those passages lack. Nothing left to look up: no round."""
 
     async def reflect(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                       ) -> tuple[ResearchPlan, dict[str, Any] | None]:
-        if state.rounds > 1 or not state.tier.hops or closed_question(reading.question) \
-                or reading.intent.question_type == QuestionType.COMPARISON:
+        if state.rounds > 1 or not state.tier.hops:
             return ResearchPlan(), None
         found = [s for hits in state.found for s in hits]
-        queries = bridge_queries(reading.subject, state.ranked, found, state.tier.hops)
+        weighs = closed_question(reading.question) \
+            or reading.intent.question_type == QuestionType.COMPARISON
+        queries = unfound_names(reading.intent.entities, found)[:state.tier.hops] if weighs \
+            else bridge_queries(reading.subject, state.ranked, found, state.tier.hops)
         if not queries:
             return ResearchPlan(), {"sufficient": True, "second_hop": []}
         routed = route_sources(reading.subject, scope.capabilities())

@@ -152,6 +152,14 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     return [query for score, query in best if score >= 1.0][:limit]
 
 
+def unfound_names(names: Sequence[str], found: Sequence[Source]) -> list[str]:
+    """The names no passage found is about (by its title or first words), countries and
+    nationalities aside: what a comparison still has to look up."""
+    about = {p for s in found for p in subjects_of(s)}
+    return [n for n in names if phrase(n) not in about and not countries_in(n)
+            and not any(p.startswith(phrase(n)) for p in about)]
+
+
 BRIDGE_WINDOW = 6  # words each side of a name that tie it to the question
 _CALENDAR = frozenset(terms("january february march april may june july august september "
                             "october november december monday tuesday wednesday thursday "
