@@ -64,3 +64,15 @@ def countries_in(text: str) -> list[str]:
     found = [country_of[m.group(0).casefold()] for m in pattern.finditer(text)
              if m.group(0)[0].isupper()]
     return list(dict.fromkeys(found))
+
+
+_ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot")
+
+
+def is_nationality(word: str) -> bool:
+    """Whether one word says where something is from ("American", "Irish", "Swiss"), not a
+    country's name ("England")."""
+    country_of = _pattern()[1]
+    key = word.casefold()
+    return key in country_of and key != country_of[key].casefold() \
+        and " " not in key and key.endswith(_ADJECTIVE_ENDINGS) and word[:1].isupper()

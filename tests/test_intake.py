@@ -55,3 +55,14 @@ def test_entities_time_and_language() -> None:
     assert detect_intent("Pourquoi le ciel est-il bleu ?").language == "fr"
     assert detect_intent("What happened in 2026?", now).question_type == QuestionType.CURRENT_EVENT
     assert "long" not in detect_intent("How long do cats sleep?").key_terms
+
+
+def test_a_name_opening_the_question_is_kept_and_a_trailing_nationality_split_off() -> None:
+    from core.research.intake import detect_intent
+
+    assert detect_intent("Korvatind and Storhorn are both in which range?").entities[:1] == [
+        "Korvatind"]
+    assert detect_intent("Which Italian painter was born first?").entities == ["Italian"]
+    assert detect_intent("Are both Anna Lindqvist and Pierre Dufresne American?").entities == [
+        "Anna Lindqvist", "Pierre Dufresne", "American"]
+    assert detect_intent("Who governed the Bank of England?").entities == ["Bank of England"]

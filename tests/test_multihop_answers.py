@@ -231,3 +231,18 @@ async def test_a_comparison_searches_the_side_it_has_no_passage_about(
     state.rounds = 1
     plan, verdict = await SecondHop().reflect(reading, scope, state)
     assert plan.queries == [] and verdict == {"sufficient": True, "second_hop": []}
+
+
+async def test_an_area_decides_which_is_larger_whatever_its_unit(embedder: Any) -> None:
+    parks = [_page(13, "Storpark", "Storpark is a national park in Sweden. It covers 3,960 "
+                   "hectares of pine forest."),
+             _page(14, "Eldvik Park", "Eldvik Park is a national park in Sweden covering "
+                   "22 square miles of marsh.")]
+    draft = await _answer(embedder, "Which is larger, Storpark or Eldvik Park?", parks)
+    assert draft.summary.startswith("Eldvik Park: ")  # 57 km² against 39.6 km²
+
+
+async def test_between_a_and_b_is_an_either_or_question(embedder: Any) -> None:
+    draft = await _answer(embedder, "Between Korvatind and Storhorn, which mountain is "
+                          "higher?", PEAKS)
+    assert draft.summary.startswith("Korvatind: ")

@@ -54,6 +54,8 @@ _FEWER = re.compile(r"\b(?:fewer|fewest|less|least|smaller|smallest|lower|lowest
                     r"shortest)\b", re.I)
 _HEIGHT = re.compile(r"\b(?:higher|highest|taller|tallest|lower|lowest|shorter|shortest)\b",
                      re.I)
+_AREA = re.compile(r"\b(?:larger|largest|bigger|biggest|smaller|smallest)\b(?!\s+\w+s\b)",
+                   re.I)
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
@@ -102,6 +104,10 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
     """The two things an either-or question weighs ("Who is older, A or B?"); [] for any
     other question."""
     body = question.strip().rstrip("?.! ")
+    between = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:,|\s+(?:which|who|what)\b|$)",
+                        body, re.I)
+    if between and not re.search(r"\s+or\s+", body):
+        body = f"{between.group(1)} or {between.group(2)}"
     left, sep, right = body.rpartition(" or ")
     if not sep:
         return []
@@ -337,6 +343,13 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
     """The number the comparison turns on: a height for "higher" or "taller", else the number
     before the word after "more" ("more members")."""
     text = _text(source)
+    if _AREA.search(question):
+        for sentence in sentences(text):
+            area = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(km2|km²|square kilomet\w+|sq\.? ?km|"
+                             r"hectares|ha|acres|square miles|sq\.? ?mi)\b", sentence, re.I)
+            if area:
+                return _number(area.group(1)) * _square_km(area.group(2)), sentence
+        return None
     if _HEIGHT.search(question):
         for sentence in sentences(text):
             high = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(?:m|metres|meters)\b", sentence)
@@ -348,6 +361,15 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
         return None
     counted = _count_of(noun.group(1), source)
     return (float(counted[0]), counted[1]) if counted else None
+
+
+def _square_km(unit: str) -> float:
+    unit = unit.casefold()
+    if unit.startswith("h"):
+        return 0.01  # hectares
+    if unit.startswith("acre"):
+        return 0.004047
+    return 2.59 if "mi" in unit else 1.0
 
 
 def _number(text: str) -> float:
