@@ -64,9 +64,10 @@ def test_confidence_follows_the_evidence() -> None:
     confidence, limitations = graded.confidence, graded.limitations
     assert confidence == Confidence.MEDIUM
     assert any("single document" in item for item in limitations)
-    assert "The cited sources do not mention kittens." in limitations
+    # "kittens" is a common word: Medium, not High, without a limitation naming it
+    assert not any("kittens" in item for item in limitations)
 
-    weak = [_source(1, "Cats sleep.", "a", relevance=0.46)]
+    weak = [_source(1, "Cats sleep.", "a", relevance=0.36)]
     low = verify_citations(Draft(summary="A [1].", citations=[]), weak)
     graded = grade(low, weak, intent, [], only_local=True, question=question)
     assert graded.confidence == Confidence.LOW
