@@ -66,3 +66,10 @@ def test_a_name_opening_the_question_is_kept_and_a_trailing_nationality_split_of
     assert detect_intent("Are both Anna Lindqvist and Pierre Dufresne American?").entities == [
         "Anna Lindqvist", "Pierre Dufresne", "American"]
     assert detect_intent("Who governed the Bank of England?").entities == ["Bank of England"]
+
+
+def test_a_name_keeps_its_initials() -> None:
+    from core.research.intake import detect_intent
+
+    assert detect_intent("Were Tomas H. Berglund and Anna Lindqvist of the same "
+                         "nationality?").entities == ["Tomas H. Berglund", "Anna Lindqvist"]

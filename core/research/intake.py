@@ -86,10 +86,11 @@ _EXPLANATION = re.compile(
 )
 _QUANTITY = re.compile(r"\bhow (long|many|much|often|far|old)\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_WORD = r"[A-Z]\.(?=\s+[A-Z])|[A-Z][\w+#-]*"  # a capitalised word, or an initial ("H.")
 _ENTITY = re.compile(
     r"\"([^\"]{2,80})\"|'([^']{2,80})'|`([^`]{1,80})`|"  # quoted
     r"\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))|"  # code-like
-    r"\b((?:[A-Z][\w+#-]*)(?:\s+(?:of\s+|de\s+)?[A-Z][\w+#-]*)*)"  # capitalised runs
+    rf"\b((?:{_WORD})(?:\s+(?:of\s+|de\s+)?(?:{_WORD}))*)"  # capitalised runs
 )
 _LANGUAGE_WORDS = {
     "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},

@@ -71,7 +71,7 @@ async def rank_sources(
     order = [keep[k] for k in np.argsort(-score, kind="stable")]
     pool = [by_id[i] for i in ids]
     texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
-    chosen += _naming(names, chosen, order, texts)
+    chosen += _naming(names, chosen, order, texts, pool)
     # a second hop's passage is about another thing than the question: it is reached through
     # a chosen passage that names it, not by matching the question, so the floor is not its
     by_fusion = sorted(range(len(ids)), key=lambda n: -fused[ids[n]])
@@ -88,18 +88,27 @@ BRIDGES = 2
 
 
 def _naming(names: Sequence[str], chosen: list[int], order: list[int],
-            texts: list[str]) -> list[int]:
-    """For each name no chosen passage mentions, the best passage that does."""
+            texts: list[str], pool: Sequence[Source]) -> list[int]:
+    """For each name no chosen passage is about, the best passage about it (its title or
+    first words): a brother's passage that mentions Thomas H. Ince does not say what he is.
+    Failing that, for a name no chosen passage mentions, the best passage that does."""
     added: list[int] = []
     for name in names:
         needle = phrase(name)
-        if any(needle in texts[n] for n in chosen + added):
+        if any(_is_about(needle, pool[n]) for n in chosen + added):
             continue
         found = next((n for n in order if n not in chosen and n not in added
-                      and needle in texts[n]), None)
+                      and _is_about(needle, pool[n])), None)
+        if found is None and not any(needle in texts[n] for n in chosen + added):
+            found = next((n for n in order if n not in chosen and n not in added
+                          and needle in texts[n]), None)
         if found is not None:
             added.append(found)
     return added
+
+
+def _is_about(needle: str, source: Source) -> bool:
+    return any(subject.startswith(needle) for subject in subjects_of(source))
 
 
 def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str],
