@@ -246,3 +246,16 @@ async def test_between_a_and_b_is_an_either_or_question(embedder: Any) -> None:
     draft = await _answer(embedder, "Between Korvatind and Storhorn, which mountain is "
                           "higher?", PEAKS)
     assert draft.summary.startswith("Korvatind: ")
+
+
+async def test_a_kind_of_what_the_question_says_counts_as_saying_it(embedder: Any) -> None:
+    singers = [_page(15, "Mirela Vasquez", "Mirela Vasquez (born 1962) is a Swedish singer and "
+                     "songwriter."),
+               _page(16, "Tomas Berglund", "Tomas Berglund (born 1958) is a Swedish guitarist "
+                     "who played in several bands.")]
+    draft = await _answer(embedder, "Are Mirela Vasquez and Tomas Berglund both musicians?",
+                          singers)
+    assert draft.summary.startswith("Yes: ")  # a singer and a guitarist are musicians
+    draft = await _answer(embedder, "Are Mirela Vasquez and Tomas Berglund both actors?",
+                          singers)
+    assert draft.summary.startswith("No: ")

@@ -13,9 +13,11 @@ here; the index files alone load in a fraction of that and hold what is needed.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 _POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
 _DETACH = {
@@ -43,9 +45,42 @@ class Lemma:
 
 class Lexicon:
     def __init__(self, senses: dict[str, dict[str, tuple[int, ...]]],
-                 exceptions: dict[str, dict[str, str]]) -> None:
+                 exceptions: dict[str, dict[str, str]], nouns: Any = None) -> None:
         self._senses = senses  # pos -> lemma -> synset offsets
         self._exceptions = exceptions  # pos -> inflected form -> base
+        self._nouns = nouns  # WordNet's data.noun: a synset's line starts at its offset
+        self._parents: dict[int, tuple[int, ...]] = {}
+
+    def is_kind_of(self, word: str, kind: str) -> bool:
+        """Whether the noun `word` names a kind of `kind` in WordNet's hierarchy of nouns
+        ("singer" of "musician", "oak" of "tree"): a first sense of one, up to eight steps
+        above a first sense of the other."""
+        def first(text: str) -> set[int]:
+            return {s for base, _ in self._bases(text.casefold(), "n")
+                    for s in self._senses["n"].get(base, ())[:_PRINCIPAL]}
+
+        wanted, frontier = first(kind), first(word)
+        seen: set[int] = set()
+        for _ in range(_KIND_DEPTH):
+            if wanted & frontier:
+                return True
+            seen |= frontier
+            frontier = {p for s in frontier for p in self._hypernyms(s)} - seen
+            if not frontier:
+                break
+        return False
+
+    def _hypernyms(self, sense: int) -> tuple[int, ...]:
+        """The senses a noun sense is a kind or an instance of (its "@" and "@i" pointers),
+        read from data.noun at first use (~1 s; its stored offsets assume one-byte line ends,
+        which the installed copy does not have, so the file is read whole, not seeked)."""
+        with _lock:
+            if not self._parents and self._nouns is not None:
+                for line in self._nouns.read_text(encoding="utf-8").splitlines():
+                    if line[:1].isdigit():
+                        self._parents[int(line[:8]) * 4] = tuple(
+                            int(offset) * 4 for offset in _HYPERNYM.findall(line))
+        return self._parents.get(sense, ())
 
     def lemma(self, word: str) -> Lemma:
         """The word's base form and all the senses of its possible base forms."""
@@ -114,6 +149,8 @@ class Lexicon:
         return found
 
 
+_KIND_DEPTH = 8
+_HYPERNYM = re.compile(r" @i? (\d{8}) n ")
 _lexicon: Lexicon | None = None
 _lock = threading.Lock()
 
@@ -147,4 +184,4 @@ def _load() -> Lexicon:
             if len(fields) >= 2:
                 irregular.setdefault(fields[0], fields[1])
         exceptions[pos] = irregular
-    return Lexicon(senses, exceptions)
+    return Lexicon(senses, exceptions, folder / "data.noun")

@@ -261,20 +261,28 @@ def _from(countries: list[str], sides: list[tuple[str, int]],
 
 
 def _described(predicate: str, sides: list[tuple[str, int]],
-               sources: Sequence[Source]) -> Verdict | None:
-    """Whether each passage holds every word the question says of both ("documentaries
-    about war"): yes when all do; no when a passage about one of them lacks one."""
-    wanted = set(terms(predicate)) - STOPWORDS
+                sources: Sequence[Source]) -> Verdict | None:
+    """Whether each passage says what the question says of both ("documentaries about war"):
+    each word of it is in the passage, or a word of its opening is a kind of it in WordNet
+    ("singer" for "musicians"). Yes when all do; No when a passage about one of them does
+    not."""
+    wanted = [w for w in re.findall(r"[\w'-]+", predicate)
+              if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
         return None
     reasons = []
     holds = True
     for _, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
-        has = wanted <= set(terms(" ".join(said)))
+        words = set(terms(" ".join(said)))
+        opening = re.findall(r"[a-z][\w'-]+", " ".join(said[:2]))
+        has = all(set(terms(w)) <= words
+                  or any(lexicon().is_kind_of(o, w) for o in opening) for w in wanted)
         holds = holds and has
-        best = max(range(len(said)), key=lambda k: len(wanted & set(terms(said[k]))))
-        reasons.append((n, _quote(said, best if has else 0)))
+        stems = set(terms(predicate))
+        best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
+        reasons.append((n, _quote(said, best if has and stems & set(terms(said[best]))
+                                  else 0)))
     return Verdict("Yes" if holds else "No", reasons, by_absence=not holds)
 
 
