@@ -259,3 +259,14 @@ async def test_a_kind_of_what_the_question_says_counts_as_saying_it(embedder: An
     draft = await _answer(embedder, "Are Mirela Vasquez and Tomas Berglund both actors?",
                           singers)
     assert draft.summary.startswith("No: ")
+
+
+def test_a_how_question_with_or_is_no_either_or() -> None:
+    from core.answer.verdict import either_or
+
+    def options(question: str) -> list[str]:
+        return either_or(question, detect_intent(question))
+
+    assert options("How do I install or upgrade the bot?") == []
+    assert options("Should I use PostgreSQL or SQLite for production?") == [
+        "PostgreSQL", "SQLite"]

@@ -104,6 +104,8 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
     """The two things an either-or question weighs ("Who is older, A or B?"); [] for any
     other question."""
     body = question.strip().rstrip("?.! ")
+    if re.match(r"^\W*(?:how|why|where|when)\b", body, re.I):
+        return []  # "How do I install or upgrade it?" asks how, not which
     between = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:,|\s+(?:which|who|what)\b|$)",
                         body, re.I)
     if between and not re.search(r"\s+or\s+", body):
@@ -118,6 +120,9 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
     elif len(left.split()) > 4:
         return []
     right = re.split(r",|\?", right)[0].strip()
+    starting = [e for e in intent.entities if right.startswith(e)]
+    if starting:  # "SQLite for production" is SQLite
+        right = max(starting, key=len)
     options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.I).strip() for o in (left, right)]
     options = [re.sub(r"^(?:who|which|what)\s+(?:is|was|are|were)\s+\w+\s+", "", o,
                       flags=re.I) for o in options]
