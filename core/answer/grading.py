@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from core.answer.citations import VerifiedAnswer
-from core.answer.lexicon import lexicon
+from core.answer.lexicon import is_word, lexicon
 from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, UNSETTLED
 from core.answer.verdict import through_another
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
@@ -371,12 +371,8 @@ def _common(word: str) -> bool:
     """A word of the language: in the dictionary or a stop word, each part of a hyphenated one
     ("co-wrote", "comedy-drama"), or one letter from such a word (a typo: "durning")."""
     parts = [p for p in re.split(r"-+", word.casefold()) if p]
-    return bool(parts) and all(_known(p) or any(_known(v) for v in _one_letter_off(p))
+    return bool(parts) and all(is_word(p) or any(is_word(v) for v in _one_letter_off(p))
                                for p in parts)
-
-
-def _known(word: str) -> bool:
-    return word in STOPWORDS or bool(lexicon().lemma(word).senses)
 
 
 def _one_letter_off(word: str) -> set[str]:

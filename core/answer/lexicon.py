@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from core.text import STOPWORDS
+
 _POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
 _DETACH = {
     "n": [("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
@@ -49,7 +51,7 @@ class Lexicon:
                  exceptions: dict[str, dict[str, str]], nouns: Any = None) -> None:
         self._senses = senses  # pos -> lemma -> synset offsets
         self._exceptions = exceptions  # pos -> inflected form -> base
-        self._nouns = nouns  # WordNet's data.noun: a synset's line starts at its offset
+        self._nouns = nouns  # WordNet's data.noun, for the hierarchy of nouns
         self._parents: dict[int, tuple[int, ...]] = {}
 
     def is_kind_of(self, word: str, kind: str) -> bool:
@@ -154,6 +156,11 @@ _KIND_DEPTH = 8
 _HYPERNYM = re.compile(r" @i? (\d{8}) n ")
 _lexicon: Lexicon | None = None
 _lock = threading.Lock()
+
+
+def is_word(word: str) -> bool:
+    """A stop word or a dictionary word: not a name, a typo or a term of art."""
+    return word.casefold() in STOPWORDS or bool(lexicon().lemma(word).senses)
 
 
 def lexicon() -> Lexicon:

@@ -28,13 +28,14 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from core.answer.lexicon import lexicon
 from core.countries import countries_in
 from core.models import QueryIntent, Source
-from core.text import STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
+from core.text import NAME, STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
 
-_ValueOf = Callable[[Source], "tuple[str, str] | None"]
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,6 @@ _AGENTS = {"director": "directed", "writer": "written", "author": "written",
            "composer": "composed", "producer": "produced", "publisher": "published",
            "creator": "created", "founder": "founded", "developer": "developed",
            "designer": "designed", "architect": "designed", "owner": "owned"}
-_NAMED = re.compile(r"[A-Z][\w'.-]*(?:\s+(?:de\s+|van\s+|von\s+)?[A-Z][\w'.-]*)*")
 
 
 # "the director of", "the band whose", "the island on which": the question asks about
@@ -84,6 +84,8 @@ def through_another(question: str, names: list[str]) -> bool:
 
 
 def closed(question: str) -> bool:
+    """Whether the question is answered yes or no: it opens with an auxiliary verb ("Are
+    both ... American?", "Did ... win?")."""
     return bool(_CLOSED.match(question))
 
 
@@ -136,27 +138,28 @@ def _choose(question: str, options: list[str], sources: Sequence[Source]) -> Ver
     sides = [(o, n) for o, n in zip(options, found, strict=True) if n is not None]
     asked = question.casefold()
     if _EARLIER.search(asked) or _LATER.search(asked):
-        values = [_year(question, sources[n], options) for _, n in sides]
         earliest = bool(_EARLIER.search(asked)) and not (
             "younger" in asked or "youngest" in asked)
-        return _by_value(sides, values, sources, lowest=earliest)
+        return _by_value(sides, _each(sides, sources, lambda s: _year(question, s, options)),
+                         lowest=earliest)
     if _MORE.search(asked) or _FEWER.search(asked):
-        values = [_amount(question, sources[n]) for _, n in sides]
-        return _by_value(sides, values, sources, lowest=not _MORE.search(asked))
+        return _by_value(sides, _each(sides, sources, lambda s: _amount(question, s)),
+                         lowest=not _MORE.search(asked))
     if any(lexicon().is_graded(w) for w in re.findall(r"[a-z]+", asked)):
         return None  # "lasted longer": a measure this code does not read
     return _by_support(question, options, sides, sources)
 
 
-def _by_value(sides: list[tuple[str, int]], values: list[tuple[float, str] | None],
-              sources: Sequence[Source], lowest: bool) -> Verdict | None:
-    if any(v is None for v in values):
+def _by_value(sides: list[tuple[str, int]], known: list[tuple[float, str, int]] | None,
+              lowest: bool) -> Verdict | None:
+    """The option with the lowest (or highest) value, unless they tie."""
+    if known is None:
         return None
-    known = [(v, o, n) for v, (o, n) in zip(values, sides, strict=True) if v is not None]
-    ranked = sorted(known, key=lambda item: item[0][0], reverse=not lowest)
-    if ranked[0][0][0] == ranked[1][0][0]:
+    option = {n: o for o, n in sides}
+    ranked = sorted(known, key=lambda item: item[0], reverse=not lowest)
+    if ranked[0][0] == ranked[1][0]:
         return None
-    return Verdict(ranked[0][1], [(n, v[1]) for v, _, n in ranked])
+    return Verdict(option[ranked[0][2]], [(n, said) for _, said, n in ranked])
 
 
 def _by_support(question: str, options: list[str], sides: list[tuple[str, int]],
@@ -234,35 +237,42 @@ def _same(attribute: str, sides: list[tuple[str, int]],
     return None
 
 
+def _each(sides: list[tuple[str, int]], sources: Sequence[Source],
+          value_of: Callable[[Source], tuple[V, str] | None]) -> list[tuple[V, str, int]] | None:
+    """Each side's value, the sentence that gives it and its passage; None when a passage
+    does not give it."""
+    found = []
+    for _, n in sides:
+        value = value_of(sources[n])
+        if value is None:
+            return None
+        found.append((value[0], value[1], n))
+    return found
+
+
+def _yes_if(holds: bool, known: list[tuple[V, str, int]]) -> Verdict:
+    return Verdict("Yes" if holds else "No", [(n, said) for _, said, n in known])
+
+
 def _compare(sides: list[tuple[str, int]], sources: Sequence[Source],
-             value_of: _ValueOf) -> Verdict | None:
-    values = [value_of(sources[n]) for _, n in sides]
-    if any(v is None for v in values):
-        return None
-    known = [(v, n) for v, (_, n) in zip(values, sides, strict=True) if v is not None]
-    agree = len({v[0] for v, _ in known}) == 1
-    return Verdict("Yes" if agree else "No", [(n, v[1]) for v, n in known])
+             value_of: Callable[[Source], tuple[str, str] | None]) -> Verdict | None:
+    known = _each(sides, sources, value_of)
+    return None if known is None else _yes_if(len({v for v, _, _ in known}) == 1, known)
 
 
 def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]],
            sources: Sequence[Source]) -> Verdict | None:
-    values = [_year(question, sources[n], [s for s, _ in sides]) for _, n in sides]
-    if any(v is None for v in values):
+    known = _each(sides, sources, lambda s: _year(question, s, [name for name, _ in sides]))
+    if known is None:
         return None
-    known = [(v, n) for v, (_, n) in zip(values, sides, strict=True) if v is not None]
     before = relation in ("before", "until")
-    holds = all((v[0] < year) if before else (v[0] > year) for v, _ in known)
-    return Verdict("Yes" if holds else "No", [(n, v[1]) for v, n in known])
+    return _yes_if(all((v < year) if before else (v > year) for v, _, _ in known), known)
 
 
 def _from(countries: list[str], sides: list[tuple[str, int]],
           sources: Sequence[Source]) -> Verdict | None:
-    values = [_country(sources[n]) for _, n in sides]
-    if any(v is None for v in values):
-        return None
-    known = [(v, n) for v, (_, n) in zip(values, sides, strict=True) if v is not None]
-    holds = all(v[0] in countries for v, _ in known)
-    return Verdict("Yes" if holds else "No", [(n, v[1]) for v, n in known])
+    known = _each(sides, sources, _country)
+    return None if known is None else _yes_if(all(v in countries for v, _, _ in known), known)
 
 
 def _described(predicate: str, sides: list[tuple[str, int]],
@@ -324,7 +334,7 @@ def _count_of(noun: str, source: Source) -> tuple[str, str] | None:
 
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     for sentence in sentences(_text(source)):
-        done = re.search(rf"\b{verb}\s+(?:and\s+\w+\s+)?by\s+({_NAMED.pattern})", sentence)
+        done = re.search(rf"\b{verb}\s+(?:and\s+\w+\s+)?by\s+({NAME.pattern})", sentence)
         if done:
             return phrase(done.group(1)), sentence
     return None

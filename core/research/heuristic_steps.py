@@ -12,6 +12,7 @@ from typing import Any
 
 from core.answer.fact_check import ClaimCheck
 from core.answer.synthesis.base import Synthesizer
+from core.answer.verdict import closed
 from core.config import PipelineSettings
 from core.models import (
     Confidence,
@@ -29,13 +30,7 @@ from core.research.engine import (
     Tier,
     Written,
 )
-from core.research.planning import (
-    PlannedQuery,
-    ResearchPlan,
-    closed_question,
-    plan_queries,
-    route_sources,
-)
+from core.research.planning import PlannedQuery, ResearchPlan, plan_queries, route_sources
 from core.research.search import SearchOutcome, SearchScope
 from core.retrieval.embedding import Embedder
 from core.retrieval.rank import bridge_queries, rank_sources, unfound_names
@@ -102,7 +97,7 @@ class SecondHop:
         if state.rounds > 1 or not state.tier.hops:
             return ResearchPlan(), None
         found = [s for hits in state.found for s in hits]
-        weighs = closed_question(reading.question) \
+        weighs = closed(reading.question) \
             or reading.intent.question_type == QuestionType.COMPARISON
         queries = unfound_names(reading.intent.entities, found)[:state.tier.hops] if weighs \
             else bridge_queries(reading.subject, state.ranked, found, state.tier.hops)

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 
-from core.answer.lexicon import lexicon
+from core.answer.lexicon import is_word
 from core.countries import is_nationality
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
@@ -142,7 +142,7 @@ def _entities(question: str) -> list[str]:
         index = next(n for n, g in enumerate(match.groups()) if g)
         entity = match.groups()[index].strip(" ?.!,")
         if index == 4 and match.start() == len(question) - len(question.lstrip()) \
-                and _common_word(entity.partition(" ")[0]):
+                and is_word(entity.partition(" ")[0]):
             # A capital at the start of a sentence is not a name when it is a word of the
             # language ("Which", "Are"): drop it. "SuperMansion starred ..." keeps its name.
             entity = entity.partition(" ")[2]
@@ -153,10 +153,6 @@ def _entities(question: str) -> list[str]:
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
     return found
-
-
-def _common_word(word: str) -> bool:
-    return word.casefold() in STOPWORDS or bool(lexicon().lemma(word).senses)
 
 
 def _language(question: str) -> str:

@@ -44,16 +44,6 @@ def plan_queries(
     return ResearchPlan(queries=queries[:max_queries])
 
 
-_CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|"
-                     r"should|shall|may|might|must)\b", re.I)
-
-
-def closed_question(question: str) -> bool:
-    """Whether the question is answered yes or no: it opens with an auxiliary verb ("Are
-    both ... American?", "Did ... win?")."""
-    return bool(_CLOSED.match(question))
-
-
 _BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)\s*[?.!]*$", re.I)
 _VERSUS = re.compile(r"^(?:.*?\b(?:is|are|compare|comparing)\s+)?(.+?)\s+(?:vs\.?|versus|"
                      r"or|compared to|better than|faster than)\s+(.+?)\s*[?.!]*$", re.I)

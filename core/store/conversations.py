@@ -5,7 +5,9 @@ the store only keeps them apart by platform and tenant."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.models import ConversationTurn, JobStatus, ResearchRequest, ResearchResult, utcnow
@@ -55,27 +57,15 @@ class ConversationStore:
     async def latest_answer(self, platform: str, tenant: str, thread: str) -> str | None:
         """The job whose answer is the thread's latest (what "refine: ..." there revises);
         None when the bot has answered nothing in the thread."""
-        query = (select(answer_messages.c.job_id)
-                 .join(jobs, answer_messages.c.job_id == jobs.c.id)
-                 .where(answer_messages.c.platform == platform,
-                        answer_messages.c.tenant == tenant,
-                        answer_messages.c.thread == thread,
-                        jobs.c.status == JobStatus.COMPLETED.value)
-                 .order_by(answer_messages.c.created_at.desc()).limit(1))
+        query = _answered_in(select(answer_messages.c.job_id), platform, tenant,
+                             thread).limit(1)
         async with self._engine.connect() as connection:
             return (await connection.execute(query)).scalar_one_or_none()
 
     async def context(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
         """The thread's answered questions, oldest first: an empty list when the bot has not
         answered in this thread (so a message there is not a follow-up)."""
-        query = (select(jobs.c.result)
-                 .join(answer_messages, answer_messages.c.job_id == jobs.c.id)
-                 .where(answer_messages.c.platform == platform,
-                        answer_messages.c.tenant == tenant,
-                        answer_messages.c.thread == thread,
-                        jobs.c.status == JobStatus.COMPLETED.value)
-                 .order_by(answer_messages.c.created_at.desc())
-                 .limit(MAX_TURNS))
+        query = _answered_in(select(jobs.c.result), platform, tenant, thread).limit(MAX_TURNS)
         async with self._engine.connect() as connection:
             rows = (await connection.execute(query)).scalars().all()
         turns = []
@@ -86,3 +76,12 @@ class ConversationStore:
                 source_ids=[s.id for s in result.sources],
                 sources=result.sources[:MAX_SOURCES]))
         return turns
+
+
+def _answered_in(query: Select[Any], platform: str, tenant: str, thread: str) -> Select[Any]:
+    """`query` over the thread's answered jobs, latest first."""
+    return (query.select_from(answer_messages.join(jobs, answer_messages.c.job_id == jobs.c.id))
+            .where(answer_messages.c.platform == platform, answer_messages.c.tenant == tenant,
+                   answer_messages.c.thread == thread,
+                   jobs.c.status == JobStatus.COMPLETED.value)
+            .order_by(answer_messages.c.created_at.desc()))

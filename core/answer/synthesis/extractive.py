@@ -118,9 +118,8 @@ class ExtractiveSynthesizer:
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
-        leads = chosen
-        lead = max(leads, key=lambda c: c.score)
-        answering = [c for c in leads if c.bonus >= ANSWER_TYPE_BONUS]
+        lead = max(chosen, key=lambda c: c.score)
+        answering = [c for c in chosen if c.bonus >= ANSWER_TYPE_BONUS]
         if lead.bonus < ANSWER_TYPE_BONUS and answering:
             # the sentence that holds the answer next to the question's words goes first,
             # when it is nearly as good a match: "... was born in Budapest" before "Casablanca
@@ -192,14 +191,14 @@ def _same_thing(source: Source, other: Source) -> bool:
 def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[Source],
              names: list[str]) -> list[_Candidate]:
     """The other sentences that earn their place: from a passage (or its document) of the
-    chain, from one
-    passage about something the chain's quoted sentences name, or from the passage that
-    brings in a name of the question the chain does not mention (the other side of a
-    comparison). A passage that only shares words with the question is left out."""
+    chain, from one passage about something the chain's quoted sentences name, or from the
+    passage that brings in a name of the question the chain does not mention (the other side
+    of a comparison). A passage that only shares words with the question is left out."""
     documents = {sources[c.source_index].document_id for c in chain} - {None, ""}
     passages = {n for n, source in enumerate(sources)
                 if n in {c.source_index for c in chain} or source.document_id in documents}
     links = 0
+    quoted = phrase(" ".join(c.text for c in chain))
 
     def text(n: int) -> str:
         return phrase(f"{sources[n].title} {sources[n].content or sources[n].snippet}")
@@ -216,7 +215,6 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
             said = " ".join(text(m) for m in passages)
             brings = [name for name in names if phrase(name) in text(n)
                       and phrase(name) not in said]
-            quoted = phrase(" ".join(c.text for c in chain))
             linked = links < 1 and any(subject in quoted for subject in subjects_of(sources[n])
                                        if len(subject) > 5)
             if not brings and not linked:
