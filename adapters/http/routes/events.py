@@ -3,14 +3,16 @@
     GET /v1/jobs/{id}/events    `progress` events (id: seq) up to the job's end, then `result`
 
 A running job is followed through the app's one shared feed per job; an ended one is replayed
-from what is stored. Last-Event-ID resumes after the last event a client saw."""
+from what is stored, as one response body (no stream to keep open, no pings: a third less
+server time for a cache hit's events, bench/api.py 4). Last-Event-ID resumes after the last
+event a client saw."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from fastapi import APIRouter, Request
-from sse_starlette import EventSourceResponse
+from fastapi import APIRouter, Request, Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from adapters.http.auth import AccessedJob
 from adapters.http.errors import ApiError
@@ -22,6 +24,7 @@ from core.jobs.service import JobService
 from core.models import Job, JobEvent, JobStatus
 
 PING_SECONDS = 15
+_NO_STORE = {"Cache-Control": "no-store"}
 
 router = APIRouter()
 
@@ -34,15 +37,18 @@ router = APIRouter()
                 "Last-Event-ID to resume after the last event seen.",
                 "content": {"text/event-stream": {"schema": {"type": "string"}}}}})
 async def events(access: AccessedJob, request: Request, services: Services,
-                 feeds: Feeds) -> EventSourceResponse:
+                 feeds: Feeds) -> Response:
     job = access.job
     stream = job_events(services.jobs, feeds, job, _last_event_id(request),
                         links_of(job.id, services.links))
-    return EventSourceResponse(stream, ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
+    if job.status not in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
+        body = b"".join([event.encode() async for event in stream])
+        return Response(body, media_type="text/event-stream", headers=_NO_STORE)
+    return EventSourceResponse(stream, ping=PING_SECONDS, headers=_NO_STORE)
 
 
 async def job_events(jobs: JobService, feeds: JobFeeds, job: Job, after: int,
-                     links: Links) -> AsyncIterator[dict[str, str]]:
+                     links: Links) -> AsyncIterator[ServerSentEvent]:
     """Each event after `after` up to the job's end, then its result. A finished job replays
     from what is stored; a running one follows the live feed."""
     if job.status in (JobStatus.PENDING, JobStatus.IN_PROGRESS):
@@ -55,13 +61,13 @@ async def job_events(jobs: JobService, feeds: JobFeeds, job: Job, after: int,
             if event.terminal:
                 break
     final = job_response(job, links)
-    yield {"event": "result", "data": final.model_dump_json(exclude_unset=True)}
+    yield ServerSentEvent(final.model_dump_json(exclude_unset=True), event="result")
 
 
-def _progress(event: JobEvent) -> dict[str, str]:
+def _progress(event: JobEvent) -> ServerSentEvent:
     body = ProgressEventBody(seq=event.seq, kind=event.kind, stage=event.stage,
                              progress=event.progress, message=event.message, at=event.at)
-    return {"id": str(event.seq), "event": "progress", "data": body.model_dump_json()}
+    return ServerSentEvent(body.model_dump_json(), event="progress", id=str(event.seq))
 
 
 def _last_event_id(request: Request) -> int:
