@@ -59,13 +59,19 @@ def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
 def countries_in(text: str) -> list[str]:
     """The countries `text` names or describes with an adjective, in order, without repeats:
     "an English singer born in Dublin, Ireland" -> ["United Kingdom", "Ireland"]. Only
-    capitalised mentions count ("us" is not the US)."""
+    capitalised mentions count ("us" is not the US), and a birthplace written before the
+    nationality is not one ("a French-born American director" -> ["United States"]), unless
+    it is all the text says."""
     pattern, country_of = _pattern()
     found = [country_of[m.group(0).casefold()] for m in pattern.finditer(text)
-             if m.group(0)[0].isupper()]
+             if m.group(0)[0].isupper() and not _BORN.match(text, m.end())]
+    if not found:
+        found = [country_of[m.group(0).casefold()] for m in pattern.finditer(text)
+                 if m.group(0)[0].isupper()]
     return list(dict.fromkeys(found))
 
 
+_BORN = re.compile(r"-born\b")
 _ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot")
 
 
@@ -76,3 +82,11 @@ def is_nationality(word: str) -> bool:
     key = word.casefold()
     return key in country_of and key != country_of[key].casefold() \
         and " " not in key and key.endswith(_ADJECTIVE_ENDINGS) and word[:1].isupper()
+
+
+def weighed(names: list[str]) -> list[str]:
+    """The names a comparison weighs, a country or nationality it says of them aside ("Are
+    Ruggero Deodato from Italy, and Mexican Alejandro Springall, both directors?" weighs two
+    people): all of them when fewer than two others remain ("Are Italy and France ...")."""
+    things = [n for n in names if not countries_in(n)]
+    return things if len(things) >= 2 else names

@@ -9,7 +9,7 @@ from typing import Any
 from core.answer.citations import verify_citations
 from core.answer.grading import grade, mentions
 from core.answer.synthesis.extractive import UNSETTLED, ExtractiveSynthesizer
-from core.models import ResearchRequest, Source, SourceMetadata
+from core.models import Confidence, ResearchRequest, Source, SourceMetadata
 from core.research.intake import detect_intent
 from core.retrieval.rank import bridge_queries
 from core.text import phrase
@@ -186,7 +186,6 @@ def _draft(page: Source) -> Any:
 
 
 def test_an_unsettled_question_is_low_and_insufficient_when_a_side_has_no_passage() -> None:
-    from core.models import Confidence
 
     question = "Who was born first, Anna Lindqvist or Tomas Berglund?"
     berglund = _page(10, "Tomas Berglund", "Tomas Berglund is a Swedish painter of seascapes "
@@ -270,3 +269,88 @@ def test_a_how_question_with_or_is_no_either_or() -> None:
     assert options("How do I install or upgrade the bot?") == []
     assert options("Should I use PostgreSQL or SQLite for production?") == [
         "PostgreSQL", "SQLite"]
+
+
+# ---- the things a comparison weighs --------------------------------------------------------
+
+async def test_a_birthplace_before_the_nationality_is_not_the_nationality(embedder: Any
+                                                                          ) -> None:
+    emigre = _page(15, "Lucien Marchetti", "Lucien Marchetti (1890 – 1961) was a French-born "
+                   "American film director of westerns.")
+    local = _page(16, "Dana Whitcombe", "Dana Whitcombe (born 1958) is an American screenwriter "
+                  "and producer.")
+    question = "Are both Dana Whitcombe and Lucien Marchetti American?"
+    draft = await _answer(embedder, question, [local, emigre])
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_a_country_said_of_one_side_is_not_a_side(embedder: Any) -> None:
+    question = "Are Anna Lindqvist from Sweden, and French Pierre Dufresne, both painters?"
+    assert {"Anna Lindqvist", "Pierre Dufresne"} <= set(detect_intent(question).entities)
+    draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
+    assert draft.summary.startswith("Yes: Anna Lindqvist")
+    verified = verify_citations(draft, [PAINTER, SCULPTOR])
+    graded = grade(verified, [PAINTER, SCULPTOR], detect_intent(question), [], only_local=True,
+                   question=question)
+    assert graded.confidence != Confidence.INSUFFICIENT
+    assert not any("Sweden" in line for line in graded.limitations)  # "Swedish" says it
+
+
+async def test_a_duo_has_fewer_members_than_a_trio(embedder: Any) -> None:
+    bands = [_page(17, "Glass Harbour", "Glass Harbour is an indie pop duo from Leeds, made up "
+                   "of two cousins."),
+             _page(18, "The Tallow Lamps", "The Tallow Lamps are a folk band from Cork. The "
+                   "band is a trio of fiddle, banjo and voice.")]
+    question = "Which band has more members, Glass Harbour or The Tallow Lamps?"
+    draft = await _answer(embedder, question, bands)
+    assert draft.summary.startswith("Tallow Lamps: ")
+
+
+def test_a_passage_about_a_named_side_is_kept_below_the_relevance_floor() -> None:
+    import asyncio
+
+    from core.retrieval.rank import rank_sources
+
+    class Lexical:  # vectors by shared words: the second side matches the question poorly
+        name = "lexical"
+
+        def embed(self, texts: list[str]) -> Any:
+            import zlib
+
+            import numpy as np
+
+            rows = np.zeros((len(texts), 256))
+            for row, text in zip(rows, texts, strict=True):
+                for word in phrase(text).split():
+                    row[zlib.crc32(word.encode()) % 256] = 1.0
+            return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+    question = "Were Anna Lindqvist and Pierre Dufresne both painters known for landscapes?"
+    other = _page(19, "Pierre Dufresne", "Pierre Dufresne worked in bronze.")
+    ranked = asyncio.run(rank_sources(question, [[PAINTER, other]], Lexical(), 5, 2, 0.3,
+                                      names=detect_intent(question).entities))
+    assert [s.id for s in ranked] == ["s1", "s19"]
+
+
+async def test_the_only_one_counts_as_one(embedder: Any) -> None:
+    genera = [_page(20, "Velloria", "Velloria is a genus of mosses. It holds some 40 species "
+                    "of damp rock faces."),
+              _page(21, "Quarrelia", "Quarrelia alpina is a small herb of scree slopes, and the "
+                    "only species in the genus Quarrelia.")]
+    draft = await _answer(embedder, "Which genus has more species, Velloria or Quarrelia?",
+                          genera)
+    assert draft.summary.startswith("Velloria: Velloria is a genus of mosses. It holds")
+
+
+async def test_what_two_share_is_the_description_both_openings_give(embedder: Any) -> None:
+    pair = [_page(22, "Ines Halvorsen", "Ines Halvorsen (born 1971) is a Norwegian-Swedish "
+                  "painter and printmaker known for her winter landscapes."),
+            _page(23, "Oskar Brandt", "Oskar Brandt (1902 – 1977) was a Swedish painter and "
+                  "printmaker of harbour scenes.")]
+    draft = await _answer(embedder, "What profession do Ines Halvorsen and Oskar Brandt have "
+                          "in common?", pair)
+    assert draft.summary.startswith("Both are described as Swedish painter and printmaker: ")
+    assert {c.source_id for c in draft.citations} == {"s22", "s23"}
+    asks_where = await _answer(embedder, "Which university did both Ines Halvorsen and Oskar "
+                               "Brandt attend?", pair)
+    assert not asks_where.summary.startswith("Both")  # a place is not in their descriptions

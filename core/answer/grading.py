@@ -20,6 +20,7 @@ from core.answer.citations import VerifiedAnswer
 from core.answer.lexicon import is_word, lexicon
 from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, UNSETTLED
 from core.answer.verdict import through_another
+from core.countries import countries_in, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
 from core.retrieval.rank import subjects_of, tied_to
 from core.text import (
@@ -174,7 +175,9 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     texts = [f"{s.title} {s.location or ''} {s.content or s.snippet}" for s in cited]
     stems = set(terms(" ".join(texts)))
     wanted = list(dict.fromkeys(intent.key_terms))
-    missing = [t for t in wanted if t not in stems]
+    places = set(countries_in(" ".join(texts)))
+    missing = [t for t in wanted if t not in stems and not _place_said(" ".join(
+        w for w in re.findall(r"[\w'-]+", question) if t in terms(w)), places)]
     pool = list(found) or list(cited)
     passages = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
     names = specifics(intent, question)
@@ -191,7 +194,8 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         missing_words=_as_written(missing, question),
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
-        missing_names=[n for n in names if not any(mentions(n, p) for p in passages)],
+        missing_names=[n for n in names if not any(mentions(n, p) for p in passages)
+                       and not _place_said(n, places)],
         names=len(things),
         about=sum(1 for n in things if any(_about(n, s, question) for s in pool)),
         subjects=sum(1 for n in compared or things if subject_of[n]),
@@ -200,6 +204,14 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         chained=not through_another(question, things)
         or _second_hop(cited, [s for n in things for s in subject_of[n]]),
     )
+
+
+def _place_said(written: str, places: set[str]) -> bool:
+    """Whether `written` (a name or words of the question) is a country among `places`, the
+    countries the cited text names in any form ("Italy" in the question, "an Italian
+    director" in the passage)."""
+    country = countries_in(written)
+    return bool(country) and set(country) <= places
 
 
 def mentions(name: str, passage: str) -> bool:
@@ -282,7 +294,7 @@ def _compared(names: list[str], question: str) -> list[str]:
     was founded first, Everton or Liverpool?"), or all of them."""
     _, comma, choices = question.partition(",")
     picked = [n for n in names if n in choices] if comma and " or " in choices else []
-    return picked or names
+    return picked or weighed(names)
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")

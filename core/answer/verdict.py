@@ -24,6 +24,7 @@ value: the answer then says that the sources do not settle it.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from core.answer.lexicon import lexicon
-from core.countries import countries_in
+from core.countries import countries_in, weighed
 from core.models import QueryIntent, Source
 from core.text import NAME, STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
 
@@ -97,7 +98,65 @@ def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ver
         return _choose(question, options, sources)
     if closed(question):
         return _yes_or_no(question, intent, sources)
+    if _SHARED.search(question):
+        return _shared(question, intent, sources)
     return None
+
+
+# ---- what two things share ------------------------------------------------------------------
+
+# what a passage's opening says its subject is: "What are both A and B?", "A and B are both
+# what?", "What profession do A and B have in common?", "What do A and B have in common?"
+_SHARED = re.compile(
+    r"^\W*what\s+(?:are|were|is|was)\s+both\b|\bboth\s+what\W*$|"
+    r"^\W*what\s+(?:do|did|does)\b.*\bhave in common\W*$|"
+    r"^\W*(?:what|which)\s+(?:profession|occupation|job|career|trade|nationality|genre|"
+    r"kind|type|role)s?\b.*\b(?:in common|both|share)\b", re.I)
+_TOKEN = re.compile(r"[^\W\d_][\w']*|\d+")
+
+
+def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
+    """What the openings of the passages about two named things say of both ("What
+    profession do A and B have in common?": "American musician, singer and songwriter"):
+    the longest run of words the two opening sentences share, one that holds a noun and
+    none of the question's names. None when they share no such run."""
+    names = weighed([e for e in intent.entities if e in question])
+    found = [_about(name, sources) for name in names[:2]]
+    if len(found) < 2 or None in found or found[0] == found[1]:
+        return None
+    openings = [(sentences(_text(sources[n])) or [""])[0] for n in found if n is not None]
+    said = _common_run(openings[0], openings[1], set(terms(" ".join(names))))
+    if said is None:
+        return None
+    return Verdict(f"Both are described as {said}", [
+        (n, opening) for n, opening in zip(found, openings, strict=True) if n is not None])
+
+
+def _common_run(first: str, second: str, named: set[str]) -> str | None:
+    """The longest run of words `first` and `second` share (by its content words, stop
+    words trimmed from its ends) that holds a noun and none of the `named` words, as
+    `first` writes it."""
+    spans = list(_TOKEN.finditer(first))
+    words = [m.group(0).casefold() for m in spans]
+    other = [m.group(0).casefold() for m in _TOKEN.finditer(second)]
+    best: tuple[int, int, int] | None = None  # (content words, first word, last word)
+    for block in difflib.SequenceMatcher(None, words, other, autojunk=False
+                                         ).get_matching_blocks():
+        start, end = block.a, block.a + block.size
+        while start < end and words[start] in STOPWORDS:
+            start += 1
+        while end > start and words[end - 1] in STOPWORDS:
+            end -= 1
+        run = words[start:end]
+        content = [w for w in run if w not in STOPWORDS and not w.isdigit()]
+        if not content or named & set(terms(" ".join(run))) \
+                or not any(lexicon().is_noun(w) for w in content):
+            continue
+        if best is None or len(content) > best[0]:
+            best = (len(content), start, end - 1)
+    if best is None:
+        return None
+    return first[spans[best[1]].start():spans[best[2]].end()]
 
 
 # ---- either-or ------------------------------------------------------------------------------
@@ -210,7 +269,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
 def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
     """The two things a yes/no question asks about ("Are A and B both ...") and what it says
     of them (the words after the second)."""
-    names = [e for e in intent.entities if e in question]
+    names = weighed([e for e in intent.entities if e in question])
     for first, second in itertools.pairwise(names):
         joined = re.search(re.escape(first) + r"(?:\s+[\w-]+){0,3}?\s*,?\s+and\s+(?:the\s+)?"
                            r"(?:\w+\s+){0,2}?" + re.escape(second), question)
@@ -323,13 +382,35 @@ def _country(source: Source) -> tuple[str, str] | None:
 
 
 def _count_of(noun: str, source: Source) -> tuple[str, str] | None:
+    """How many `noun`s the passage says its subject has: a number before the word, "the
+    only" one, or a duo, trio, ... of members; and the sentence that says it."""
     stem = terms(noun)
-    for sentence in sentences(_text(source)):
+    if not stem:
+        return None
+    said = sentences(_text(source))
+
+    def near(sentence: str, at: int, words: int) -> bool:
+        return any(terms(w)[:1] == stem for w in sentence[at:at + 40].split()[:words])
+
+    for k, sentence in enumerate(said):
         for match in _QUANTITY.finditer(sentence):
-            after = sentence[match.end():match.end() + 40].split()[:3]
-            if stem and any(terms(w)[:1] == stem for w in after):
-                return str(_number(match.group(1))), sentence
+            if near(sentence, match.end(), 3):
+                return str(_number(match.group(1))), _quote(said, k)
+    for k, sentence in enumerate(said):  # "the only species in the genus"
+        if any(near(sentence, match.end(), 2) for match in _ONLY.finditer(sentence)):
+            return "1.0", _quote(said, k)
+    if stem == ["member"]:  # "an electronic rock duo consisting of ..."
+        for k, sentence in enumerate(said):
+            group = _ENSEMBLE.search(sentence)
+            if group:
+                return str(_ENSEMBLES[group.group(1).casefold()]), _quote(said, k)
     return None
+
+
+_ONLY = re.compile(r"\b(?:only|sole|single|lone)\b", re.I)
+_ENSEMBLES = {"duo": 2, "trio": 3, "quartet": 4, "quintet": 5, "sextet": 6, "septet": 7,
+              "octet": 8}
+_ENSEMBLE = re.compile(r"\b(" + "|".join(_ENSEMBLES) + r")\b", re.I)
 
 
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:

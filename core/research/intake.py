@@ -150,6 +150,10 @@ def _entities(question: str) -> list[str]:
         if index == 4 and head and is_nationality(last):  # "... Neil Jordan American?"
             found += [e for e in (head, last) if e not in found]
             continue
+        first, _, rest = entity.partition(" ")
+        if index == 4 and " " in rest and is_nationality(first):  # "Mexican Alejandro Springall"
+            found += [e for e in (first, rest) if e not in found]
+            continue
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
     return found

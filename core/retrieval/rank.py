@@ -71,10 +71,12 @@ async def rank_sources(
     order = [keep[k] for k in np.argsort(-score, kind="stable")]
     pool = [by_id[i] for i in ids]
     texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
-    chosen += _naming(names, chosen, order, texts, pool)
-    # a second hop's passage is about another thing than the question: it is reached through
-    # a chosen passage that names it, not by matching the question, so the floor is not its
+    # a passage about a thing the question names, or a second hop's passage (about another
+    # thing than the question, reached through a chosen passage that names it), is found by
+    # its name, not by matching the whole question: the relevance floor is not its
     by_fusion = sorted(range(len(ids)), key=lambda n: -fused[ids[n]])
+    chosen += _naming(names, chosen, order, texts, pool,
+                      beyond=[n for n in by_fusion if n not in keep])
     chosen += _bridges(question, chosen, by_fusion, texts, pool)
     ranked = []
     for n in chosen:
@@ -88,10 +90,12 @@ BRIDGES = 2
 
 
 def _naming(names: Sequence[str], chosen: list[int], order: list[int],
-            texts: list[str], pool: Sequence[Source]) -> list[int]:
+            texts: list[str], pool: Sequence[Source], beyond: Sequence[int] = ()) -> list[int]:
     """For each name no chosen passage is about, the best passage about it (its title or
     first words): a brother's passage that mentions Thomas H. Ince does not say what he is.
-    Failing that, for a name no chosen passage mentions, the best passage that does."""
+    Failing that, the passage `beyond` the relevance floor that the name titles (a question
+    weighing two people may match one's passage far better than the other's). Failing that,
+    for a name no chosen passage mentions, the best passage that does."""
     added: list[int] = []
     for name in names:
         needle = phrase(name)
@@ -99,6 +103,9 @@ def _naming(names: Sequence[str], chosen: list[int], order: list[int],
             continue
         found = next((n for n in order if n not in chosen and n not in added
                       and _is_about(needle, pool[n])), None)
+        if found is None:
+            found = next((n for n in beyond if n not in added
+                          and phrase(title_subject(pool[n].title)) == needle), None)
         if found is None and not any(needle in texts[n] for n in chosen + added):
             found = next((n for n in order if n not in chosen and n not in added
                           and needle in texts[n]), None)
