@@ -73,3 +73,11 @@ def test_a_name_keeps_its_initials() -> None:
 
     assert detect_intent("Were Tomas H. Berglund and Anna Lindqvist of the same "
                          "nationality?").entities == ["Tomas H. Berglund", "Anna Lindqvist"]
+
+
+def test_names_keep_their_apostrophes_and_small_inner_words() -> None:
+    question = "Who was born first, Inés Molinar y Ortega or P. J. O'Donnell?"
+    assert detect_intent(question).entities == ["Inés Molinar y Ortega", "P. J. O'Donnell"]
+    assert detect_intent("Was Pieter van der Hoeven older than Jan van Aalst?").entities == [
+        "Pieter van der Hoeven", "Jan van Aalst"]
+    assert detect_intent("Is Bram's parser faster?").entities == ["Bram"]  # a possessive

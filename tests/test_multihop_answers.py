@@ -354,3 +354,13 @@ async def test_what_two_share_is_the_description_both_openings_give(embedder: An
     asks_where = await _answer(embedder, "Which university did both Ines Halvorsen and Oskar "
                                "Brandt attend?", pair)
     assert not asks_where.summary.startswith("Both")  # a place is not in their descriptions
+
+
+async def test_a_kind_of_the_asked_word_supports_a_side(embedder: Any) -> None:
+    pair = [_page(24, "Lena Sorvik", "Lena Sorvik (born 1988) is a Finnish singer and actress "
+                  "from Turku."),
+            _page(25, "Matti Halonen", "Matti Halonen (born 1950) is a Finnish composer of "
+                  "choral music.")]
+    draft = await _answer(embedder, "Who was also an actor, Lena Sorvik or Matti Halonen?", pair)
+    assert draft.summary.startswith("Lena Sorvik: Lena Sorvik")
+    assert [c.source_id for c in draft.citations] == ["s24", "s25"]  # and what the other is

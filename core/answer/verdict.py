@@ -230,15 +230,22 @@ def _by_support(question: str, options: list[str], sides: list[tuple[str, int]],
     if not wanted:
         return None
     scores = []
+    asked = [w for w in re.findall(r"[a-z][\w'-]+", question) if set(terms(w)) & wanted]
     for option, n in sides:
         text = _text(sources[n])
-        held = wanted & set(terms(text))
+        opening = re.findall(r"[a-z][\w'-]+", " ".join(sentences(text)[:2]))
+        kinds = {t for w in asked if any(lexicon().is_kind_of(o, w) for o in opening)
+                 for t in terms(w)}  # "an actress" is "an actor"
+        held = wanted & (set(terms(text)) | kinds)
         best = max(sentences(text) or [text], key=lambda s: len(wanted & set(terms(s))))
         scores.append((len(held), option, n, best))
     scores.sort(key=lambda item: -item[0])
     if scores[0][0] - scores[1][0] < 1 or scores[0][0] < max(1, len(wanted) // 2):
         return None
-    return Verdict(scores[0][1], [(n, best) for _, _, n, best in scores[:1]])
+    # the other side's opening after the deciding sentence: what it is instead
+    other = [(n, (sentences(_text(sources[n])) or [_text(sources[n])])[0])
+             for _, _, n, _ in scores[1:2]]
+    return Verdict(scores[0][1], [(scores[0][2], scores[0][3]), *other])
 
 
 _QUESTION_WORDS = frozenset(terms("who which what whom whose when where how also"))

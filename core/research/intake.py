@@ -86,11 +86,15 @@ _EXPLANATION = re.compile(
 )
 _QUANTITY = re.compile(r"\bhow (long|many|much|often|far|old)\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_WORD = r"[A-Z]\.(?=\s+[A-Z])|[A-Z][\w+#-]*"  # a capitalised word, or an initial ("H.")
+# a capitalised word ("O'Rourke" one word), or an initial ("H.")
+_WORD = r"[A-Z]\.(?=\s+[A-Z])|[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?"
+# the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",
+# "Rogier van der Weyden"
+_INSIDE = r"(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2}"
 _ENTITY = re.compile(
     r"\"([^\"]{2,80})\"|'([^']{2,80})'|`([^`]{1,80})`|"  # quoted
     r"\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))|"  # code-like
-    rf"\b((?:{_WORD})(?:\s+(?:of\s+|de\s+)?(?:{_WORD}))*)"  # capitalised runs
+    rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*)"  # capitalised runs
 )
 _LANGUAGE_WORDS = {
     "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},
