@@ -63,11 +63,10 @@ def countries_in(text: str) -> list[str]:
     nationality is not one ("a French-born American director" -> ["United States"]), unless
     it is all the text says."""
     pattern, country_of = _pattern()
-    found = [country_of[m.group(0).casefold()] for m in pattern.finditer(text)
-             if m.group(0)[0].isupper() and not _BORN.match(text, m.end())]
-    if not found:
-        found = [country_of[m.group(0).casefold()] for m in pattern.finditer(text)
-                 if m.group(0)[0].isupper()]
+    named = [(country_of[m.group(0).casefold()], bool(_BORN.match(text, m.end())))
+             for m in pattern.finditer(text) if m.group(0)[0].isupper()]
+    found = [country for country, birthplace in named if not birthplace] \
+        or [country for country, _ in named]
     return list(dict.fromkeys(found))
 
 

@@ -176,8 +176,8 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     stems = set(terms(" ".join(texts)))
     wanted = list(dict.fromkeys(intent.key_terms))
     places = set(countries_in(" ".join(texts)))
-    missing = [t for t in wanted if t not in stems and not _place_said(" ".join(
-        w for w in re.findall(r"[\w'-]+", question) if t in terms(w)), places)]
+    missing = [t for t in wanted if t not in stems
+               and not _place_said(" ".join(_as_written([t], question)), places)]
     pool = list(found) or list(cited)
     passages = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
     names = specifics(intent, question)

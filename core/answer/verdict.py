@@ -122,14 +122,14 @@ def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     none of the question's names. None when they share no such run."""
     names = weighed([e for e in intent.entities if e in question])
     found = [_about(name, sources) for name in names[:2]]
-    if len(found) < 2 or None in found or found[0] == found[1]:
+    sides = [n for n in found if n is not None]
+    if len(sides) < 2 or sides[0] == sides[1]:
         return None
-    openings = [(sentences(_text(sources[n])) or [""])[0] for n in found if n is not None]
+    openings = [(sentences(_text(sources[n])) or [""])[0] for n in sides]
     said = _common_run(openings[0], openings[1], set(terms(" ".join(names))))
     if said is None:
         return None
-    return Verdict(f"Both are described as {said}", [
-        (n, opening) for n, opening in zip(found, openings, strict=True) if n is not None])
+    return Verdict(f"Both are described as {said}", list(zip(sides, openings, strict=True)))
 
 
 def _common_run(first: str, second: str, named: set[str]) -> str | None:
@@ -233,9 +233,8 @@ def _by_support(question: str, options: list[str], sides: list[tuple[str, int]],
     asked = [w for w in re.findall(r"[a-z][\w'-]+", question) if set(terms(w)) & wanted]
     for option, n in sides:
         text = _text(sources[n])
-        opening = re.findall(r"[a-z][\w'-]+", " ".join(sentences(text)[:2]))
-        kinds = {t for w in asked if any(lexicon().is_kind_of(o, w) for o in opening)
-                 for t in terms(w)}  # "an actress" is "an actor"
+        opening = _opening_words(sentences(text))
+        kinds = {t for w in asked if _kind_in(opening, w) for t in terms(w)}  # an actress
         held = wanted & (set(terms(text)) | kinds)
         best = max(sentences(text) or [text], key=lambda s: len(wanted & set(terms(s))))
         scores.append((len(held), option, n, best))
@@ -321,7 +320,7 @@ def _yes_if(holds: bool, known: list[tuple[V, str, int]]) -> Verdict:
 
 
 def _compare(sides: list[tuple[str, int]], sources: Sequence[Source],
-             value_of: Callable[[Source], tuple[str, str] | None]) -> Verdict | None:
+             value_of: Callable[[Source], tuple[V, str] | None]) -> Verdict | None:
     known = _each(sides, sources, value_of)
     return None if known is None else _yes_if(len({v for v, _, _ in known}) == 1, known)
 
@@ -356,15 +355,26 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     for _, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
         words = set(terms(" ".join(said)))
-        opening = re.findall(r"[a-z][\w'-]+", " ".join(said[:2]))
-        has = all(set(terms(w)) <= words
-                  or any(lexicon().is_kind_of(o, w) for o in opening) for w in wanted)
+        opening = _opening_words(said)
+        has = all(set(terms(w)) <= words or _kind_in(opening, w) for w in wanted)
         holds = holds and has
         stems = set(terms(predicate))
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
         reasons.append((n, _quote(said, best if has and stems & set(terms(said[best]))
                                   else 0)))
     return Verdict("Yes" if holds else "No", reasons, by_absence=not holds)
+
+
+def _opening_words(said: list[str]) -> list[str]:
+    """The lower-case words of a passage's first two sentences, where it says what its
+    subject is."""
+    return re.findall(r"[a-z][\w'-]+", " ".join(said[:2]))
+
+
+def _kind_in(opening: list[str], word: str) -> bool:
+    """Whether a word of the `opening` names a kind of `word` in WordNet ("singer" of
+    "musician", "actress" of "actor")."""
+    return any(lexicon().is_kind_of(o, word) for o in opening)
 
 
 def _quote(said: list[str], at: int) -> str:
@@ -388,7 +398,7 @@ def _country(source: Source) -> tuple[str, str] | None:
     return None
 
 
-def _count_of(noun: str, source: Source) -> tuple[str, str] | None:
+def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
     """How many `noun`s the passage says its subject has: a number before the word, "the
     only" one, or a duo, trio, ... of members; and the sentence that says it."""
     stem = terms(noun)
@@ -402,15 +412,15 @@ def _count_of(noun: str, source: Source) -> tuple[str, str] | None:
     for k, sentence in enumerate(said):
         for match in _QUANTITY.finditer(sentence):
             if near(sentence, match.end(), 3):
-                return str(_number(match.group(1))), _quote(said, k)
+                return _number(match.group(1)), _quote(said, k)
     for k, sentence in enumerate(said):  # "the only species in the genus"
         if any(near(sentence, match.end(), 2) for match in _ONLY.finditer(sentence)):
-            return "1.0", _quote(said, k)
+            return 1.0, _quote(said, k)
     if stem == ["member"]:  # "an electronic rock duo consisting of ..."
         for k, sentence in enumerate(said):
             group = _ENSEMBLE.search(sentence)
             if group:
-                return str(_ENSEMBLES[group.group(1).casefold()]), _quote(said, k)
+                return float(_ENSEMBLES[group.group(1).casefold()]), _quote(said, k)
     return None
 
 
@@ -470,8 +480,7 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
     noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(\w+)", question, re.I)
     if not noun:
         return None
-    counted = _count_of(noun.group(1), source)
-    return (float(counted[0]), counted[1]) if counted else None
+    return _count_of(noun.group(1), source)
 
 
 def _square_km(unit: str) -> float:
