@@ -6,6 +6,10 @@
     llm_tokens_used_total{model,role}               prompt + completion tokens, by model and role
     llm_cost_usd_total{model}                       litellm's price of those calls
     cache_lookups_total{result}                     semantic answer cache: hit or miss
+    cache_errors_total{operation}                   cache look-ups and writes that failed
+                                                    (skipped: researched or kept anyway)
+    job_results_unsaved_total                       answers delivered although their job row
+                                                    could not be written yet
     source_fetch_total{outcome}                     web pages read behind search hits
     jobs_total{status,platform}                     jobs ended: completed, failed, cancelled
     delivery_failures_total{platform}               answers that could not be posted
@@ -55,6 +59,13 @@ LLM_TOKENS = Counter(
 LLM_COST = Counter("llm_cost_usd_total", "Cost of model calls in US dollars (litellm's price "
                    "table; 0 for models it does not price).", ["model"])
 CACHE_LOOKUPS = Counter("cache_lookups_total", "Semantic answer cache look-ups.", ["result"])
+CACHE_ERRORS = Counter(
+    "cache_errors_total", "Answer cache operations that failed and were skipped, by operation: "
+    "lookup (the question was researched as new), store (the answer was delivered uncached).",
+    ["operation"])
+UNSAVED_RESULTS = Counter(
+    "job_results_unsaved_total", "Finished answers whose job row could not be written when "
+    "they were ready: delivered and returned anyway, written once the database takes writes.")
 SOURCE_FETCHES = Counter(
     "source_fetch_total", "Web pages read behind search hits, by outcome: ok, blocked, robots, "
     "too_large, timeout, http_error, not_a_page, error.", ["outcome"])

@@ -127,6 +127,14 @@ def redact(text: str) -> str:
     return REDACTOR(text)
 
 
+def error_line(error: BaseException, limit: int = 200) -> str:
+    """An error in one short redacted line: its type and the first line of what it says (of
+    the driver's error, for a database error, which would carry its statement and
+    parameters). For logs a person reads: no stack trace."""
+    said = str(getattr(error, "orig", None) or error).strip().splitlines()
+    return f"{type(error).__name__}: {redact(said[0] if said else '')[:limit]}"
+
+
 def _secrets_in(model: BaseModel) -> Iterable[str]:
     for name in type(model).model_fields:
         value = getattr(model, name)

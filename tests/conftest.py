@@ -106,6 +106,18 @@ async def sqlite_engine(tmp_path: Path) -> AsyncIterator[Any]:
     await engine.dispose()
 
 
+@pytest.fixture
+async def postgres_engine() -> AsyncIterator[Any]:
+    """The shared PostgreSQL server's `test` database, emptied before and after."""
+    from core.store.database import metadata
+
+    engine = await _postgres_engine()
+    yield engine
+    async with engine.begin() as connection:
+        await connection.run_sync(metadata.drop_all)
+    await engine.dispose()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     """The same test on the embedded SQLite file and on the PostgreSQL server."""

@@ -101,7 +101,7 @@ async def test_a_job_cut_off_by_a_stopped_chroma_server_finishes_once_it_is_back
         assert job.status == JobStatus.COMPLETED, job.error
         assert "12 and 16 hours" in (await jobs.answer(job_id)).answer.summary
         resumed = [e for e in await jobs.stored_events(job_id) if e.kind == "resumed"]
-        assert [e.message for e in resumed] == [
-            "The vector store came back: researching again from the question"]
+        assert resumed and {e.message for e in resumed} == {  # once or twice: how soon
+            "The vector store came back: researching again from the question"}  # it starts
         await jobs.close()
         vectors.close()

@@ -161,35 +161,50 @@ async def deliver(job_id: str, delivery: Delivery, store: DeliveryStore, policy:
                   post: Callable[[Steps], Awaitable[None]]) -> bool:
     """Run `post` (the answer or the failure message) until it succeeds, retrying transient
     errors per `policy` from the first step not yet done. Records the outcome; True when
-    delivered. Never raises except on cancellation."""
-    row = await store.get(job_id)
+    delivered. Never raises except on cancellation. A record that cannot be read or written
+    (the database away) does not hold the delivery up: its steps are then kept in memory."""
+    row = await _recorded(store.get(job_id), job_id)
     done: dict[str, Any] = dict(row.done) if row else {}
     attempts = row.attempts if row else 0
 
+    async def note(**values: Any) -> None:
+        await _recorded(store.update(job_id, **values), job_id)
+
     async def save(steps_done: dict[str, Any]) -> None:
-        await store.update(job_id, done=steps_done)
+        await note(done=steps_done)
 
     steps = Steps(done, save, job_id)
     try:
         async for attempt in policy.retrying():
             with attempt:
                 attempts += 1
-                await store.update(job_id, attempts=attempts)
+                await note(attempts=attempts)
                 try:
                     await post(steps)
                 except Exception as error:
-                    await store.update(job_id, error=_describe(error))
+                    await note(error=_describe(error))
                     log.warning("job %s: delivery to %s failed (attempt %d): %s", job_id,
                                 delivery.platform, attempts, _describe(error))
                     raise
     except Exception as error:
-        await store.update(job_id, status="failed", error=_describe(error))
+        await note(status="failed", error=_describe(error))
         DELIVERY_FAILURES.labels(delivery.platform).inc()
         log.error("job %s: gave up delivering to %s after %d attempts", job_id,
                   delivery.platform, attempts)
         return False
-    await store.update(job_id, status="delivered", error=None)
+    await note(status="delivered", error=None)
     return True
+
+
+async def _recorded(call: Awaitable[T], job_id: str) -> T | None:
+    """A read or write of the delivery record; None (logged) when the database fails it: the
+    answer reaching the person matters more than the record of it."""
+    try:
+        return await call
+    except Exception as error:
+        log.warning("job %s: delivery record not read or written: %s: %s", job_id,
+                    type(error).__name__, redact(str(error))[:300])
+        return None
 
 
 def _describe(error: BaseException) -> str:

@@ -45,7 +45,7 @@ class JobReader:
         """The job once it has ended (followed through its events, wherever it runs)."""
         async for _ in self.events(job_id):
             pass
-        return await self.store.get(job_id)
+        return await self.result(job_id)
 
     async def answer(self, job_id: str) -> ResearchResult:
         """The job's result once it has ended. A job that ended without one raises what its

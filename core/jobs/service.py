@@ -47,7 +47,7 @@ from core.jobs.delivery import Delivery, ProgressPump, RetryPolicy, deliver
 from core.jobs.progress import StoredProgress
 from core.jobs.reading import JobReader
 from core.logfields import job_log_fields
-from core.metrics import DELIVERY_FAILURES, JOBS, STAGE_DURATION
+from core.metrics import DELIVERY_FAILURES, JOBS, STAGE_DURATION, UNSAVED_RESULTS
 from core.models import (
     Depth,
     DocumentsOutcome,
@@ -63,7 +63,7 @@ from core.models import (
     StageEvent,
     utcnow,
 )
-from core.redact import REDACTOR, redact
+from core.redact import REDACTOR, error_line, redact
 from core.research.intake import choose_depth, detect_intent, validate_question, validate_text
 from core.research.record import Research, ResearchOutcome
 from core.store.deliveries import DeliveryRecord, DeliveryStore
@@ -124,6 +124,9 @@ class JobService(JobReader):
         self._retry = retry or RetryPolicy()
         self._progress_interval_s = progress_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        # Answers whose job row could not be written yet: served from here until it is.
+        self._unsaved: dict[str, Job] = {}
+        self._saving: set[asyncio.Task[None]] = set()
 
     async def submit(self, request: ResearchRequest, delivery: Delivery | None = None, *,
                      start_after_s: float = 0.0, progress_shown: bool = True) -> str:
@@ -255,7 +258,19 @@ class JobService(JobReader):
             return await super().wait(job_id)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(task)
-        return await self.store.get(job_id)
+        return await self.result(job_id)
+
+    async def result(self, job_id: str) -> Job:
+        """The job as stored; an answer finished here whose row is not written yet as it
+        ended (also while the database cannot be read)."""
+        unsaved = self._unsaved.get(job_id)
+        if unsaved is None:
+            return await self.store.get(job_id)
+        with contextlib.suppress(Exception):
+            stored = await self.store.get(job_id)
+            if stored.status == JobStatus.COMPLETED:
+                return stored
+        return unsaved
 
     async def cancel(self, job_id: str) -> bool:
         """Stop the job; False when it had already ended."""
@@ -338,7 +353,7 @@ class JobService(JobReader):
         """Stop the jobs still running here (the process is stopping): each goes back to
         pending, to be resumed when a process starts again (`resume_abandoned`)."""
         self._stopping = True
-        tasks = list(self._tasks.values())
+        tasks = [*self._tasks.values(), *self._saving]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -380,7 +395,7 @@ class JobService(JobReader):
         is stored ended, with all its events, in one transaction (run as a task, a cache hit
         took a dozen writes and reads of its own job, which is what concurrent hits queued
         on). None: the job is to be run (not a repeat, or the lookup failed: the run looks
-        again and says what went wrong)."""
+        again, and goes on without the cache if it fails again)."""
         job = Job(tenant=request.tenant, user=request.user, platform=request.platform,
                   worker=self._worker, request=request)
         with job_log_fields(job_id=job.id, tenant=request.tenant) as fields:
@@ -545,11 +560,11 @@ class JobService(JobReader):
             await self._ended(job_id, request.platform, "completed", _added_line(added),
                               delivery, lambda d: lambda steps: d.added(added, steps))
             return
-        result = await self._completed(job_id, outcome, stages.metrics())
+        result, saved = await self._completed(job_id, request, outcome, stages.metrics())
         shown = ResearchResult.model_validate(REDACTOR.data(result.model_dump(mode="json")))
         await self._ended(job_id, request.platform, "completed",
                           f"Confidence: {shown.answer.confidence.value}", delivery,
-                          lambda d: lambda steps: d.answer(shown, steps))
+                          lambda d: lambda steps: d.answer(shown, steps), saved=saved)
 
     async def _through_outages(self, job_id: str, work: Callable[[], Awaitable[T]],
                                flush_progress: Callable[[], Awaitable[None]]) -> T:
@@ -573,14 +588,55 @@ class JobService(JobReader):
                                                   message=back))
         raise AssertionError("unreachable")
 
-    async def _completed(self, job_id: str, outcome: ResearchOutcome,
-                         stage_metrics: dict[str, Any]) -> ResearchResult:
+    async def _completed(self, job_id: str, request: ResearchRequest, outcome: ResearchOutcome,
+                         stage_metrics: dict[str, Any]) -> tuple[ResearchResult, bool]:
         """Store the outcome on the job: its result (now carrying the job's id), metrics
-        and trace."""
+        and trace; and whether it was stored. A finished answer is never lost to the store:
+        when the row cannot be written at once (the database away or full, or refusing
+        writes), the answer is kept here, served to readers and delivered, and written when
+        the database takes writes again (`_save_later`)."""
         result = outcome.result.model_copy(update={"job_id": job_id})
-        await self._outlast(lambda: self.store.complete(
-            job_id, result, {**outcome.metrics, **stage_metrics}, outcome.trace))
-        return result
+        metrics = {**outcome.metrics, **stage_metrics}
+        try:
+            await self.store.complete(job_id, result, metrics, outcome.trace)
+            return result, True
+        except Exception as error:
+            log.error("job %s: its answer could not be stored (delivered anyway, stored "
+                      "once the database takes writes): %s", job_id, error_line(error),
+                      extra={"job_id": job_id, "tenant": request.tenant})
+        UNSAVED_RESULTS.inc()
+        now = utcnow()
+        self._unsaved[job_id] = Job(
+            id=job_id, tenant=request.tenant, user=request.user, platform=request.platform,
+            worker=self._worker, request=request, status=JobStatus.COMPLETED,
+            stage=Stage.DELIVER, progress=1.0, trace=outcome.trace, result=result,
+            metrics=metrics, created_at=now, started_at=now, completed_at=now)
+        return result, False
+
+    async def _save_later(self, job_id: str, message: str, delivered: bool | None) -> None:
+        """Write an answer kept in memory (`_completed`), then the events that end its job,
+        retrying with growing waits (to 30 s) for as long as this process runs. A process
+        that stops first leaves the job unfinished, to be researched again at the next
+        start (`resume_abandoned`) or by a worker's sweep."""
+        job = self._unsaved[job_id]
+        assert job.result is not None
+        wait_s = 1.0
+        while True:
+            await asyncio.sleep(wait_s)
+            try:
+                await self.store.complete(job_id, job.result, job.metrics, job.trace)
+                break
+            except Exception as error:
+                log.warning("job %s: its answer is still not stored: %s", job_id,
+                            error_line(error))
+            wait_s = min(30.0, wait_s * 2)
+        await self._outlast(lambda: self._events.append(job_id, "completed", message=message))
+        if delivered is not None:
+            await self._outlast(lambda: self._events.append(
+                job_id, "delivered" if delivered else "delivery_failed"))
+        self._events.forget(job_id)
+        del self._unsaved[job_id]
+        log.info("job %s: its answer is stored now", job_id)
 
     async def _failed(self, job_id: str, request: AnyRequest, delivery: Delivery | None,
                       error: Exception, stage_metrics: dict[str, Any],
@@ -609,15 +665,30 @@ class JobService(JobReader):
     async def _ended(self, job_id: str, platform: str, kind: str, message: str,
                      delivery: Delivery | None,
                      post: Callable[[Delivery], Callable[..., Awaitable[None]]],
-                     told: bool = False) -> None:
-        """Record how the job ended (unless `told` already) and deliver it."""
+                     told: bool = False, saved: bool = True) -> None:
+        """Record how the job ended (unless `told` already) and deliver it. An answer not
+        `saved` yet is delivered first; its events are written after its row, by
+        `_save_later` (followers here see its end at once: `JobEvents.hold`)."""
         if not told:  # counted first: whoever sees the event sees the count
             JOBS.labels(kind, platform).inc()
-            await self._outlast(lambda: self._events.append(job_id, kind, message=message))
+            if saved:
+                await self._outlast(lambda: self._events.append(job_id, kind,
+                                                                message=message))
+            else:
+                self._events.hold(job_id, kind, message)
+        delivered: bool | None = None
         if delivery is not None:
             delivered = await deliver(job_id, delivery, self._deliveries, self._retry,
                                       post(delivery))
-            await self._events.append(job_id, "delivered" if delivered else "delivery_failed")
+            if saved:
+                await self._events.append(job_id, "delivered" if delivered
+                                          else "delivery_failed")
+        if not saved:
+            task = asyncio.create_task(self._save_later(job_id, message, delivered),
+                                       name=f"save-{job_id}")
+            self._saving.add(task)
+            task.add_done_callback(self._saving.discard)
+            return
         self._events.forget(job_id)
 
     async def _hand_back(self, job_id: str) -> None:

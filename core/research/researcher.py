@@ -8,15 +8,17 @@ events and the outcome."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from core.answer.cache import SemanticAnswerCache
+from core.answer.cache import CacheHit, SemanticAnswerCache
 from core.answer.grading import listing, outage_notes
 from core.answer.synthesis.base import Synthesizer
 from core.config import PipelineSettings
 from core.errors import InvalidQuestionError
+from core.metrics import CACHE_ERRORS
 from core.models import (
     Depth,
     Improvement,
@@ -28,6 +30,7 @@ from core.models import (
     Stage,
     Trace,
 )
+from core.redact import error_line
 from core.research.engine import ResearchEngine, ResearchState, Revision, Strategies
 from core.research.heuristic_steps import heuristic_strategies
 from core.research.intake import choose_depth, detect_intent, validate_question
@@ -53,6 +56,7 @@ from core.sources.protocol import SearchSource, SourceKind
 if TYPE_CHECKING:  # web pages are read only when web sources are on; aiohttp with them
     from core.sources.pages import PageReader
 
+log = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class Found:
@@ -155,7 +159,8 @@ class Researcher:
             else CacheScope("", "")
         if self._cache is not None and reading.cacheable and not request.bypass_cache:
             await begin_cache_check(record)
-            hit = await self._cache.lookup(question, request.tenant, scope.lookup)
+            hit = await self._looked_up(self._cache, record, question, request.tenant,
+                                        scope.lookup)
             cached = await end_cache_check(record, request, hit, started)
             if cached is not None:
                 return cached
@@ -204,12 +209,33 @@ class Researcher:
         await begin_saving(record)
         if cache_as is not None and self._cache is not None:
             intent, tenant, scope = cache_as
-            record.metrics["cache_stored"] = await self._cache.store(
-                result.question, tenant, intent,
-                _to_cache(result, record.trace.failures(), self._cache.outage_ttl_seconds),
-                scope)
+            kept = _to_cache(result, record.trace.failures(), self._cache.outage_ttl_seconds)
+            try:
+                record.metrics["cache_stored"] = await self._cache.store(
+                    result.question, tenant, intent, kept, scope)
+            except Exception as error:  # the answer exists: a cache that fails loses only reuse
+                _cache_failed("store", record, error)
         await end_saving(record, result)
         return result
+
+    @staticmethod
+    async def _looked_up(cache: SemanticAnswerCache, record: ResearchRecord, question: str,
+                         tenant: str, scope: str) -> CacheHit | None:
+        """The cache's answer to `question`; None also when the cache cannot be read: the
+        question is then researched as if it had never been asked (a miss is always safe)."""
+        try:
+            return await cache.lookup(question, tenant, scope)
+        except Exception as error:
+            _cache_failed("lookup", record, error)
+            return None
+
+
+def _cache_failed(operation: str, record: ResearchRecord, error: Exception) -> None:
+    """A cache look-up or write that failed is skipped, never the question's failure: logged,
+    counted (`cache_errors_total`) and noted in the job's metrics."""
+    CACHE_ERRORS.labels(operation).inc()
+    record.metrics[f"cache_{operation}_error"] = type(error).__name__
+    log.warning("answer cache %s skipped: %s", operation, error_line(error))
 
 
 def _to_cache(result: ResearchResult, failures: list[SourceFailure],

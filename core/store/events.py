@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.models import JobEvent, ProgressEvent, Stage, utcnow
+from core.models import TERMINAL_EVENTS, JobEvent, ProgressEvent, Stage, utcnow
 from core.redact import REDACTOR
 from core.store.database import job_events
 from core.store.outage import store_outage
@@ -31,6 +31,7 @@ class JobEvents:
         self._locks: dict[str, asyncio.Lock] = {}
         self._next: dict[str, int] = {}  # the number of each job's next event, once read
         self._appended: dict[str, asyncio.Event] = {}  # set (and replaced) on each append
+        self._held: dict[str, JobEvent] = {}  # a job's end not written yet (`hold`)
 
     async def append(self, job_id: str, kind: str, *, stage: Stage | None = None,
                      progress: float = 0.0, message: str = "",
@@ -45,6 +46,14 @@ class JobEvents:
         return await self._append(events[0].job_id, [
             EventDraft(event.kind, event.stage, event.progress, event.message, event.counts)
             for event in events])
+
+    def hold(self, job_id: str, kind: str, message: str) -> None:
+        """The job ended here but its end cannot be written yet (its row waits for the
+        database): followers in this process see this event after the stored ones, until a
+        terminal event is appended."""
+        self._held[job_id] = JobEvent(job_id=job_id, seq=self._next.get(job_id, 1), at=utcnow(),
+                                      kind=kind, message=message)
+        self._appended.pop(job_id, asyncio.Event()).set()
 
     def new_job(self, job_id: str) -> None:
         """The job was just created here: its events are numbered from 1 without asking."""
@@ -67,6 +76,8 @@ class JobEvents:
             else:
                 raise RuntimeError(f"could not number an event of job {job_id}")
             self._next[job_id] += len(drafts)
+        if any(draft.kind in TERMINAL_EVENTS for draft in drafts):
+            self._held.pop(job_id, None)
         self._appended.pop(job_id, asyncio.Event()).set()
         return stored
 
@@ -89,6 +100,10 @@ class JobEvents:
                     if store_outage(error) is None:
                         raise
                     events = []
+                held = self._held.get(job_id)
+                if not events and held is not None and held.seq > after:
+                    yield held
+                    return
                 if not events:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(appended.wait(), self._poll_s)
