@@ -193,6 +193,24 @@ async def test_model_calls_count_tokens_by_model_and_role(lab: Lab) -> None:
     assert REGISTRY.get_sample_value("llm_cost_usd_total", {"model": "openai/fast"}) is not None
 
 
+async def test_an_improvement_is_a_run_of_its_own_depth(lab: Lab) -> None:
+    """A model's quick run takes a round; revising its answer when the feedback needs no new
+    search takes none, counted under depth improve, apart from the quick tier's runs."""
+    counted = [("research_loop_duration_seconds_count", {"depth": "quick"}),
+               ("iterations_per_request_sum", {"depth": "quick"}),
+               ("research_loop_duration_seconds_count", {"depth": "improve"}),
+               ("iterations_per_request_bucket", {"depth": "improve", "le": "0.0"}),
+               ("iterations_per_request_sum", {"depth": "improve"})]
+    before = samples(counted)
+    await lab.ask()
+    quick_runs, quick_rounds, *_ = moved(before, counted)
+    assert quick_runs == 1 and quick_rounds >= 1
+    improved = await lab.client().improve("Say it more briefly", "t1")
+    assert improved.answer.summary
+    assert moved(before, counted)[2:] == [1, 1, 0]
+    assert moved(before, counted)[:2] == [quick_runs, quick_rounds]
+
+
 Scrape = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
