@@ -3,6 +3,9 @@
     pipeline_stage_duration_seconds{stage}          histogram: each pipeline stage of a job
     search_provider_latency_seconds{provider}       histogram: each call a search source made
     search_provider_errors_total{provider,kind}     a source call that failed, by kind
+    search_failures_total{source,kind}              a source's search for one query that failed
+    research_loop_duration_seconds{depth}           histogram: a research run, plan to grade
+    iterations_per_request{depth}                   histogram: the search rounds a run took
     llm_tokens_used_total{model,role}               prompt + completion tokens, by model and role
     llm_cost_usd_total{model}                       litellm's price of those calls
     cache_lookups_total{result}                     semantic answer cache: hit or miss
@@ -22,6 +25,16 @@ job service) and one place reads (`render_metrics`, behind /metrics). Handing a 
 every path would thread an object through the whole core for no gain in isolation: tests read
 the process's values before and after (`REGISTRY.get_sample_value`), as a scrape would. Only
 the queue depth is read, not counted: it lives in Redis and is refreshed at each scrape.
+
+Rates are not exported: Prometheus computes them from the counters. deploy/prometheus/rules.yml
+records the cache's hit rate and the page fetches' success rate from `cache_lookups_total` and
+`source_fetch_total` (deploy/README.md names the series).
+
+A research run is counted once, by the engine, when it has an answer (of any confidence): an
+answer served from the cache ran no research and is counted only by `cache_lookups_total`; a
+run that failed or was cancelled only by `jobs_total`. `depth` is the tier it ran under, or
+`improve` for the revision of an earlier answer (at most one round, and none when the
+feedback needs no new search), which would otherwise pull the quick tier's figures down.
 """
 
 from __future__ import annotations
@@ -38,6 +51,8 @@ log = logging.getLogger(__name__)
 # A stage runs from milliseconds (the cache) to minutes (a deep research round).
 _STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
                   600)
+# Search rounds: one bucket a round up to the deep tier's 10, coarser up to the settings' 50.
+_ROUND_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 30, 50)
 _CALL_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30)
 QUEUE_STATS_TIMEOUT_S = 2.0
 
@@ -53,6 +68,23 @@ PROVIDER_ERRORS = Counter(
     "search_provider_errors_total", "Calls to a search source that failed, by kind: "
     "unreachable, timeout, busy, too_large, dropped, rate_limited, refused, http_4xx, "
     "http_5xx, paused (circuit open), error.", ["provider", "kind"])
+SEARCH_FAILURES = Counter(
+    "search_failures_total", "Searches of one source for one query that failed for good, "
+    "by source and kind (unreachable, timeout, busy, too_large, rate_limited, refused, "
+    "error): each is a source failure in the research trace, which the answer reports as "
+    "an outage. Unlike search_provider_errors_total, which counts every failed request "
+    "attempt (retries and calls refused while the source is paused included), a search "
+    "that failed and then succeeded on a retry is not counted here.", ["source", "kind"])
+RESEARCH_LOOP_DURATION = Histogram(
+    "research_loop_duration_seconds", "Time a research run took from planning to its graded "
+    "answer (not the queue wait, reading the question, the cache look-up or saving), by "
+    "depth: the tier (quick, standard, deep), or improve for the revision of an earlier "
+    "answer. Counted when the run has an answer: answers served from the cache, and runs "
+    "that failed or were cancelled, are not research runs here.", ["depth"],
+    buckets=_STAGE_BUCKETS)
+ITERATIONS = Histogram(
+    "iterations_per_request", "Search rounds a research run took, by depth (as "
+    "research_loop_duration_seconds counts runs).", ["depth"], buckets=_ROUND_BUCKETS)
 LLM_TOKENS = Counter(
     "llm_tokens_used_total", "Tokens (prompt and completion) of model calls, by model and "
     "role (fast, strong).", ["model", "role"])
@@ -114,3 +146,8 @@ async def refresh_queue_depth(queue: CountedQueues) -> None:
 def count_model_call(model: str, role: str, tokens: int, cost_usd: float) -> None:
     LLM_TOKENS.labels(model, role).inc(tokens)
     LLM_COST.labels(model).inc(cost_usd)
+
+
+def count_research_run(depth: str, seconds: float, rounds: int) -> None:
+    RESEARCH_LOOP_DURATION.labels(depth).observe(seconds)
+    ITERATIONS.labels(depth).observe(rounds)

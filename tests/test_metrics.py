@@ -3,11 +3,12 @@ sources and pages on a local fake, a scripted model server; then /metrics as a s
 from the API server and from a worker process on the queue."""
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import httpx
 import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
@@ -36,6 +37,7 @@ from tests.chat_harness import BrokenSynthesizer
 from tests.cluster import cluster, free_port, wait_until
 from tests.conftest import POSTGRES_URL, REDIS_URL
 from tests.fake_web import Article, Failure, FakeWeb
+from tests.promtool import promtool, rule_test
 from tests.scripted_analyst import Lab
 
 QUESTION = "How many hours a day do cats sleep?"
@@ -191,7 +193,28 @@ async def test_model_calls_count_tokens_by_model_and_role(lab: Lab) -> None:
     assert REGISTRY.get_sample_value("llm_cost_usd_total", {"model": "openai/fast"}) is not None
 
 
-def _parsed(body: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+async def test_an_improvement_is_a_run_of_its_own_depth(lab: Lab) -> None:
+    """A model's quick run takes a round; revising its answer when the feedback needs no new
+    search takes none, counted under depth improve, apart from the quick tier's runs."""
+    counted = [("research_loop_duration_seconds_count", {"depth": "quick"}),
+               ("iterations_per_request_sum", {"depth": "quick"}),
+               ("research_loop_duration_seconds_count", {"depth": "improve"}),
+               ("iterations_per_request_bucket", {"depth": "improve", "le": "0.0"}),
+               ("iterations_per_request_sum", {"depth": "improve"})]
+    before = samples(counted)
+    await lab.ask()
+    quick_runs, quick_rounds, *_ = moved(before, counted)
+    assert quick_runs == 1 and quick_rounds >= 1
+    improved = await lab.client().improve("Say it more briefly", "t1")
+    assert improved.answer.summary
+    assert moved(before, counted)[2:] == [1, 1, 0]
+    assert moved(before, counted)[:2] == [quick_runs, quick_rounds]
+
+
+Scrape = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _parsed(body: bytes) -> Scrape:
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for family in text_string_to_metric_families(body.decode())
             for s in family.samples}
@@ -253,6 +276,11 @@ async def test_a_worker_serves_metrics_that_move_with_its_jobs(tmp_path: Path) -
     for stage in ("intake", "search", "deliver"):
         assert metrics[("pipeline_stage_duration_seconds_count", (("stage", stage),))] == 1
     assert metrics[("queue_depth", (("queue", QUICK),))] == 0
+    # The research ran in the worker: its loop is timed and its rounds counted there.
+    for counted in ("research_loop_duration_seconds_count", "iterations_per_request_count"):
+        assert sum(value for (name, _), value in metrics.items() if name == counted) == 1
+    assert sum(value for (name, _), value in metrics.items()
+               if name == "iterations_per_request_sum") >= 1
     # The worker logs JSON: a line a stage, naming the job and its tenant, not the question.
     lines = [json.loads(line) for line in worker.text().splitlines() if line.strip()]
     stages = [line for line in lines if "duration_ms" in line]
@@ -270,26 +298,109 @@ async def test_the_api_servers_metrics_move_after_a_few_questions(store: Path) -
     from tests.api_harness import api_settings, running_api
 
     async with running_api(api_settings(store)) as api, api.client() as client:
-        async def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-            response = await client.get("/metrics")
-            assert response.status_code == 200
-            assert response.headers["content-type"].startswith("text/plain")
-            return _parsed(response.content)
-
-        before = await scrape()
+        before = await _scrape(client)
         for _ in range(2):
-            accepted = await client.post("/v1/research", json={"question": QUESTION})
-            assert accepted.status_code == 202
-            async with client.stream("GET", accepted.json()["links"]["events"]) as events:
-                async for _line in events.aiter_lines():
-                    pass  # the stream closes once the job has ended
-        after = await scrape()
-
-    def moved_by(name: str, **labels: str) -> float:
-        key = (name, tuple(sorted(labels.items())))
-        return after.get(key, 0.0) - before.get(key, 0.0)
-
+            await _ask(client, QUESTION)
+        after = await _scrape(client)
+    moved_by = _moved_between(before, after)
     assert moved_by("jobs_total", status="completed", platform="api") == 2
     assert moved_by("pipeline_stage_duration_seconds_count", stage="intake") == 2
     assert moved_by("cache_lookups_total", result="miss") == 1
     assert moved_by("cache_lookups_total", result="hit") == 1
+
+
+async def _scrape(client: httpx.AsyncClient) -> Scrape:
+    response = await client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    return _parsed(response.content)
+
+
+async def _ask(client: httpx.AsyncClient, question: str, **fields: str) -> str:
+    """The job's id, once it has ended."""
+    accepted = await client.post("/v1/research", json={"question": question, **fields})
+    assert accepted.status_code == 202
+    async with client.stream("GET", accepted.json()["links"]["events"]) as events:
+        async for _line in events.aiter_lines():
+            pass  # the stream closes once the job has ended
+    return str(accepted.json()["job_id"])
+
+
+def _moved_between(before: Scrape, after: Scrape) -> Callable[..., float]:
+    def moved_by(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    return moved_by
+
+
+TEA = "How much caffeine is in black tea?"
+
+
+async def test_the_designs_series_after_a_few_questions(
+    store: Path, web: FakeWeb, tmp_path: Path,
+) -> None:
+    """Three questions through the API server, Wikipedia failing every search and SearXNG
+    finding pages (one of them refused by robots.txt): one answer is a repeat from the cache.
+    The scrape shows two research runs timed and their rounds counted, each failed
+    Wikipedia search counted once, and the recording rules, evaluated by promtool over the
+    scraped counters, give the hit and fetch rates the scrape implies."""
+    from tests.api_harness import api_settings, running_api
+
+    web.fail("/w/api.php", *[Failure(status=503)] * 100)
+    settings = api_settings(store, pipeline={"local_only": False}, sources={
+        "wikipedia_api": f"{web.base}/w/api.php", "arxiv": False, "pubmed": False,
+        "searxng_url": f"{web.base}/searx", "trusted_pages": [web.base],
+        "cache_ttl_hours": 0, "attempts": 1, "breaker_failures": 1000})
+    async with running_api(settings) as api, api.client() as client:
+        before = await _scrape(client)
+        for question in (QUESTION, QUESTION, TEA):
+            await _ask(client, question, depth="quick")
+        after = await _scrape(client)
+    moved_by = _moved_between(before, after)
+
+    # Two research runs: the repeat was answered from the cache and ran no loop.
+    assert moved_by("research_loop_duration_seconds_count", depth="quick") == 2
+    assert moved_by("research_loop_duration_seconds_sum", depth="quick") > 0
+    assert moved_by("iterations_per_request_count", depth="quick") == 2
+    assert moved_by("iterations_per_request_sum", depth="quick") >= 2
+    assert moved_by("iterations_per_request_bucket", depth="quick", le="0.0") == 0
+    assert moved_by("cache_lookups_total", result="hit") == 1
+    assert moved_by("cache_lookups_total", result="miss") == 2
+    # Every Wikipedia search failed, once each (no retries): as many as the fake answered,
+    # and as many as the attempts the provider metric counts.
+    wikipedia_calls = web.hit_paths().count("/w/api.php")
+    assert wikipedia_calls >= 2
+    assert moved_by("search_failures_total", source="wikipedia", kind="error") \
+        == wikipedia_calls
+    assert moved_by("search_provider_errors_total", provider="wikipedia", kind="http_5xx") \
+        == wikipedia_calls
+    assert moved_by("search_failures_total", source="searxng", kind="error") == 0
+    assert moved_by("source_fetch_total", outcome="ok") >= 1
+    assert moved_by("source_fetch_total", outcome="robots") >= 1
+    _rules_agree(tmp_path, before, after)
+
+
+def _rules_agree(folder: Path, before: Scrape, after: Scrape) -> None:
+    """The recording rules over the scraped counters, as a Prometheus scraping the server a
+    minute apart would have stored them (the questions asked between two scrapes), give the
+    rates the scrape implies."""
+    moved: dict[str, dict[str, float]] = {"cache_lookups_total": {},
+                                          "source_fetch_total": {}}
+    series: dict[str, list[float]] = {}
+    for (name, labels), value in after.items():
+        if name not in moved:
+            continue
+        earlier = before.get((name, labels), 0.0)
+        moved[name][dict(labels).get("result") or dict(labels)["outcome"]] = value - earlier
+        # The questions land between minutes 7 and 8, inside the 5-minute window at 10;
+        # an offset keeps rate() from extrapolating a counter below zero.
+        selector = name + "{" + ",".join(f'{k}="{v}"' for k, v in labels) + "}"
+        series[selector] = [1000 + earlier] * 8 + [1000 + value] * 3
+    lookups, fetches = moved["cache_lookups_total"], moved["source_fetch_total"]
+    test = rule_test(folder, series, {
+        "researchbot:cache_hit_rate:ratio_rate5m": lookups["hit"] / sum(lookups.values()),
+        "researchbot:source_fetch_success_rate:ratio_rate5m":
+            fetches["ok"] / sum(fetches.values())})
+    tested = promtool("test", "rules", str(test))
+    assert tested.returncode == 0, tested.stdout + tested.stderr

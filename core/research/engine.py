@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ from core.answer.references import by_document
 from core.answer.synthesis.base import Draft
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import TIERS, LLMSettings, PipelineSettings, TierBudget
+from core.metrics import count_research_run
 from core.models import (
     Confidence,
     ConversationTurn,
@@ -43,6 +45,7 @@ from core.research.planning import ResearchPlan
 from core.research.record import ResearchRecord
 from core.research.search import SearchOutcome, SearchScope, run_search
 
+IMPROVE = "improve"  # the depth label of a revision's metrics (core.metrics)
 MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
 MODEL_TROUBLE_ANSWER = ("No answer could be written because the language model kept failing; "
                         "passages were found but could not be summarised without it.")
@@ -204,6 +207,7 @@ class Revision:
     plan: ResearchPlan
     state: ResearchState
     steps: Strategies
+    started: float  # time.perf_counter() when the feedback began to be read: the run's start
 
 
 @dataclass
@@ -253,6 +257,7 @@ class ResearchEngine:
                        subject: str, heuristic: QueryIntent, depth: Depth,
                        scope: SearchScope) -> ResearchResult:
         """Research `question` (searched and graded as `subject`) at `depth`."""
+        started = time.perf_counter()
         steps = self._steps()
         state = ResearchState(tier=self.tier(depth))
         steps.budget.start(state.tier)
@@ -269,8 +274,10 @@ class ResearchEngine:
             await record.end(Stage.PLAN, _planned(reading, plan),
                              {"checklist": len(reading.checklist),
                               "queries": len(plan.queries)})
-            return await self._gather(steps, record, request, reading, plan, scope, state,
-                                      None)
+            result = await self._gather(steps, record, request, reading, plan, scope, state,
+                                        None)
+            count_research_run(depth.value, time.perf_counter() - started, state.rounds)
+            return result
         finally:
             _account(record, steps, state)
 
@@ -282,8 +289,11 @@ class ResearchEngine:
         steps.budget.start(state.tier)
         try:
             steps.budget.phase("research")
-            return await self._gather(steps, record, request, revision.reading, revision.plan,
-                                      scope, state, revision.earlier)
+            result = await self._gather(steps, record, request, revision.reading,
+                                        revision.plan, scope, state, revision.earlier)
+            count_research_run(IMPROVE, time.perf_counter() - revision.started,
+                               state.rounds)
+            return result
         finally:
             _account(record, steps, state)
 

@@ -146,7 +146,7 @@ class Researcher:
         state.tier = dataclasses.replace(tier, rounds=1)
         record.metrics["improves"] = improvement.job_id
         result = await self._engine.revise(
-            record, request, Revision(earlier, reading, pending, state, steps), scope)
+            record, request, Revision(earlier, reading, pending, state, steps, started), scope)
         result = result.model_copy(update={"duration_ms": ms(started)})
         return await self._save(record, result)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from core.errors import CredentialRefusedError, SourceError
+from core.metrics import SEARCH_FAILURES
 from core.models import QueryIntent, Source, SourceFailure
 from core.research.planning import ResearchPlan
 from core.sources.failure_kinds import failure_kind
@@ -116,6 +117,7 @@ async def run_search(
     for (name, text), outcome in zip(calls, outcomes, strict=True):
         if isinstance(outcome, SourceFailure):
             result.failures.append(outcome.model_copy(update={"query": text}))
+            SEARCH_FAILURES.labels(name, outcome.kind).inc()
             # Not the query: it quotes the question, which logs leave out.
             log.warning("source %s failed: %s", name, outcome.kind)
         elif not isinstance(outcome, CredentialRefusedError):
