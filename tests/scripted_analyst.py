@@ -155,6 +155,10 @@ class Lab:
     def engine(self) -> Any:
         return self._parts[0]
 
+    @property
+    def embedder(self) -> Any:
+        return self._parts[2]
+
     def research(self, **changes: Any) -> Researcher:
         """The real research core over the test corpus, with these LLM settings."""
         engine, chroma, embedder, knowledge_base = self._parts

@@ -2,9 +2,11 @@
 on 127.0.0.1, on the real pipeline and knowledge base."""
 
 import json
+import re
 import time
 from typing import Any
 
+import aiohttp
 import pytest
 
 from bot.wiring import build_jobs, build_research, local_sources
@@ -14,10 +16,14 @@ from core.llm.prompts import PromptLibrary
 from core.models import (
     Confidence,
     ConversationTurn,
+    Depth,
     ResearchRequest,
 )
+from core.sources.policy import SourcePolicy
+from core.sources.wikipedia import WikipediaSource
 from tests import scripted_analyst as scripted
 from tests.fake_openai import Chat, HttpError
+from tests.fake_web import Article, FakeWeb
 from tests.job_client import JobClient
 from tests.scripted_analyst import QUESTION, Lab, line_after
 
@@ -286,3 +292,73 @@ async def test_tokens_and_cost_are_booked_from_litellm(lab: Lab) -> None:
     assert job.metrics["prompt_tokens"] == prompt
     assert job.metrics["cost_usd"] > 0  # priced from litellm's bundled price table
     assert job.metrics["llm_calls_by_model"] == {"openai/gpt-4o-mini": 6}
+
+
+EMPTY_SEARCHES = ["salamander regrowth phenomenon", "amphibian appendage restoration",
+                  "caudate tissue renewal"]
+
+
+def _reformulate(chat: Chat) -> dict[str, Any]:
+    """What the reflect prompt asks of a model: each search it reports with few results
+    searched again in other words; one repeat too, which the loop must not run again."""
+    reported = re.findall(r"^- '(.+)': (\d+) results( \(few\))?$", chat.prompt, re.M)
+    few = [text for text, count, flagged in reported if int(count) < 3 and flagged]
+    assert few, chat.prompt
+    wider = {"salamander regrowth phenomenon": "axolotl regeneration",
+             "amphibian appendage restoration": "axolotl limbs"}
+    return {"items": [{"item": 1, "status": "unsatisfied"}], "sufficient": False,
+            "confidence": 0.1, "gaps": ["nothing found"],
+            "new_queries": [{"text": wider[text], "sources": ["wikipedia"]}
+                            for text in few if text in wider]
+            + [{"text": few[0].upper(), "sources": ["wikipedia"]}]}
+
+
+async def test_three_empty_searches_are_reformulated_and_the_new_ones_find_the_answer(
+    lab: Lab,
+) -> None:
+    """The loop design's extended test: three searches that return nothing are reported to
+    the reflection as such, the reformulated searches it proposes run in the next round (a
+    repeat of one that ran does not), and they find what answers."""
+    web = FakeWeb()
+    web.articles.append(Article(
+        "Axolotl", "The axolotl can regrow lost limbs, its spinal cord and parts of its heart.",
+        "https://en.wikipedia.org/wiki/Axolotl"))
+    await web.start()
+    plans = iter([{"queries": [{"text": text, "sources": ["wikipedia"]}
+                               for text in EMPTY_SEARCHES]}])
+    lab.fake.script["plan"] = lambda chat: next(plans)
+    reflections = iter([_reformulate, lambda chat: {
+        "items": [{"item": 1, "status": "satisfied"}], "sufficient": True, "confidence": 0.9,
+        "gaps": [], "new_queries": []}])
+    lab.fake.script["reflect"] = lambda chat: next(reflections)(chat)
+    question = "Which body parts can an axolotl regrow?"
+    try:
+        async with aiohttp.ClientSession() as session:
+            wikipedia = WikipediaSource(session, SourcePolicy("wikipedia", timeout_s=5,
+                                                              attempts=1, rate_per_s=100),
+                                        web.base + "/w/api.php")
+            research = build_research({"wikipedia": wikipedia}, lab.embedder,
+                                      PipelineSettings(), lab.settings(quick=TierBudget(
+                                          iterations=3, queries=8, sources=5, seconds=60,
+                                          tokens=100_000)))
+            result = await JobClient(build_jobs(research, lab.engine, progress_interval_s=0.0)
+                                     ).run(ResearchRequest(question=question, tenant="t1",
+                                                           depth=Depth.QUICK,
+                                                           bypass_cache=True))
+    finally:
+        await web.stop()
+    job = await lab.job(result.job_id)
+    assert len(job.trace.iterations) >= 2, (job.trace, lab.fake.tasks(), web.hits)
+    first, second = job.trace.iterations[:2]
+    assert first.queries == EMPTY_SEARCHES and first.new_passages == 0
+    reflected = next(chat for chat in lab.fake.chats if chat.task == "reflect")
+    for text in EMPTY_SEARCHES:
+        assert f"- {text!r}: 0 results (few)" in reflected.prompt
+    assert "Reformulate searches that returned" in reflected.prompt
+    assert second.queries == ["axolotl regeneration", "axolotl limbs"]  # the repeat dropped
+    searched = [hit["srsearch"] for path, hit in web.hits if "srsearch" in hit]
+    assert searched[:3] == EMPTY_SEARCHES and set(searched[3:]) == set(second.queries)
+    assert second.new_passages >= 1
+    assert "regrow lost limbs" in result.answer.summary + result.answer.detail
+    assert [s.url for s in result.sources] == ["https://en.wikipedia.org/wiki/Axolotl"]
+    assert result.answer.confidence != Confidence.INSUFFICIENT
