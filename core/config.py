@@ -255,7 +255,8 @@ class TierBudget(_Section):
     tokens: int = Field(ge=1000, description="LLM tokens (prompt + completion) for the job.")
 
 
-# The depth tiers, one table. Without a model a tier runs `plain_queries` query variations, then
+# The depth tiers, one table. The designs cap a research run at 60-120 s in every tier: deeper
+# tiers search more in that time, they do not wait longer. Without a model a tier runs `plain_queries` query variations, then
 # up to `plain_hops` searches for what the first passages name (the second hop), and keeps
 # `plain_sources` x pipeline.max_sources passages; with a model the other
 # columns are its budget (each overridable: llm.quick.seconds, ...).
@@ -263,10 +264,10 @@ TIERS: dict[str, dict[str, Any]] = {
     "quick": {"plain_queries": 2, "plain_hops": 2, "plain_sources": 0.625,
               "iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
     "standard": {"plain_queries": 4, "plain_hops": 3, "plain_sources": 1.0,
-                 "iterations": 5, "queries": 10, "sources": 15, "seconds": 180,
+                 "iterations": 5, "queries": 10, "sources": 15, "seconds": 120,
                  "tokens": 120_000},
     "deep": {"plain_queries": 6, "plain_hops": 4, "plain_sources": 2.0,
-             "iterations": 10, "queries": 15, "sources": 20, "seconds": 600,
+             "iterations": 10, "queries": 15, "sources": 20, "seconds": 120,
              "tokens": 300_000},
 }
 
