@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 
 def utcnow() -> datetime:
@@ -61,6 +61,9 @@ class Stage(enum.StrEnum):
     INDEX = "index"  # a documents job: reading and indexing what was sent
 
 
+MAX_ITERATIONS = 50  # no depth tier allows more search rounds (core.config.TierBudget)
+
+
 class ConversationTurn(BaseModel):
     """An earlier question and answer that a follow-up builds on, with the sources it cited
     (a follow-up may reuse them)."""
@@ -75,13 +78,25 @@ class ResearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     question: str
-    context: list[ConversationTurn] = Field(default_factory=list)
+    context: str = ""  # the person's needs or constraints, in their words (not searched)
+    history: list[ConversationTurn] = Field(default_factory=list)  # the turns it follows up
     tenant: str = "local"
     user: str = ""
     platform: str = "cli"
     depth: Depth = Depth.AUTO
+    # Search rounds at most; the depth tier's own limit still holds (the lower one applies).
+    max_iterations: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS)
     bypass_cache: bool = False
     improvement: Improvement | None = None  # set: revise an earlier answer (`improve`)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _turns_as_history(cls, data: Any) -> Any:
+        """Earlier turns were once sent (and stored with jobs) as a list in `context`."""
+        if isinstance(data, dict) and isinstance(data.get("context"), list):
+            data = {**data, "context": "",
+                    "history": [*data["context"], *(data.get("history") or [])]}
+        return data
 
     @property
     def subject(self) -> str:
