@@ -179,10 +179,12 @@ def job_view(job: Job, page: str | None) -> dict[str, Any]:
     elif isinstance(job.request, DocumentsRequest):
         view["documents"] = [d.model_dump() for d in job.added.documents] \
             if job.added is not None else []
-    elif job.result is not None:
-        answer = job.result.to_public_json()
-        view.update({key: answer[key] for key in ("answer", "citations", "references",
-                                                  "sources", "metadata")})
+    else:
+        view.update(context=job.request.context, max_iterations=job.request.max_iterations)
+        if job.result is not None:
+            answer = job.result.to_public_json()
+            view.update({key: answer[key] for key in ("answer", "citations", "references",
+                                                      "sources", "metadata")})
     if job.error:
         view["error"] = job.error
     return view
