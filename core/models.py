@@ -74,6 +74,16 @@ class ConversationTurn(BaseModel):
     sources: list[Source] = Field(default_factory=list)
 
 
+def turns_as_history(data: Any) -> Any:
+    """A request's fields with earlier turns sent (and stored with jobs) the old way, as a
+    list in `context`, moved to the front of `history`."""
+    if not isinstance(data, dict) or not isinstance(data.get("context"), list):
+        return data
+    history = data.get("history") or []
+    return {**data, "context": "", "history": [*data["context"], *history]
+            if isinstance(history, list) else history}
+
+
 class ResearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -92,11 +102,7 @@ class ResearchRequest(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _turns_as_history(cls, data: Any) -> Any:
-        """Earlier turns were once sent (and stored with jobs) as a list in `context`."""
-        if isinstance(data, dict) and isinstance(data.get("context"), list):
-            data = {**data, "context": "",
-                    "history": [*data["context"], *(data.get("history") or [])]}
-        return data
+        return turns_as_history(data)
 
     @property
     def subject(self) -> str:

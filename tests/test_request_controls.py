@@ -215,6 +215,13 @@ async def test_an_insufficient_answer_suggests_how_to_refine_the_question(
     assert not any(line.startswith("To refine") for line in answered.answer.limitations)
 
 
+async def test_a_model_answer_found_insufficient_also_suggests_a_refinement(lab: Lab) -> None:
+    result, _ = await lab.ask("When was the Zorblax Observatory founded?")
+    assert result.answer.confidence == Confidence.INSUFFICIENT
+    assert any('no document found mentions "Zorblax Observatory"' in line
+               for line in result.answer.limitations), result.answer.limitations
+
+
 # ---- the API and the CLI -------------------------------------------------------------------
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from core.models import (
     JobStatus,
     Reference,
     Stage,
+    turns_as_history,
 )
 from core.store.feedback import MAX_COMMENT_CHARS, Rating
 from core.text import unstorable_characters
@@ -78,10 +79,7 @@ class ResearchBody(BaseModel):
                           ) -> ResearchBody:
         """The old body sent earlier turns as a list in `context`."""
         moved = isinstance(data, dict) and isinstance(data.get("context"), list)
-        if moved:
-            data = {**data, "context": "", "history": [*data["context"],
-                                                       *(data.get("history") or [])]}
-        body = handler(data)
+        body = handler(turns_as_history(data))
         body._turns_in_context = moved
         return body
 

@@ -16,8 +16,7 @@ from core.text import STOPWORDS, phrase
 MAX_NAMED = 3  # names or words quoted back in the suggestion
 
 
-def refine_suggestion(question: str, intent: QueryIntent, passages: Sequence[Source],
-                      only_local: bool) -> str:
+def refine_suggestion(question: str, intent: QueryIntent, passages: Sequence[Source]) -> str:
     """One sentence: how to refine `question`, given the `passages` found for it."""
     found = [phrase(f"{s.title} {s.content or s.snippet}") for s in passages]
     asked = specifics(intent, question)
@@ -26,8 +25,7 @@ def refine_suggestion(question: str, intent: QueryIntent, passages: Sequence[Sou
     dates = [n for n in asked if _number(n) and not any(mentions(n, text) for text in found)]
     subject = unfound or names or _things_named(question)
     steps = [_naming(unfound, names, subject), _period(intent, dates), _kind(subject),
-             f"add documents about {_quoted(subject)} to the knowledge base"
-             + (" (only the knowledge base was searched)" if only_local else "")]
+             f"add documents about {_quoted(subject)} to the knowledge base"]
     return "To refine the question: " + "; ".join(steps) + "."
 
 

@@ -399,7 +399,7 @@ class ResearchEngine:
         confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
                                                       check, state)
         record.metrics["checklist_coverage"] = state.coverage
-        limitations += _request_notes(request, reading, confidence, state, scope)
+        limitations = limitations + _request_notes(request, reading, confidence, state)
         # Why no answer stands, when a model is the reason.
         trouble = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
             MODEL_TROUBLE_ANSWER if state.model_problems and state.evidence else None
@@ -439,20 +439,18 @@ def _account(record: ResearchRecord, steps: Strategies, state: ResearchState) ->
 
 
 def _request_notes(request: ResearchRequest, reading: ResearchQuestion,
-                   confidence: Confidence, state: ResearchState, scope: SearchScope
-                   ) -> list[str]:
-    """What the person is told of their request: how to ask again when the evidence does not
-    answer it, and that their context went unused when no model reads it (searching by it
-    could pull the answer off the question)."""
+                   confidence: Confidence, state: ResearchState) -> list[str]:
+    """What the person is told of their request: that their context went unused when no
+    model reads it (searching by it could pull the answer off the question), and how to ask
+    again when the evidence does not answer it (not when a failing model is why)."""
     notes = []
     if request.context and not reading.by_model:
         notes.append("Your context was kept with the question but not used: without a "
                      "language model the research reads the question alone.")
-    if confidence == Confidence.INSUFFICIENT:
+    if confidence == Confidence.INSUFFICIENT and not state.model_problems:
         found = [s for hits in state.found for s in hits] \
             + [e.source for e in state.evidence.values()]
-        notes.append(refine_suggestion(reading.subject, reading.intent, found,
-                                       scope.local_only))
+        notes.append(refine_suggestion(reading.subject, reading.intent, found))
     return notes
 
 
