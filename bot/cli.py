@@ -34,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--depth", choices=["auto", "quick", "standard", "deep"], default="auto",
                      help="how far to research (default: chosen from the question)")
     ask.add_argument("--tenant", help="tenant whose knowledge base and cache to use")
+    ask.add_argument("--context", default="", metavar="TEXT",
+                     help="your needs or constraints, in quotes (\"for a beginner\"): a "
+                     "language model researches within them; without one they are only kept")
+    ask.add_argument("--max-iterations", type=int, metavar="N",
+                     help="search rounds at most (the depth's own limit applies if lower)")
 
     improve = commands.add_parser(
         "improve", help="rewrite the last answer following your feedback (needs llm.*)")
@@ -199,16 +204,21 @@ def _fail(message: str, code: int) -> int:
 
 async def _ask(args: argparse.Namespace, settings: Any) -> int:
     from bot.wiring import open_asking
-    from core.models import Depth, ResearchRequest
-    from core.research.intake import validate_question
+    from core.models import MAX_ITERATIONS, Depth, ResearchRequest
+    from core.research.intake import validate_context, validate_question
     from core.store.catalogue import KnowledgeCatalogue
 
     validate_question(args.question)  # bad input fails before any store is opened
+    validate_context(args.context)
+    if args.max_iterations is not None and not 1 <= args.max_iterations <= MAX_ITERATIONS:
+        return _fail(f"--max-iterations must be 1 to {MAX_ITERATIONS}", EXIT_BAD_INPUT)
     request = ResearchRequest(
         question=args.question,
+        context=args.context,
         tenant=args.tenant or settings.tenant,
         platform="cli",
         depth=Depth(args.depth),
+        max_iterations=args.max_iterations,
         bypass_cache=args.no_cache,
     )
 
@@ -402,6 +412,7 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 async def _show(args: argparse.Namespace, settings: Any) -> int:
     from adapters.terminal import render_answer_markdown, terminal_safe
     from bot.wiring import open_job_reader
+    from core.models import ResearchRequest
     from core.store.feedback import FeedbackStore, Rating
 
     async with open_job_reader(settings) as service:
@@ -426,6 +437,8 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     print(f"created {job.created_at:%Y-%m-%d %H:%M:%S} · completed {finished}")
     if job.error:
         print(f"error: {job.error}")
+    if isinstance(job.request, ResearchRequest) and job.request.context:
+        print(f"context: {terminal_safe(job.request.context)}")
     if delivery is not None:
         print(_delivery_line(delivery))
     stages = [e for e in events if e.kind == "finished" and e.stage is not None]

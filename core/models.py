@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 
 def utcnow() -> datetime:
@@ -61,6 +61,9 @@ class Stage(enum.StrEnum):
     INDEX = "index"  # a documents job: reading and indexing what was sent
 
 
+MAX_ITERATIONS = 50  # no depth tier allows more search rounds (core.config.TierBudget)
+
+
 class ConversationTurn(BaseModel):
     """An earlier question and answer that a follow-up builds on, with the sources it cited
     (a follow-up may reuse them)."""
@@ -71,17 +74,35 @@ class ConversationTurn(BaseModel):
     sources: list[Source] = Field(default_factory=list)
 
 
+def turns_as_history(data: Any) -> Any:
+    """A request's fields with earlier turns sent (and stored with jobs) the old way, as a
+    list in `context`, moved to the front of `history`."""
+    if not isinstance(data, dict) or not isinstance(data.get("context"), list):
+        return data
+    history = data.get("history") or []
+    return {**data, "context": "", "history": [*data["context"], *history]
+            if isinstance(history, list) else history}
+
+
 class ResearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     question: str
-    context: list[ConversationTurn] = Field(default_factory=list)
+    context: str = ""  # the person's needs or constraints, in their words (not searched)
+    history: list[ConversationTurn] = Field(default_factory=list)  # the turns it follows up
     tenant: str = "local"
     user: str = ""
     platform: str = "cli"
     depth: Depth = Depth.AUTO
+    # Search rounds at most; the depth tier's own limit still holds (the lower one applies).
+    max_iterations: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS)
     bypass_cache: bool = False
     improvement: Improvement | None = None  # set: revise an earlier answer (`improve`)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _turns_as_history(cls, data: Any) -> Any:
+        return turns_as_history(data)
 
     @property
     def subject(self) -> str:

@@ -214,7 +214,7 @@ async def test_a_follow_up_is_rewritten_with_its_context(lab: Lab) -> None:
     client = lab.client()
     turn = ConversationTurn(question=QUESTION, answer="Cats sleep 12 to 16 hours [1].")
     result = await client.run(ResearchRequest(question="What do they need to eat?",
-                                              tenant="t1", context=[turn]))
+                                              tenant="t1", history=[turn]))
     job = await lab.job(result.job_id)
     assert job.trace.refined_question == "What do cats need to eat?"
     assert line_after(next(c for c in lab.fake.chats if c.task == "plan").prompt,

@@ -68,3 +68,11 @@ def test_a_failed_job_says_why_without_an_answer() -> None:
     assert 'id="answer"' not in html
     assert "Sorry, the research failed before it finished." in html
     assert 'id="retry"' not in html and 'class="rate"' not in html  # a page token rates only
+
+
+def test_the_context_a_question_was_asked_with_is_shown_as_text() -> None:
+    job = Job(id="j1", status=JobStatus.PENDING,
+              request=ResearchRequest(question="Why?", context=f"for me {HOSTILE}"))
+    html = page.render(job, [], "tok", None)
+    assert 'id="context">Asked with: for me &lt;img src=x onerror=alert(1)&gt;' in html
+    assert 'id="context"' not in page.render(_job(JobStatus.PENDING), [], "tok", None)

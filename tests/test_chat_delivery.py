@@ -63,7 +63,7 @@ async def test_slack_a_server_error_on_the_answer_is_retried_until_it_arrives_on
     await server.post(mention("What do they need to eat?", event_id="Ev2", ts="1700000001.1",
                              thread_ts=thread))
     await server.wait_answers(2)
-    assert [t.question for t in server.requests[1].context] == [QUESTION]
+    assert [t.question for t in server.requests[1].history] == [QUESTION]
 
 
 @pytest.mark.parametrize("server", [Options(delay_s=1.2)], indirect=True)

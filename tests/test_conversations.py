@@ -34,13 +34,13 @@ async def test_a_thread_remembers_its_answers_in_order(any_engine: Any) -> None:
     await store.fail(failed.id, "boom")
     await conversations.remember("slack", "T1", "C1:100", "C1:999", failed.id)
 
-    turns = await conversations.context("slack", "T1", "C1:100")
+    turns = await conversations.history("slack", "T1", "C1:100")
     assert [t.question for t in turns] == [f"question {n}" for n in range(2, MAX_TURNS + 2)]
     assert turns[-1].answer == f"About question {MAX_TURNS + 1}"
     # Other threads, tenants and platforms are not this thread.
-    assert await conversations.context("slack", "T1", "C1:101") == []
-    assert await conversations.context("slack", "T2", "C1:100") == []
-    assert await conversations.context("discord", "T1", "C1:100") == []
+    assert await conversations.history("slack", "T1", "C1:101") == []
+    assert await conversations.history("slack", "T2", "C1:100") == []
+    assert await conversations.history("discord", "T1", "C1:100") == []
 
 
 async def test_an_answer_message_leads_back_to_its_request(any_engine: Any) -> None:

@@ -98,7 +98,7 @@ async def test_a_thread_follow_up_is_researched_with_the_threads_context(
     await bot.wait_answers(2)
     assert len(bot.requests) == 2
     follow_up = bot.requests[1]
-    assert [t.question for t in follow_up.context] == [QUESTION]
+    assert [t.question for t in follow_up.history] == [QUESTION]
     status = fake.named("POST", f"/channels/{thread}/messages")[1]
     answer = fake.named("PATCH", f"/channels/{thread}/messages/")[-1]
     assert status.body["embeds"][0]["description"] == "🔎 Researching…"

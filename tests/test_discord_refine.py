@@ -69,7 +69,7 @@ async def test_research_this_answers_in_a_thread_under_the_message(
 
     await fake.message(target, "What do they need to eat?")  # a follow-up in that thread
     await bot.wait_answers(2)
-    assert [t.question for t in bot.requests[1].context] == [f"@everyone {QUESTION}"]
+    assert [t.question for t in bot.requests[1].history] == [f"@everyone {QUESTION}"]
 
     await fake.message_command("Research this", "")
     await fake.wait_for(lambda: "no text to research" in _shown(bot))

@@ -95,9 +95,9 @@ UNPROCESSABLE = [
     (rb'{"question": "\ud800 cats"}', 400, "not text (U+D800)"),
     (rb'{"question": "why do cats \udfff sleep"}', 400, "not text (U+DFFF)"),
     (rb'{"question": "' + QUESTION.encode() + rb'", "context": [{"question": "\ud83d why"}]}',
-     422, "context.0.question: Input should be a valid string, unable to parse raw data"),
+     422, "history.0.question: Input should be a valid string, unable to parse raw data"),
     (rb'{"question": "' + QUESTION.encode() + rb'", "context": [{"question": "Do cats sleep?",'
-     rb' "answer": "Yes \udbff"}]}', 422, "context.0.answer: Input should be a valid string"),
+     rb' "answer": "Yes \udbff"}]}', 422, "history.0.answer: Input should be a valid string"),
     (rb'{"question": "' + QUESTION.encode() + rb'", "context": [{"question": "Do cats sleep?",'
      rb' "answer": "Yes \u0000 they do"}]}', 400, "earlier answer contains characters that are "
      "not text (U+0000)"),

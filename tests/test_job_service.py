@@ -90,18 +90,24 @@ async def test_a_question_that_cannot_be_researched_stores_no_job(
     sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path,
 ) -> None:
     """Whatever the front end: text the tokenizer or a database refuses (a lone surrogate,
-    NUL) is refused before a job exists, in the question and in the conversation."""
+    NUL) is refused before a job exists, in the question, its context and the conversation."""
     service = await _service(sqlite_engine, chroma, embedder, corpus)
     earlier = ConversationTurn(question="Do cats sleep?", answer="Yes.")
     for request, message in (
             (ResearchRequest(question="   ", tenant="t1"), "empty"),
             (ResearchRequest(question="\ud800 cats", tenant="t1"), "not text"),
-            (ResearchRequest(question=QUESTION, tenant="t1", context=[
+            (ResearchRequest(question=QUESTION, tenant="t1", history=[
                 earlier.model_copy(update={"question": "and \udfff dogs?"})]), "not text"),
-            (ResearchRequest(question=QUESTION, tenant="t1", context=[
+            (ResearchRequest(question=QUESTION, tenant="t1", history=[
                 earlier.model_copy(update={"answer": "Yes\x00"})]), "earlier answer"),
-            (ResearchRequest(question=QUESTION, tenant="t1", context=[
-                earlier.model_copy(update={"answer": "Yes \ud83d"})]), "earlier answer")):
+            (ResearchRequest(question=QUESTION, tenant="t1", history=[
+                earlier.model_copy(update={"answer": "Yes \ud83d"})]), "earlier answer"),
+            (ResearchRequest(question=QUESTION, tenant="t1", context="cats \x07 only"),
+             "context contains control characters"),
+            (ResearchRequest(question=QUESTION, tenant="t1", context="x" * 2001),
+             "context is 2,001 characters long"),
+            (ResearchRequest(question=QUESTION, tenant="t1", context="\ud800 cats"),
+             "context contains characters that are not text")):
         with pytest.raises(InvalidQuestionError, match=message):
             await service.submit(request)
     with pytest.raises(InvalidQuestionError, match="not text"):

@@ -65,6 +65,13 @@ async def _exercise(session: ClientSession) -> dict[str, Any]:
     assert missing.is_error
     empty = await session.call_tool("research", {"question": "   "})
     assert empty.is_error and "Traceback" not in str(empty.content)
+    controlled = _payload(await session.call_tool("research", {
+        "question": QUESTION, "context": "for a baker", "max_iterations": 1}))
+    assert controlled["context"] == "for a baker" and controlled["max_iterations"] == 1
+    for bad, said in (({"max_iterations": 0}, "max_iterations must be 1 to 50"),
+                      ({"context": "bread\x07"}, "context contains control characters")):
+        refused = await session.call_tool("research", {"question": QUESTION, **bad})
+        assert refused.is_error and said in str(refused.content), refused.content
     return answered
 
 

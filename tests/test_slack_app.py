@@ -155,8 +155,8 @@ async def test_a_thread_reply_follows_up_with_the_threads_context(server: SlackH
     assert len(server.requests) == 2
     follow_up = server.requests[1]
     assert follow_up.question == "What do they need to eat?"
-    assert [turn.question for turn in follow_up.context] == [QUESTION]
-    assert "12 and 16 hours" in follow_up.context[0].answer
+    assert [turn.question for turn in follow_up.history] == [QUESTION]
+    assert "12 and 16 hours" in follow_up.history[0].answer
     answer = blocks_text(server.slack.named("chat.update")[-1])
     assert "taurine" in answer  # "they" resolved to cats through the thread
     eyes = [a for a in server.slack.named("reactions.add") if a["name"] == "eyes"]

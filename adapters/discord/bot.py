@@ -188,9 +188,9 @@ class ResearchBot(discord.Client):
                 raise
             status.drop_original()
         in_thread = getattr(interaction.channel, "type", None) in _THREADS
-        turns = await self.desk.conversations.context(
+        turns = await self.desk.conversations.history(
             PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
-        request = ResearchRequest(question=question, context=turns, tenant=tenant, user=user,
+        request = ResearchRequest(question=question, history=turns, tenant=tenant, user=user,
                                   platform=PLATFORM,
                                   depth=Depth(depth) if depth else self.desk.depth)
         # Answers in a server's text channel start a thread for sources and follow-ups; in a
@@ -209,7 +209,7 @@ class ResearchBot(discord.Client):
         guild_id = message.guild.id if message.guild else getattr(message.channel, "guild_id",
                                                                    None)
         tenant = _tenant(guild_id, message.author.id)
-        turns = await self.desk.conversations.context(PLATFORM, tenant,
+        turns = await self.desk.conversations.history(PLATFORM, tenant,
                                                       str(message.channel.id))
         mentioned = self.user is not None and any(m.id == self.user.id
                                                   for m in message.mentions)
@@ -224,7 +224,7 @@ class ResearchBot(discord.Client):
         if feedback is not None:
             await self._refine(message, tenant, feedback)
             return
-        request = ResearchRequest(question=message.content, context=turns, tenant=tenant,
+        request = ResearchRequest(question=message.content, history=turns, tenant=tenant,
                                   user=str(message.author.id), platform=PLATFORM,
                                   depth=self.desk.depth)
         await self._queue_and_answer(request, message.channel)

@@ -44,6 +44,8 @@ def job_response(job: Job, links: Links) -> JobResponse:
     if isinstance(job.request, DocumentsRequest):
         fields["documents"] = [d.model_dump() for d in job.added.documents] \
             if job.added is not None else []
+    else:
+        fields.update(context=job.request.context, max_iterations=job.request.max_iterations)
     return JobResponse.model_validate({
         **fields, "job_id": job.id, "status": job.status, "question": job.subject,
         "kind": _kind(job), "stage": job.stage, "progress": job.progress,

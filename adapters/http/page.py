@@ -15,7 +15,15 @@ from markupsafe import Markup, escape
 
 from core.answer.export import FORMATS, reference_rows
 from core.answer.references import MARKER_TEXT, marker_parts
-from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Stage
+from core.models import (
+    Confidence,
+    Job,
+    JobEvent,
+    JobStatus,
+    ResearchRequest,
+    ResearchResult,
+    Stage,
+)
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -56,6 +64,7 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
     ended = next((e for e in reversed(events) if e.terminal), None)
     return _ENV.get_template("answer.html").render(
         job=job, token=token, running=running, question=job.subject,
+        context=job.request.context if isinstance(job.request, ResearchRequest) else "",
         stages=_stages(events), result=result, body=_body(result) if result else None,
         confidence=result.answer.confidence.value if result else None,
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,

@@ -6,9 +6,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from core.models import (
+    MAX_ITERATIONS,
     AddedDocument,
     Citation,
     Confidence,
@@ -16,11 +25,12 @@ from core.models import (
     JobStatus,
     Reference,
     Stage,
+    turns_as_history,
 )
 from core.store.feedback import MAX_COMMENT_CHARS, Rating
 from core.text import unstorable_characters
 
-MAX_CONTEXT_TURNS = 10
+MAX_HISTORY_TURNS = 10
 
 
 class ErrorBody(BaseModel):
@@ -35,7 +45,7 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-class ContextTurn(BaseModel):
+class HistoryTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(max_length=2000)
@@ -50,9 +60,33 @@ class ResearchBody(BaseModel):
                          "quick, standard or deep.")
     bypass_cache: bool = Field(default=False, description="Research again even when a cached "
                                "answer to the same question exists.")
-    context: list[ContextTurn] = Field(
-        default_factory=list, max_length=MAX_CONTEXT_TURNS,
+    context: str = Field(
+        default="", description="Your needs or constraints, up to 2,000 characters (\"for a "
+        "beginner\", \"only peer-reviewed studies\"): a language model researches and writes "
+        "within them; without one they are kept with the job, not used. A list of earlier "
+        "turns is still accepted here (deprecated: send it as `history`).")
+    history: list[HistoryTurn] = Field(
+        default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="Earlier questions and answers this one follows up on, oldest first.")
+    max_iterations: int | None = Field(
+        default=None, ge=1, le=MAX_ITERATIONS, description="Search rounds at most; the depth "
+        "tier's own limit applies when it is lower (the lower of the two is used).")
+    _turns_in_context: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _turns_as_history(cls, data: Any, handler: ModelWrapValidatorHandler[ResearchBody]
+                          ) -> ResearchBody:
+        """The old body sent earlier turns as a list in `context`."""
+        moved = isinstance(data, dict) and isinstance(data.get("context"), list)
+        body = handler(turns_as_history(data))
+        body._turns_in_context = moved
+        return body
+
+    @property
+    def turns_in_context(self) -> bool:
+        """Whether the earlier turns came in `context` (deprecated), not `history`."""
+        return self._turns_in_context
 
 
 class ImproveBody(BaseModel):
@@ -120,6 +154,10 @@ class JobResponse(BaseModel):
     created_at: datetime
     completed_at: datetime | None = None
     error: str | None = Field(default=None, description="Why it failed or was cancelled.")
+    context: str | None = Field(default=None, description="A question's: the needs or "
+                                "constraints it was asked with (\"\" when none).")
+    max_iterations: int | None = Field(default=None, description="A question's: the search "
+                                       "rounds it asked for at most (null: the tier's).")
     answer: AnswerBody | None = None
     citations: list[Citation] = Field(default_factory=list)
     references: list[Reference] = Field(default_factory=list)

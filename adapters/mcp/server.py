@@ -1,8 +1,8 @@
 """researchbot as an MCP server (the official Python SDK), for AI agents in IDEs and desktop
 assistants: the same job service as every other front end.
 
-    research(question, depth?, wait_seconds?)   a cited answer, its confidence, limitations
-                                                and page; progress notifications while it
+    research(question, depth?, wait_seconds?,   a cited answer, its confidence, limitations
+             context?, max_iterations?)         and page; progress notifications while it
                                                 runs. A job still running after
                                                 `wait_seconds` (default 45, under clients'
                                                 usual 60 s timeout) is returned as
@@ -30,7 +30,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from core.errors import DocumentRefusedError, InvalidQuestionError, JobNotFoundError
 from core.jobs.service import JobService
-from core.models import Depth, DocumentsRequest, Job, JobStatus, ResearchRequest
+from core.models import (
+    MAX_ITERATIONS,
+    Depth,
+    DocumentsRequest,
+    Job,
+    JobStatus,
+    ResearchRequest,
+)
 
 PLATFORM = "mcp"
 WAIT_S = 45.0
@@ -82,16 +89,21 @@ def build_mcp(services: McpServices) -> MCPServer:
 
     @server.tool(description="Research a question: a cited answer with its confidence "
                  "(high, medium, low or insufficient), limitations, references and a page. "
+                 "`context`: the asker's needs or constraints (a language model researches "
+                 "within them); `max_iterations`: search rounds at most. "
                  "If it is still running after wait_seconds, returns its job_id and status: "
                  "call get_job to follow it.")
     async def research(question: str, ctx: Context,
                        depth: Literal["auto", "quick", "standard", "deep"] = "auto",
-                       wait_seconds: float = WAIT_S) -> dict[str, Any]:
+                       wait_seconds: float = WAIT_S, context: str = "",
+                       max_iterations: int | None = None) -> dict[str, Any]:
         who = services.caller_of(ctx)
+        if max_iterations is not None and not 1 <= max_iterations <= MAX_ITERATIONS:
+            raise ToolError(f"max_iterations must be 1 to {MAX_ITERATIONS}")
         try:
             job_id = await services.jobs.submit(ResearchRequest(
-                question=question, tenant=who.tenant, user=who.user, platform=PLATFORM,
-                depth=Depth(depth)))
+                question=question, context=context, tenant=who.tenant, user=who.user,
+                platform=PLATFORM, depth=Depth(depth), max_iterations=max_iterations))
         except InvalidQuestionError as error:
             raise ToolError(str(error)) from None
         job = await _followed(services.jobs, job_id, ctx, max(0.0, min(wait_seconds, 600.0)))
@@ -167,10 +179,12 @@ def job_view(job: Job, page: str | None) -> dict[str, Any]:
     elif isinstance(job.request, DocumentsRequest):
         view["documents"] = [d.model_dump() for d in job.added.documents] \
             if job.added is not None else []
-    elif job.result is not None:
-        answer = job.result.to_public_json()
-        view.update({key: answer[key] for key in ("answer", "citations", "references",
-                                                  "sources", "metadata")})
+    else:
+        view.update(context=job.request.context, max_iterations=job.request.max_iterations)
+        if job.result is not None:
+            answer = job.result.to_public_json()
+            view.update({key: answer[key] for key in ("answer", "citations", "references",
+                                                      "sources", "metadata")})
     if job.error:
         view["error"] = job.error
     return view

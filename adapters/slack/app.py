@@ -100,9 +100,9 @@ def build_app(
         if feedback is not None and event.get("thread_ts"):
             await _refine(desk, client, event, team, thread, feedback)
             return
-        turns = await _thread_context(desk, team, event)
+        turns = await _thread_history(desk, team, event)
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
-            question=text, context=turns, tenant=team, user=event.get("user", ""),
+            question=text, history=turns, tenant=team, user=event.get("user", ""),
             platform=PLATFORM, depth=desk.depth))
 
     @app.event("message")
@@ -120,7 +120,7 @@ def build_app(
             return  # not a follow-up, or a mention: on_mention answers those
         team = _team(context, event)
         thread = event.get("thread_ts") or event["ts"]
-        turns = await _thread_context(desk, team, event)
+        turns = await _thread_history(desk, team, event)
         if not direct and not turns:
             return  # a conversation between people that the bot has no part in
         if event.get("files") or _ADD_LINK.match(text.strip()):
@@ -131,7 +131,7 @@ def build_app(
             await _refine(desk, client, event, team, thread, feedback)
             return
         await _ask(desk, client, event["channel"], event["ts"], thread, ResearchRequest(
-            question=_strip_mention(text, context.bot_user_id), context=turns, tenant=team,
+            question=_strip_mention(text, context.bot_user_id), history=turns, tenant=team,
             user=user, platform=PLATFORM, depth=desk.depth))
 
     @app.event("reaction_added")
@@ -339,12 +339,12 @@ async def _nowhere(_: dict[str, Any]) -> None:
     """Steps of a delivery outside any job are not stored."""
 
 
-async def _thread_context(desk: ChatServices, team: str, event: dict[str, Any]
+async def _thread_history(desk: ChatServices, team: str, event: dict[str, Any]
                           ) -> list[ConversationTurn]:
     """The earlier turns of the event's thread; a message outside a thread starts one."""
     if not event.get("thread_ts"):
         return []
-    return await desk.conversations.context(PLATFORM, team,
+    return await desk.conversations.history(PLATFORM, team,
                                             key(event["channel"], event["thread_ts"]))
 
 

@@ -64,7 +64,13 @@ from core.models import (
     utcnow,
 )
 from core.redact import REDACTOR, error_line, redact
-from core.research.intake import choose_depth, detect_intent, validate_question, validate_text
+from core.research.intake import (
+    choose_depth,
+    detect_intent,
+    validate_context,
+    validate_question,
+    validate_text,
+)
 from core.research.record import Research, ResearchOutcome
 from core.store.deliveries import DeliveryRecord, DeliveryStore
 from core.store.events import EventDraft, JobEvents
@@ -751,15 +757,16 @@ class _StageClock:
 
 
 def validated(request: ResearchRequest) -> ResearchRequest:
-    """The request with its question, and the questions of the conversation it continues,
-    checked and trimmed, and the conversation's answers checked to be storable text: the one
-    validation a request gets (InvalidQuestionError)."""
-    context = [turn.model_copy(update={
+    """The request with its question, its context and the questions of the conversation it
+    continues checked and trimmed, and the conversation's answers checked to be storable
+    text: the one validation a request gets (InvalidQuestionError)."""
+    history = [turn.model_copy(update={
         "question": validate_question(turn.question, what="earlier question"),
         "answer": validate_text(turn.answer, what="earlier answer")})
-        for turn in request.context]
+        for turn in request.history]
     return request.model_copy(update={"question": validate_question(request.question),
-                                      "context": context})
+                                      "context": validate_context(request.context),
+                                      "history": history})
 
 
 def _added_line(added: DocumentsOutcome) -> str:

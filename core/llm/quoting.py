@@ -10,7 +10,7 @@ import re
 # Every tag a prompt fences untrusted text with (core/llm/prompts/*.txt and the blocks the
 # research and the claim check build).
 _FENCE_TAGS = ("passage", "source", "excerpt", "conversation", "question", "feedback",
-               "claim", "numbers")
+               "claim", "numbers", "constraints")
 _FENCE = re.compile(r"</?\s*(" + "|".join(_FENCE_TAGS) + r")\b[^>]*>", re.I)
 
 

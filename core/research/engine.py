@@ -17,13 +17,14 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.answer.citations import verify_citations
 from core.answer.fact_check import ClaimCheck
 from core.answer.grading import closest_passages, grade
 from core.answer.references import by_document
+from core.answer.refine import refine_suggestion
 from core.answer.synthesis.base import Draft
 from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import TIERS, LLMSettings, PipelineSettings, TierBudget
@@ -68,6 +69,7 @@ class Tier:
     seconds: float | None  # the whole job's time (a model's budget); None: no overall limit
     budget: TierBudget | None = None  # the model's, with its tokens
     hops: int = 0  # of `queries`, those kept for the second hop (without a model)
+    rounds_by_request: bool = False  # `rounds` is the request's max_iterations, not the tier's
 
     @property
     def candidates(self) -> int:
@@ -97,6 +99,7 @@ class ResearchQuestion:
     intent: QueryIntent
     checklist: list[str]
     by_model: bool = False
+    constraints: str = ""  # the person's needs or constraints (the request's `context`)
 
 
 @dataclass
@@ -250,8 +253,12 @@ class ResearchEngine:
         self._pipeline = pipeline
         self._llm = llm
 
-    def tier(self, depth: Depth) -> Tier:
-        return tier(depth, self._pipeline, self._llm)
+    def tier(self, depth: Depth, max_iterations: int | None = None) -> Tier:
+        """The depth's tier, its rounds cut to the request's `max_iterations` when lower."""
+        chosen = tier(depth, self._pipeline, self._llm)
+        if max_iterations is None or max_iterations >= chosen.rounds:
+            return chosen
+        return replace(chosen, rounds=max_iterations, rounds_by_request=True)
 
     async def research(self, record: ResearchRecord, request: ResearchRequest, question: str,
                        subject: str, heuristic: QueryIntent, depth: Depth,
@@ -259,7 +266,7 @@ class ResearchEngine:
         """Research `question` (searched and graded as `subject`) at `depth`."""
         started = time.perf_counter()
         steps = self._steps()
-        state = ResearchState(tier=self.tier(depth))
+        state = ResearchState(tier=self.tier(depth, request.max_iterations))
         steps.budget.start(state.tier)
         try:
             steps.budget.phase("research")
@@ -302,7 +309,7 @@ class ResearchEngine:
                       scope: SearchScope, state: ResearchState,
                       previous: ResearchResult | None) -> ResearchResult:
         """Search rounds within the research deadline, then the answer."""
-        steps.weigher.seed(state, request.context[-1:] if previous is None else [])
+        steps.weigher.seed(state, request.history[-1:] if previous is None else [])
         deadline = steps.budget.deadline("research")
         with contextlib.suppress(TimeoutError):
             async with _until(deadline):
@@ -320,8 +327,7 @@ class ResearchEngine:
         while pending.queries:
             remaining = chosen_tier.queries - len(state.queries_run)
             if state.rounds >= chosen_tier.rounds:
-                state.cut_short = state.cut_short or (
-                    f"the {chosen_tier.name} tier allows {chosen_tier.rounds} search rounds")
+                state.cut_short = state.cut_short or _round_limit(chosen_tier)
                 return
             if steps.budget.tokens_left() <= 0:
                 state.spent("tokens")
@@ -352,7 +358,7 @@ class ResearchEngine:
 
             await record.begin(Stage.RANK, "Weighing the evidence")
             new, useful, unread = await steps.weigher.weigh(
-                reading, outcome, scope, state, request.context[-1:])
+                reading, outcome, scope, state, request.history[-1:])
             round_.new_passages, round_.useful, round_.pages_unread = new, useful, unread
             record.metrics["pages_unread"] = record.metrics.get("pages_unread", 0) + len(unread)
             await record.end(Stage.RANK, f"{useful} of {new} passages hold evidence",
@@ -403,6 +409,7 @@ class ResearchEngine:
         confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
                                                       check, state)
         record.metrics["checklist_coverage"] = state.coverage
+        limitations = limitations + _request_notes(request, reading, confidence, state)
         # Why no answer stands, when a model is the reason.
         trouble = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
             MODEL_TROUBLE_ANSWER if state.model_problems and state.evidence else None
@@ -437,7 +444,31 @@ class ResearchEngine:
 
 def _account(record: ResearchRecord, steps: Strategies, state: ResearchState) -> None:
     record.metrics.update(steps.budget.metrics())
-    record.metrics.update(rounds=state.rounds, cut_short=state.cut_short)
+    record.metrics.update(rounds=state.rounds, rounds_allowed=state.tier.rounds,
+                          cut_short=state.cut_short)
+
+
+def _request_notes(request: ResearchRequest, reading: ResearchQuestion,
+                   confidence: Confidence, state: ResearchState) -> list[str]:
+    """What the person is told of their request: that their context went unused when no
+    model reads it (searching by it could pull the answer off the question), and how to ask
+    again when the evidence does not answer it (not when a failing model is why)."""
+    notes = []
+    if request.context and not reading.by_model:
+        notes.append("Your context was kept with the question but not used: without a "
+                     "language model the research reads the question alone.")
+    if confidence == Confidence.INSUFFICIENT and not state.model_problems:
+        found = [s for hits in state.found for s in hits] \
+            + [e.source for e in state.evidence.values()]
+        notes.append(refine_suggestion(reading.subject, reading.intent, found))
+    return notes
+
+
+def _round_limit(chosen: Tier) -> str:
+    rounds = f"{chosen.rounds} search round{'s' if chosen.rounds != 1 else ''}"
+    if chosen.rounds_by_request:
+        return f"the request allowed {rounds} (max_iterations)"
+    return f"the {chosen.name} tier allows {rounds}"
 
 
 def _planned(reading: ResearchQuestion, plan: ResearchPlan) -> str:

@@ -13,6 +13,7 @@ from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, Time
 from core.text import STOPWORDS, terms, unstorable_characters
 
 MAX_QUESTION_CHARS = 2000
+MAX_CONTEXT_CHARS = 2000
 
 
 def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS,
@@ -40,6 +41,14 @@ def validate_question(text: str, max_chars: int = MAX_QUESTION_CHARS,
     if not any(c.isalnum() for c in question):
         raise InvalidQuestionError(f"The {what} has no words in it. Please type something.")
     return re.sub(r"[ \t]+", " ", question)
+
+
+def validate_context(text: str) -> str:
+    """What the person said of their needs or constraints, checked like a question but
+    allowed to be empty ("" when it is only blanks); InvalidQuestionError otherwise."""
+    if not text.strip():
+        return ""
+    return validate_question(text, MAX_CONTEXT_CHARS, what="context")
 
 
 def validate_text(text: str, what: str = "text") -> str:
@@ -180,17 +189,17 @@ _CONTINUING = re.compile(r"^\s*(and|but|so|also|what about|how about|why|why not
                          r"what else|anything else|more|then)\b", re.I)
 
 
-def standalone_question(question: str, context: list[ConversationTurn]) -> str:
+def standalone_question(question: str, history: list[ConversationTurn]) -> str:
     """A follow-up searched alone loses what it refers to ("and in dogs?"): when it leans on
     the conversation (a referring word, a continuing opener, or fewer than three content
     words), the previous question is carried along in brackets."""
-    if not context:
+    if not history:
         return question
     words = re.findall(r"[\w']+", question.casefold())
     content = [w for w in words if w not in STOPWORDS]
     leans = (any(w in _REFERRING for w in words) or bool(_CONTINUING.match(question))
              or len(content) < 3)
-    return f"{question} ({context[-1].question})" if leans else question
+    return f"{question} ({history[-1].question})" if leans else question
 
 
 _DEEP = re.compile(r"\b(in[- ]depth|comprehensive|thorough(ly)?|exhaustive|literature review|"

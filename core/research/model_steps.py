@@ -151,17 +151,18 @@ class ModelSteps:
     async def read(self, request: ResearchRequest, question: str, subject: str,
                    heuristic: QueryIntent, state: ResearchState) -> ResearchQuestion:
         try:
-            found = await understand(self._gateway, self.usage, question, request.context)
+            found = await understand(self._gateway, self.usage, question, request.history,
+                                     request.context)
         except LLMError as error:
             self._failed(state, "reading the question", error)
-            refined = standalone_question(question, request.context)
+            refined = standalone_question(question, request.history)
             self.checklist = [refined]
             return ResearchQuestion(question=question, subject=refined, intent=heuristic,
-                           checklist=[refined], by_model=True)
+                           checklist=[refined], by_model=True, constraints=request.context)
         self.checklist = found.checklist
         return ResearchQuestion(question=question, subject=found.refined_question,
                        intent=intent_of(found, heuristic), checklist=found.checklist,
-                       by_model=True)
+                       by_model=True, constraints=request.context)
 
     # Planner
 
@@ -170,7 +171,7 @@ class ModelSteps:
         limit = min(state.tier.queries, 6)
         try:
             planned = await plan(self._gateway, self.usage, reading.subject, reading.checklist,
-                                 scope.sources, limit)
+                                 scope.sources, limit, reading.constraints)
         except LLMError as error:
             self._failed(state, "planning searches", error)
             planned = ResearchPlan()
@@ -229,7 +230,7 @@ class ModelSteps:
             reflection = await reflect(
                 self._gateway, self.usage, reading.subject, reading.checklist,
                 self.notes.listing(self.notes.facts, list(state.evidence)),
-                state.queries_run, left)
+                state.queries_run, left, reading.constraints)
         except LLMError as error:
             self._failed(state, "reviewing the evidence", error)
             return ResearchPlan(), None
@@ -251,7 +252,8 @@ class ModelSteps:
             draft, gaps = await synthesize(
                 self._gateway, self.usage, reading.subject, reading.checklist, evidence,
                 request.feedback,
-                _renumbered(previous, chosen) if previous else request.previous_answer)
+                _renumbered(previous, chosen) if previous else request.previous_answer,
+                reading.constraints)
         except LLMError as error:
             self._failed(state, "writing the answer", error, "this is an extractive "
                          "answer from the gathered sources")
@@ -331,7 +333,8 @@ class ResearchLoop:
         model.checklist = trace.checklist or [refined]
         reading = ResearchQuestion(question=earlier.question, subject=refined,
                           intent=trace.intent or QueryIntent(),
-                          checklist=trace.checklist or [refined], by_model=True)
+                          checklist=trace.checklist or [refined], by_model=True,
+                          constraints=request.context)
         for source in earlier.sources:  # what the earlier answer took from each source
             facts = list(dict.fromkeys(c.quote for c in earlier.answer.citations
                                        if c.source_id == source.id and c.quote))

@@ -35,7 +35,8 @@ class QuestionReading:
     """What research looks for (`subject`), what kind of question it is, and whether its
     answer may be shared through the cache: a follow-up is researched as its standalone
     form, and what it means depends on its conversation, so it is neither looked up in nor
-    added to the shared cache."""
+    added to the shared cache; nor is a question asked with its own context (an answer
+    written within the person's constraints) or fewer search rounds than its tier's."""
 
     subject: str
     intent: QueryIntent
@@ -43,8 +44,10 @@ class QuestionReading:
 
 
 def reading_of(request: ResearchRequest) -> QuestionReading:
-    subject = standalone_question(request.question, request.context)
-    return QuestionReading(subject, detect_intent(subject), subject == request.question)
+    subject = standalone_question(request.question, request.history)
+    own = bool(request.context) or request.max_iterations is not None
+    return QuestionReading(subject, detect_intent(subject),
+                           subject == request.question and not own)
 
 
 async def read_question(record: ResearchRecord, request: ResearchRequest) -> QuestionReading:
@@ -52,7 +55,7 @@ async def read_question(record: ResearchRecord, request: ResearchRequest) -> Que
     await record.begin(Stage.INTAKE, "Reading the question")
     reading = reading_of(request)
     record.trace.intent = reading.intent
-    if not reading.cacheable:
+    if reading.subject != request.question:
         record.trace.standalone_question = reading.subject
     await record.end(Stage.INTAKE, f"Question type: {reading.intent.question_type.value}")
     return reading

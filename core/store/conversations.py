@@ -62,7 +62,7 @@ class ConversationStore:
         async with self._engine.connect() as connection:
             return (await connection.execute(query)).scalar_one_or_none()
 
-    async def context(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
+    async def history(self, platform: str, tenant: str, thread: str) -> list[ConversationTurn]:
         """The thread's answered questions, oldest first: an empty list when the bot has not
         answered in this thread (so a message there is not a follow-up)."""
         query = _answered_in(select(jobs.c.result), platform, tenant, thread).limit(MAX_TURNS)

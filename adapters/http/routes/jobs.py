@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -41,6 +42,7 @@ from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, JobStatus, ResearchRequest
 from core.store.feedback import Feedback
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 REFUSED_RETRY_AFTER_S = 10
@@ -50,11 +52,18 @@ REFUSED_RETRY_AFTER_S = 10
              summary="Research a question")
 async def research(body: ResearchBody, response: Response, who: ApiCaller,
                    services: Services) -> Accepted:
-    context = [ConversationTurn(question=turn.question, answer=turn.answer)
-               for turn in body.context]
-    request = ResearchRequest(question=body.question, context=context, tenant=who.tenant,
-                              user=who.user, platform="api", depth=body.depth,
+    history = [ConversationTurn(question=turn.question, answer=turn.answer)
+               for turn in body.history]
+    request = ResearchRequest(question=body.question, context=body.context, history=history,
+                              tenant=who.tenant, user=who.user, platform="api",
+                              depth=body.depth, max_iterations=body.max_iterations,
                               bypass_cache=body.bypass_cache)
+    if body.turns_in_context:
+        log.info("POST /v1/research with earlier turns in `context` (deprecated: `history`)",
+                 extra={"tenant": who.tenant})
+        response.headers["Deprecation"] = "true"
+        response.headers["Warning"] = ('299 - "context as a list of earlier turns is '
+                                       'deprecated: send them as history"')
     return await _submit(services, request, who, response)
 
 

@@ -15,12 +15,15 @@ from pydantic import BaseModel
 from core.errors import ConfigurationError
 
 PLACEHOLDERS: dict[str, frozenset[str]] = {
-    "understand": frozenset({"question", "context", "today"}),
-    "plan": frozenset({"question", "checklist", "sources", "max_queries", "today"}),
+    "understand": frozenset({"question", "history", "constraints", "today"}),
+    "plan": frozenset({"question", "checklist", "sources", "max_queries", "today",
+                       "constraints"}),
     "evidence": frozenset({"question", "checklist", "passages"}),
-    "reflect": frozenset({"question", "checklist", "facts", "queries", "max_queries"}),
+    "reflect": frozenset({"question", "checklist", "facts", "queries", "max_queries",
+                          "constraints"}),
     "compact": frozenset({"facts"}),
-    "synthesize": frozenset({"question", "checklist", "evidence", "previous", "feedback"}),
+    "synthesize": frozenset({"question", "checklist", "evidence", "previous", "feedback",
+                             "constraints"}),
     "verify": frozenset({"sources", "claims"}),
     "confirm": frozenset({"sources", "claims"}),
     "improve": frozenset({"question", "answer", "feedback"}),
