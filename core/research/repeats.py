@@ -35,7 +35,8 @@ class QuestionReading:
     """What research looks for (`subject`), what kind of question it is, and whether its
     answer may be shared through the cache: a follow-up is researched as its standalone
     form, and what it means depends on its conversation, so it is neither looked up in nor
-    added to the shared cache."""
+    added to the shared cache; nor is a question asked with search controls (the answer
+    depends on them)."""
 
     subject: str
     intent: QueryIntent
@@ -44,7 +45,8 @@ class QuestionReading:
 
 def reading_of(request: ResearchRequest) -> QuestionReading:
     subject = standalone_question(request.question, request.context)
-    return QuestionReading(subject, detect_intent(subject), subject == request.question)
+    return QuestionReading(subject, detect_intent(subject),
+                           subject == request.question and request.controls.default)
 
 
 async def read_question(record: ResearchRecord, request: ResearchRequest) -> QuestionReading:
@@ -52,7 +54,7 @@ async def read_question(record: ResearchRecord, request: ResearchRequest) -> Que
     await record.begin(Stage.INTAKE, "Reading the question")
     reading = reading_of(request)
     record.trace.intent = reading.intent
-    if not reading.cacheable:
+    if reading.subject != request.question:
         record.trace.standalone_question = reading.subject
     await record.end(Stage.INTAKE, f"Question type: {reading.intent.question_type.value}")
     return reading
