@@ -54,7 +54,7 @@ async def research(body: ResearchBody, response: Response, who: ApiCaller,
                for turn in body.context]
     request = ResearchRequest(question=body.question, context=context, tenant=who.tenant,
                               user=who.user, platform="api", depth=body.depth,
-                              bypass_cache=body.bypass_cache)
+                              bypass_cache=body.bypass_cache, controls=body.controls)
     return await _submit(services, request, who, response)
 
 
