@@ -41,21 +41,32 @@ def split_options(text: str) -> tuple[str, SearchControls]:
     option it cannot use."""
     words = text.split()
     given: dict[str, list[str]] = {}
-    for edge in (0, -1):  # options lead or trail the question
-        while words and (match := _OPTION.match(words[edge])):
-            given.setdefault(_NAMES[match[1].lower()], []).append(match[2])
-            words.pop(edge)
+    for name, value in _edge_options(words):
+        given.setdefault(name, []).append(value)
     if not given:
         return text, SearchControls()
     if any(not value for values in given.values() for value in values):
         raise ControlsError("an option needs a value after its colon, like recency:week")
-    if any(len(values) > 1 and name in ("recency", "content_type")
-           for name, values in given.items()):
+    if any(len(given.get(name, ())) > 1 for name in ("recency", "content_type")):
         raise ControlsError("recency and type are given once")
     joined = {name: ",".join(values) for name, values in given.items()}
     controls = search_controls(joined.get("recency"), joined.get("include_domains"),
                                joined.get("exclude_domains"), joined.get("content_type"))
     return " ".join(words), controls
+
+
+def _edge_options(words: list[str]) -> list[tuple[str, str]]:
+    """The option words leading and trailing `words`, in the order written, taken out of
+    `words` (a question's own colons, inside it, stay)."""
+    leading: list[tuple[str, str]] = []
+    while words and (match := _OPTION.match(words[0])):
+        leading.append((_NAMES[match[1].lower()], match[2]))
+        words.pop(0)
+    trailing: list[tuple[str, str]] = []
+    while words and (match := _OPTION.match(words[-1])):
+        trailing.insert(0, (_NAMES[match[1].lower()], match[2]))
+        words.pop()
+    return leading + trailing
 
 
 def _problem(error: object) -> str:
