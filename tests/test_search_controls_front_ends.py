@@ -80,6 +80,22 @@ async def test_the_api_refuses_controls_it_cannot_use_with_a_422(
     assert "Traceback" not in refused.text
 
 
+async def test_the_mcp_research_tool_passes_the_controls_and_refuses_bad_ones(
+        api: RunningApi) -> None:
+    from tests.test_mcp import _http_session, _payload
+
+    async with _http_session(f"{api.url}/mcp", None) as session:
+        started = _payload(await session.call_tool("research", {
+            "question": QUESTION, "wait_seconds": 0, "recency": "week",
+            "include_domains": ["nature.com"], "exclude_domains": ["spam.example"],
+            "content_type": "academic"}))
+        refused = await session.call_tool("research", {
+            "question": QUESTION, "exclude_domains": ["javascript:alert(1)"]})
+    assert (await _stored_request(api.settings.store_url, started["job_id"])).controls \
+        == CONTROLS
+    assert refused.is_error and "is not a domain" in str(refused.content)
+
+
 # ---- researchbot ask ------------------------------------------------------------------------
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

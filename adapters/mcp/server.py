@@ -27,10 +27,18 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from core.errors import DocumentRefusedError, InvalidQuestionError, JobNotFoundError
 from core.jobs.service import JobService
-from core.models import Depth, DocumentsRequest, Job, JobStatus, ResearchRequest
+from core.models import (
+    Depth,
+    DocumentsRequest,
+    Job,
+    JobStatus,
+    ResearchRequest,
+    SearchControls,
+)
 
 PLATFORM = "mcp"
 WAIT_S = 45.0
@@ -83,15 +91,27 @@ def build_mcp(services: McpServices) -> MCPServer:
     @server.tool(description="Research a question: a cited answer with its confidence "
                  "(high, medium, low or insufficient), limitations, references and a page. "
                  "If it is still running after wait_seconds, returns its job_id and status: "
-                 "call get_job to follow it.")
+                 "call get_job to follow it. recency, include_domains, exclude_domains and "
+                 "content_type (news, academic, general) limit what is searched.")
     async def research(question: str, ctx: Context,
                        depth: Literal["auto", "quick", "standard", "deep"] = "auto",
-                       wait_seconds: float = WAIT_S) -> dict[str, Any]:
+                       wait_seconds: float = WAIT_S,
+                       recency: Literal["day", "week", "month", "year", "any"] | None = None,
+                       include_domains: list[str] | None = None,
+                       exclude_domains: list[str] | None = None,
+                       content_type: Literal["news", "academic", "general"] = "general",
+                       ) -> dict[str, Any]:
         who = services.caller_of(ctx)
+        try:
+            controls = SearchControls(recency=recency, include_domains=include_domains or (),
+                                      exclude_domains=exclude_domains or (),
+                                      content_type=content_type)
+        except ValidationError as error:
+            raise ToolError("; ".join(str(e["msg"]) for e in error.errors())) from None
         try:
             job_id = await services.jobs.submit(ResearchRequest(
                 question=question, tenant=who.tenant, user=who.user, platform=PLATFORM,
-                depth=Depth(depth)))
+                depth=Depth(depth), controls=controls))
         except InvalidQuestionError as error:
             raise ToolError(str(error)) from None
         job = await _followed(services.jobs, job_id, ctx, max(0.0, min(wait_seconds, 600.0)))
