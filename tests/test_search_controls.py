@@ -394,3 +394,26 @@ async def test_a_controlled_answer_is_neither_served_from_nor_kept_in_the_cache(
     again = await client.run(ResearchRequest(question=question, tenant="t1"))
     assert again.cached  # ... and the controlled one did not replace it
     assert again.answer.limitations == plain.answer.limitations
+
+
+# ---- Exa is opened only with its key ---------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["exa-test", ""])
+async def test_exa_is_opened_only_when_its_key_is_set(
+        clean_env: Any, web: FakeWeb, monkeypatch: pytest.MonkeyPatch, embedder: Any,
+        key: str) -> None:
+    from bot.config import load_settings
+    from bot.wiring import open_web
+    from tests.fake_web import point_sources_at
+
+    point_sources_at(web, monkeypatch, SOURCES__EXA_API_KEY=key,
+                     SOURCES__CACHE_TTL_HOURS="0", SOURCES__FETCH_PAGES="0")
+    async with open_web(load_settings(), embedder) as opened:
+        capabilities = {name: s.capabilities for name, s in opened.sources.items()}
+        routed = route_sources("Why do cats sleep so much?", capabilities, EXPLAINS)
+        if key:
+            assert routed[0] == "exa"
+            found = await opened.sources["exa"].search(_query(WEEK))
+            assert found and "startPublishedDate" in _sent(web, "/exa/search")
+        else:
+            assert "exa" not in opened.sources and "exa" not in routed
