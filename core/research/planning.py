@@ -116,12 +116,12 @@ def route_sources(question: str, sources: Mapping[str, Capabilities],
     the request's domains refuse is left out."""
     controls = controls or SearchControls()
     sources = {n: c for n, c in sources.items() if worth_asking(c, controls)}
-    local = [n for n, c in sources.items() if c.kind == SourceKind.LOCAL]
+    topics = question_topics(question)
     kind = controls.content_type
     serving = {n: c for n, c in sources.items() if kind in c.content}
     if kind is not ContentType.GENERAL and serving:
-        return [*local, *_by_kind(serving, question_topics(question), every_specialist=True)]
-    topics = question_topics(question)
+        local = [n for n, c in sources.items() if c.kind == SourceKind.LOCAL]
+        return [*local, *_by_kind(serving, topics, every_specialist=True)]
     ideas = conceptual(question, intent)
     usual = {n: c for n, c in sources.items() if ideas or not c.semantic}
     return _by_kind(usual, topics) or list(sources)
