@@ -83,7 +83,7 @@ class ResearchRequest(BaseModel):
     depth: Depth = Depth.AUTO
     bypass_cache: bool = False
     improvement: Improvement | None = None  # set: revise an earlier answer (`improve`)
-    controls: SearchControls = Field(default_factory=lambda: SearchControls())
+    controls: SearchControls = Field(default_factory=lambda: SearchControls())  # (below)
 
     @property
     def subject(self) -> str:

@@ -230,6 +230,7 @@ async def test_results_from_excluded_domains_are_dropped_whatever_the_provider_d
     domains = {s.metadata.domain for hits in outcome.results for s in hits}
     assert domains == {"cats.example", "news.example.org"}
     assert outcome.results_per_source[name] == 2
+    assert outcome.notes == ["Results from spam.example were left out, as asked."]
 
 
 async def test_included_domains_keep_only_their_sites_and_subdomains(
@@ -239,6 +240,8 @@ async def test_included_domains_keep_only_their_sites_and_subdomains(
                                5.0, controls)
     assert sorted(s.url or "" for hits in outcome.results for s in hits) == [
         "https://cats.example/sleep", "https://news.example.org/cats"]
+    assert outcome.notes == ["Only results from example.org, cats.example were kept, as "
+                             "asked; results from other sites were left out."]
 
 
 async def test_a_source_that_cannot_filter_by_date_is_named(web: FakeWeb, session: Any) -> None:
@@ -341,6 +344,7 @@ async def test_the_answer_says_which_source_could_not_apply_a_control(
     assert ("Wikipedia cannot filter by date; its results were not limited to the past week."
             in result.answer.limitations)
     assert not any("SearXNG" in line for line in result.answer.limitations)
+    assert "Results from spam.example were left out, as asked." in result.answer.limitations
     assert result.sources
     assert not any((s.metadata.domain or "").endswith("spam.example") for s in result.sources)
     assert _sent(web, "/searx/search")["time_range"] == "week"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from core.errors import CredentialRefusedError, SourceError
 from core.models import QueryIntent, SearchControls, Source, SourceFailure
 from core.research.planning import ResearchPlan, route_sources
-from core.sources.controls import kept, unapplied
+from core.sources.controls import kept, left_out, unapplied
 from core.sources.failure_kinds import failure_kind
 from core.sources.protocol import (
     CALL_DEADLINE,
@@ -143,14 +143,20 @@ async def run_search(
             result.results.append(found)
             counts[name] += len(found)
             per_query[text] += len(found)
-            if found:
-                source = sources[name]
-                result.notes.extend(n for n in unapplied(source.label, source.capabilities,
-                                                         controls) if n not in result.notes)
+            notes = _notes(sources[name], controls, len(outcome), len(found))
+            result.notes.extend(n for n in notes if n not in result.notes)
     result.counts_per_query = dict(per_query)
     result.results_per_source = dict(counts)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _notes(source: SearchSource, controls: SearchControls, returned: int,
+           admitted: int) -> list[str]:
+    """What the answer says of one call: a control the source could not apply to results
+    it found, results the domain controls left out."""
+    notes = unapplied(source.label, source.capabilities, controls) if admitted else []
+    return [*notes, left_out(controls)] if admitted < returned else notes
 
 
 async def _search_one(

@@ -33,6 +33,15 @@ def kept(found: list[Source], controls: SearchControls) -> list[Source]:
     return [s for s in found if not s.metadata.domain or admits(s.metadata.domain, controls)]
 
 
+def left_out(controls: SearchControls) -> str:
+    """What the answer says when the domain controls dropped results: the answer may be
+    thinner for it."""
+    if controls.include_domains:
+        return (f"Only results from {', '.join(controls.include_domains)} were kept, as "
+                "asked; results from other sites were left out.")
+    return f"Results from {', '.join(controls.exclude_domains)} were left out, as asked."
+
+
 def since(recency: Recency, now: datetime | None = None) -> datetime:
     """Where a recency limit starts."""
     return (now or datetime.now(UTC)) - timedelta(days=recency.days or 0)
