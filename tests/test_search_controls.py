@@ -194,7 +194,7 @@ async def test_exa_sends_its_key_dates_domains_and_category(web: FakeWeb, sessio
     assert found and found[0].metadata.provider == "exa" and found[0].metadata.published_at
 
 
-async def test_exa_without_text_cites_its_highlights(web: FakeWeb, session: Any) -> None:
+def test_exa_without_text_cites_its_highlights() -> None:
     from core.sources.exa import _hit
 
     hit = _hit({"url": "https://cats.example/x", "title": "Cats",
