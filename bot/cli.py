@@ -39,6 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
                      "language model researches within them; without one they are only kept")
     ask.add_argument("--max-iterations", type=int, metavar="N",
                      help="search rounds at most (the depth's own limit applies if lower)")
+    ask.add_argument("--recency", choices=["day", "week", "month", "year", "any"],
+                     help="only results this recent (default: the question decides)")
+    ask.add_argument("--include-domain", action="append", default=[], type=_domain,
+                     metavar="DOMAIN", help="only results from this site (repeatable)")
+    ask.add_argument("--exclude-domain", action="append", default=[], type=_domain,
+                     metavar="DOMAIN", help="never results from this site (repeatable)")
+    ask.add_argument("--content-type", choices=["news", "academic", "general"],
+                     default="general", help="news, academic (arXiv, PubMed, papers) or "
+                     "general (default)")
 
     improve = commands.add_parser(
         "improve", help="rewrite the last answer following your feedback (needs llm.*)")
@@ -197,6 +206,32 @@ def _safe_output() -> Iterator[None]:
         sys.stdout, sys.stderr = streams
 
 
+def _domain(value: str) -> str:
+    """A domain argument, normalised (nature.com from https://www.Nature.com/x), or a usage
+    error naming it."""
+    from core.models import normalised_domain
+
+    try:
+        return normalised_domain(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _controls(args: argparse.Namespace) -> Any:
+    """The search controls of `ask`'s flags (SearchControls); ValueError when too many."""
+    from pydantic import ValidationError
+
+    from core.models import SearchControls
+
+    try:
+        return SearchControls(recency=args.recency, include_domains=args.include_domain,
+                              exclude_domains=args.exclude_domain,
+                              content_type=args.content_type)
+    except ValidationError as error:
+        raise ValueError("; ".join(str(e["msg"]).removeprefix("Value error, ")
+                                   for e in error.errors())) from None
+
+
 def _fail(message: str, code: int) -> int:
     print(f"researchbot: error: {message}", file=sys.stderr)
     return code
@@ -212,6 +247,10 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
     validate_context(args.context)
     if args.max_iterations is not None and not 1 <= args.max_iterations <= MAX_ITERATIONS:
         return _fail(f"--max-iterations must be 1 to {MAX_ITERATIONS}", EXIT_BAD_INPUT)
+    try:
+        controls = _controls(args)
+    except ValueError as error:
+        return _fail(f"--include-domain/--exclude-domain: {error}", EXIT_BAD_INPUT)
     request = ResearchRequest(
         question=args.question,
         context=args.context,
@@ -220,6 +259,7 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
         depth=Depth(args.depth),
         max_iterations=args.max_iterations,
         bypass_cache=args.no_cache,
+        controls=controls,
     )
 
     async with open_asking(settings) as jobs:

@@ -351,6 +351,9 @@ class SourcesSettings(_Section):
                                             description="Tavily: only these domains.")
     tavily_exclude_domains: StrList = Field(default_factory=list,
                                             description="Tavily: never these domains.")
+    exa_api_key: SecretStr | None = Field(
+        default=None, description="Exa API key: meaning-based web search through Exa when "
+        "set, for explanation and conceptual questions, news and research papers.")
     searxng_url: OptionalHttpUrl = Field(
         default=None, description="A SearXNG instance (https://search.example.org) with the "
         "JSON format enabled: web search through it when set.")
@@ -363,6 +366,7 @@ class SourcesSettings(_Section):
     pubmed_api: HttpUrl = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
                                 description="E-utilities base URL.")
     tavily_api: HttpUrl = Field(default="https://api.tavily.com", description="Tavily API URL.")
+    exa_api: HttpUrl = Field(default="https://api.exa.ai", description="Exa API URL.")
     timeout_s: float = Field(default=10.0, gt=0, description="Limit of one source call.")
     attempts: int = Field(default=3, ge=1, le=5, description="Tries of a call on 429/5xx and "
                           "timeouts (backoff, Retry-After honoured).")

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import re
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 
 def utcnow() -> datetime:
@@ -98,6 +107,7 @@ class ResearchRequest(BaseModel):
     max_iterations: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS)
     bypass_cache: bool = False
     improvement: Improvement | None = None  # set: revise an earlier answer (`improve`)
+    controls: SearchControls = Field(default_factory=lambda: SearchControls())  # (below)
 
     @model_validator(mode="before")
     @classmethod
@@ -126,6 +136,84 @@ class ResearchRequest(BaseModel):
             return ""
         answer = self.improvement.answer.answer
         return f"{answer.summary}\n\n{answer.detail}".strip()
+
+
+class Recency(enum.StrEnum):
+    """How recent the results must be; ANY sets no date limit even for a question that says
+    "recent"."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    YEAR = "year"
+    ANY = "any"
+
+    @property
+    def days(self) -> int | None:
+        return {"day": 1, "week": 7, "month": 31, "year": 366}.get(self.value)
+
+    @property
+    def phrase(self) -> str:
+        """As a limitation names it: "the past week"."""
+        return "any time" if self is Recency.ANY else f"the past {self.value}"
+
+
+class ContentType(enum.StrEnum):
+    NEWS = "news"  # news-capable sources only
+    ACADEMIC = "academic"  # arXiv, PubMed and research-paper search
+    GENERAL = "general"  # sources chosen from the question alone
+
+
+MAX_DOMAINS = 20
+MAX_DOMAIN_LENGTH = 253  # the longest host name DNS allows
+_HOST = re.compile(r"^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$")
+
+
+def normalised_domain(value: str) -> str:
+    """A domain as the controls keep it: lower-case host, no scheme, port, path or "www.";
+    ValueError, naming the value, for anything that is not a host name."""
+    text = value.strip().lower()
+    if len(text) > 2 * MAX_DOMAIN_LENGTH:
+        raise ValueError(f"a domain is at most {MAX_DOMAIN_LENGTH} characters")
+    host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text)
+    host = re.split(r"[/?#]", host, maxsplit=1)[0].rsplit("@", 1)[-1]
+    host = re.sub(r":\d*$", "", host).rstrip(".").removeprefix("www.")
+    with contextlib.suppress(UnicodeError):  # refused just below
+        host = host.encode("idna").decode("ascii")  # as DNS spells it: xn--bcher-kva.de
+    if not _HOST.match(host):
+        shown = value[:60] + ("..." if len(value) > 60 else "")
+        raise ValueError(f"{shown!r} is not a domain (like example.org)")
+    return host
+
+
+class SearchControls(BaseModel):
+    """What a request asks of the search itself: how recent, which sites, what kind of
+    content. Each source applies what it can; the answer says what one could not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    recency: Recency | None = None  # None: the question decides ("recent" = a month)
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    content_type: ContentType = ContentType.GENERAL
+
+    @field_validator("include_domains", "exclude_domains", mode="before")
+    @classmethod
+    def _domains(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part for part in re.split(r"[,\s]+", value) if part]
+        if not isinstance(value, list | tuple):
+            return value
+        if len(value) > MAX_DOMAINS:
+            raise ValueError(f"at most {MAX_DOMAINS} domains")
+        if not all(isinstance(item, str) for item in value):
+            raise ValueError("domains are strings")
+        return tuple(dict.fromkeys(normalised_domain(item) for item in value))
+
+    @property
+    def default(self) -> bool:
+        """Nothing asked: today's search."""
+        return self == SearchControls()
 
 
 class TimeConstraint(BaseModel):

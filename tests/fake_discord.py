@@ -116,11 +116,13 @@ class FakeDiscord(LocalServer):
 
     async def interaction(self, question: str, depth: str | None = None, *,
                           guild: str | None = GUILD_ID, user_id: str = USER_ID,
-                          channel: str = CHANNEL_ID) -> str:
-        """A person runs /research; returns the interaction token."""
+                          channel: str = CHANNEL_ID, **more: str) -> str:
+        """A person runs /research (with `more` string options: recency="week"); returns
+        the interaction token."""
         options = [{"name": "question", "type": 3, "value": question}]
         if depth:
             options.append({"name": "depth", "type": 3, "value": depth})
+        options += [{"name": name, "type": 3, "value": value} for name, value in more.items()]
         return await self._interaction({"id": "500000000000000001", "name": "research",
                                         "type": 1, "options": options},
                                        guild, user_id, channel)

@@ -1,4 +1,4 @@
-"""Fake search APIs and web pages on 127.0.0.1, shaped like the real ones: Tavily (JSON),
+"""Fake search APIs and web pages on 127.0.0.1, shaped like the real ones: Tavily and Exa (JSON),
 MediaWiki (JSON), arXiv (Atom), PubMed E-utilities (JSON esearch/esummary, XML efetch),
 SearXNG (JSON), and plain pages with a robots.txt. Failures are scripted per path."""
 
@@ -51,6 +51,7 @@ class FakeWeb(LocalServer):
         self.gates: dict[str, asyncio.Event] = {}
         router = self.app.router
         router.add_post("/tavily/search", self._tavily)
+        router.add_post("/exa/search", self._exa)
         router.add_get("/w/api.php", self._mediawiki)
         router.add_get("/arxiv/query", self._arxiv)
         router.add_get("/eutils/{tool}", self._eutils)
@@ -107,6 +108,31 @@ class FakeWeb(LocalServer):
             "results": [{"title": a.title, "url": a.url, "content": a.text[:200], "score": 0.9,
                          "raw_content": None, "published_date": a.published}
                         for a in found]})
+
+    async def _exa(self, request: web.Request) -> web.Response:
+        """Exa's POST /search: the key in x-api-key; text and highlights as asked in
+        `contents`; its filters are recorded (with the body) but not applied, as a provider
+        may not."""
+        if request.headers.get("x-api-key") != "exa-test":
+            return web.json_response({"error": "Invalid API key"}, status=401)
+        scripted = await self._scripted(request)
+        if scripted is not None:
+            return scripted
+        body = await request.json()
+        self.hits[-1] = (request.path, {k: json.dumps(v) if not isinstance(v, str) else v
+                                        for k, v in body.items()})
+        found = self._matches(body["query"])[: body.get("numResults") or 10]
+        contents = body.get("contents") or {}
+        return web.json_response({
+            "requestId": "e1", "resolvedSearchType": "neural",
+            "results": [{"id": a.url, "title": a.title, "url": a.url,
+                         "publishedDate": f"{a.published}T00:00:00.000Z",
+                         "author": a.authors[0] if a.authors else None, "score": 0.4,
+                         **({"text": a.text} if "text" in contents else {}),
+                         **({"highlights": [a.text[:120]], "highlightScores": [0.5]}
+                            if "highlights" in contents else {})}
+                        for a in found],
+            "costDollars": {"total": 0.005}})
 
     async def _mediawiki(self, request: web.Request) -> web.Response:
         scripted = await self._scripted(request)
@@ -216,6 +242,8 @@ def point_sources_at(web: FakeWeb, monkeypatch: Any, **more: str) -> None:
         "SOURCES__SEARXNG_URL": f"{web.base}/searx",
         "SOURCES__TAVILY_API": f"{web.base}/tavily",
         "SOURCES__TAVILY_API_KEY": "tvly-test",
+        "SOURCES__EXA_API": f"{web.base}/exa",
+        "SOURCES__EXA_API_KEY": "exa-test",
         **more,
     }.items():
         monkeypatch.setenv(f"RESEARCHBOT_{name}", value)

@@ -33,6 +33,7 @@ class SlackHarness:
     slack: FakeSlack
     requests: list[ResearchRequest] = field(default_factory=list)
     desk: ChatServices | None = None
+    bodies: list[str] = field(default_factory=list)  # what the app answered each post
 
     async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
                    timestamp: int | None = None, form: bool = False,
@@ -46,6 +47,7 @@ class SlackHarness:
                 else "application/json", **(headers or {})}
         async with aiohttp.ClientSession() as session, session.post(
                 f"{self.url}/slack/events", data=body, headers=sent) as response:
+            self.bodies.append(await response.text())
             return response.status
 
     def answers(self) -> list[dict[str, Any]]:

@@ -53,13 +53,14 @@ async def test_everything_embedded_and_every_source_reachable_is_ok(
     assert code == 0, table
     lines = {line.split("  ")[0]: line for line in table.splitlines() if line}
     for component in ("data", "database", "vector store", "embedding", "source wikipedia",
-                      "source arxiv", "source pubmed", "source searxng", "source tavily"):
+                      "source arxiv", "source pubmed", "source searxng", "source tavily",
+                      "source exa"):
         assert "  ok  " in lines[component], lines[component]
     assert "  off  " in lines["redis"] and "  off  " in lines["model"]
     assert "sqlite" in lines["database"] and "tables present" in lines["database"]
     assert table.rstrip().endswith("everything configured is ok")
     assert {"/w/api.php", "/arxiv/query", "/eutils/esearch.fcgi", "/searx/search",
-            "/tavily/search"} <= set(web.hit_paths())
+            "/tavily/search", "/exa/search"} <= set(web.hit_paths())
 
 
 async def test_postgresql_and_redis_servers_are_ok(

@@ -15,6 +15,7 @@ from aiohttp import web
 from tavily import AsyncTavilyClient
 
 from core.errors import BlockedAddressError, FetchError, SourceError
+from core.sources.exa import ExaSource
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
@@ -72,6 +73,7 @@ class Site(Recorder):
         app.router.add_get("/searx/search", self._search)
         app.router.add_get("/searx/moved", self._moved)
         app.router.add_post("/tavily/search", self._tavily)
+        app.router.add_post("/exa/search", self._tavily)  # a redirect, as Tavily's
         app.router.add_get("/{path:.*}", self._page)
         self._runner = web.AppRunner(app)
 
@@ -270,6 +272,16 @@ async def test_tavily_follows_no_redirect(site: Site, inside: Recorder) -> None:
         with pytest.raises(SourceError):
             await source.search(SearchQuery(text="cats", tenant="t"))
     assert site.hits == ["/tavily/search"] and inside.hits == []
+
+
+async def test_exa_follows_no_redirect(site: Site, inside: Recorder) -> None:
+    site.api_to = f"http://127.0.0.1:{inside.port}/"
+    async with aiohttp.ClientSession() as session:
+        source = ExaSource(session, SourcePolicy("exa", timeout_s=5, attempts=1), "exa-test",
+                           site.base + "/exa")
+        with pytest.raises(SourceError, match="redirect"):
+            await source.search(SearchQuery(text="cats", tenant="t"))
+    assert site.hits == ["/exa/search"] and inside.hits == []
 
 
 async def test_a_site_the_settings_trust_is_read_and_no_other(

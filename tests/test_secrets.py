@@ -23,6 +23,7 @@ SECRETS = {
     "RESEARCHBOT_LLM__API_KEY": "PLANTED-llm-Qz81x",
     "RESEARCHBOT_EMBEDDING__API_KEY": "PLANTED-embedding-Wc3",
     "RESEARCHBOT_SOURCES__TAVILY_API_KEY": "PLANTED-tavily-Mn5r",
+    "RESEARCHBOT_SOURCES__EXA_API_KEY": "PLANTED-exa-Jk4w",
     "RESEARCHBOT_SOURCES__PUBMED_API_KEY": "PLANTED-pubmed-Hh72",
     "RESEARCHBOT_SLACK__BOT_TOKEN": "PLANTED-slackbot-Ty6",
     "RESEARCHBOT_SLACK__APP_TOKEN": "PLANTED-slackapp-Lp0",
@@ -48,7 +49,7 @@ class EchoServer(LocalServer):
     async def _any(self, request: web.Request) -> web.StreamResponse:
         body = await request.text()
         echo = f"{request.method} {request.url} auth={request.headers.get('Authorization')} " \
-               f"body={body[:2000]}"
+               f"x-api-key={request.headers.get('x-api-key')} body={body[:2000]}"
         self.seen.append(echo)
         if request.path.startswith("/eutils/"):
             raise web.HTTPFound(str(request.url))
@@ -79,6 +80,7 @@ def _environment(echo: EchoServer, clean_env: Path, store_url: str | None) -> di
            "RESEARCHBOT_SOURCES__ARXIV_API": f"{base}/arxiv/query",
            "RESEARCHBOT_SOURCES__PUBMED_API": f"{base}/eutils",
            "RESEARCHBOT_SOURCES__TAVILY_API": f"{base}/tavily",
+           "RESEARCHBOT_SOURCES__EXA_API": f"{base}/exa",
            "RESEARCHBOT_SLACK__API_BASE_URL": f"{base}/slack/api/",
            "RESEARCHBOT_CHAT__REDIS_URL": REDIS_URL.replace("redis://",
                                                             f"redis://:{REDIS_PASSWORD}@")}
@@ -169,6 +171,7 @@ async def test_no_secret_leaves_the_process(store: str, echo: EchoServer, clean_
     await run("index", str(docs))
     answer = json.loads(await run("ask", "How long do cats sleep?", "--json"))
     await run("ask", "What are the side effects of metformin in diabetes patients?")
+    await run("ask", "Why do cats sleep so much?")  # an explanation: Exa is asked too
     await run("ask", "Which clinical trials tested metformin for cancer?", "--no-cache",
               RESEARCHBOT_DEBUG="1")
     await run("improve", "Make it shorter")
@@ -179,7 +182,7 @@ async def test_no_secret_leaves_the_process(store: str, echo: EchoServer, clean_
     # The requests did carry the secrets: the test would see a leak if one got out.
     seen = "\n".join(echo.seen)
     for name in ("RESEARCHBOT_LLM__API_KEY", "RESEARCHBOT_SOURCES__TAVILY_API_KEY",
-                 "RESEARCHBOT_SOURCES__PUBMED_API_KEY"):
+                 "RESEARCHBOT_SOURCES__PUBMED_API_KEY", "RESEARCHBOT_SOURCES__EXA_API_KEY"):
         assert SECRETS[name] in seen, (name, {e.split("?")[0][:60] for e in echo.seen})
 
     leaks = [leak for where, text in outputs for leak in _leaks(where, text)]

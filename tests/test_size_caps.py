@@ -1,7 +1,8 @@
-"""Every answer is read against a byte cap as it streams: search APIs (aiohttp and Tavily's
-httpx client), pages and model replies, with gzip bombs counted by their decompressed size;
-an oversized source answer is reported as that source's failure in plain words. The fake
-servers count what they managed to send: far less than the 50 MB they tried."""
+"""Every answer is read against a byte cap as it streams: search APIs (aiohttp, Exa's POSTs
+and Tavily's httpx client), pages and model replies, with gzip bombs counted by their
+decompressed size; an oversized source answer is reported as that source's failure in plain
+words. The fake servers count what they managed to send: far less than the 50 MB they
+tried."""
 
 import gzip
 import json
@@ -22,6 +23,7 @@ from core.llm.prompts import PromptLibrary
 from core.models import QueryIntent
 from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
+from core.sources.exa import ExaSource
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
@@ -165,6 +167,17 @@ async def test_tavily_answers_are_capped_too(server: Oversized, answer: str) -> 
         with pytest.raises(SourceResponseTooLargeError):
             await TavilySource(client, _policy("tavily")).search(
                 SearchQuery(text="cats", tenant="t"))
+    assert server.sent.get(f"/{answer}/search", 0) < CAP + SLACK
+
+
+@pytest.mark.parametrize("answer", ["huge", "bomb", "declared"])
+async def test_exa_answers_are_capped_too(server: Oversized, answer: str) -> None:
+    server.bombs.add("/bomb/search")
+    server.declared.add("/declared/search")
+    async with aiohttp.ClientSession() as session:
+        source = ExaSource(session, _policy("exa"), "exa-test", f"{server.base}/{answer}")
+        with pytest.raises(SourceResponseTooLargeError, match=r"larger than 0\.25 MB"):
+            await source.search(SearchQuery(text="cats", tenant="t"))
     assert server.sent.get(f"/{answer}/search", 0) < CAP + SLACK
 
 

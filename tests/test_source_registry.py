@@ -31,7 +31,7 @@ async def web() -> AsyncIterator[FakeWeb]:
 
 def test_every_source_module_is_registered_once() -> None:
     names = [spec.name for spec in SOURCES]
-    assert names == ["wikipedia", "arxiv", "pubmed", "searxng", "tavily"]
+    assert names == ["wikipedia", "arxiv", "pubmed", "searxng", "tavily", "exa"]
     assert all(spec.setting.startswith("sources.") for spec in SOURCES)
 
 
@@ -49,7 +49,8 @@ async def test_check_has_a_row_for_every_registered_source_probing_its_api(
 
 
 @pytest.mark.parametrize("switched_off", [
-    {"SOURCES__ARXIV": "false", "SOURCES__SEARXNG_URL": "", "SOURCES__TAVILY_API_KEY": ""},
+    {"SOURCES__ARXIV": "false", "SOURCES__SEARXNG_URL": "", "SOURCES__TAVILY_API_KEY": "",
+     "SOURCES__EXA_API_KEY": ""},
     {"SOURCES__WIKIPEDIA": "false", "SOURCES__PUBMED": "false"},
 ])
 async def test_open_web_opens_exactly_the_sources_check_calls_enabled(

@@ -1,6 +1,6 @@
 """Each web and academic source against its fake API on 127.0.0.1, through the real clients
-(aiohttp, tavily-python): results, empty results, 429 with Retry-After, 500, timeouts,
-malformed bodies, the circuit breaker and the response cache."""
+(aiohttp, tavily-python; Exa's HTTP API through aiohttp): results, empty results, 429 with
+Retry-After, 500, timeouts, malformed bodies, the circuit breaker and the response cache."""
 
 import asyncio
 import time
@@ -18,6 +18,7 @@ from core.research.planning import PlannedQuery, ResearchPlan
 from core.research.search import run_search
 from core.sources.arxiv import ArxivSource
 from core.sources.breaker import CircuitBreaker
+from core.sources.exa import ExaSource
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.pubmed import PubMedSource
@@ -72,15 +73,16 @@ def _sources(fake: FakeWeb, session: aiohttp.ClientSession, **options: Any) -> d
         "searxng": SearxngSource(session, _policy("searxng", **options), fake.base + "/searx"),
         "tavily": TavilySource(AsyncTavilyClient(api_key="tvly-test", api_base_url=fake.base
                                                  + "/tavily"), _policy("tavily", **options)),
+        "exa": ExaSource(session, _policy("exa", **options), "exa-test", fake.base + "/exa"),
     }
 
 
 FIRST_PATH = {"wikipedia": "/w/api.php", "arxiv": "/arxiv/query",
               "pubmed": "/eutils/esearch.fcgi", "searxng": "/searx/search",
-              "tavily": "/tavily/search"}
+              "tavily": "/tavily/search", "exa": "/exa/search"}
 QUESTIONS = {"wikipedia": "domestic cat sleep", "arxiv": "attention transformer",
              "pubmed": "metformin diabetes", "searxng": "domestic cat sleep",
-             "tavily": "domestic cat sleep"}
+             "tavily": "domestic cat sleep", "exa": "domestic cat sleep"}
 
 
 @pytest.mark.parametrize("name", list(FIRST_PATH))
@@ -171,6 +173,7 @@ async def test_a_slow_source_times_out(fake: FakeWeb, session: Any, name: str) -
 @pytest.mark.parametrize("name, body", [
     ("wikipedia", "{not json"), ("arxiv", "<feed><entry>"), ("pubmed", "[]"),
     ("searxng", '{"no": "results"}'), ("tavily", '{"detail": 1}'),
+    ("exa", '{"requestId": "e1"}'), ("exa", "<html>busy</html>"),
 ])
 async def test_a_malformed_body_is_an_outage_not_nothing(fake: FakeWeb, session: Any,
                                                          name: str, body: str) -> None:
@@ -301,6 +304,12 @@ async def test_a_refused_key_stops_the_search_and_names_its_setting(
     with pytest.raises(CredentialRefusedError, match=r"sources\.tavily_api_key") as refused:
         await run_search(plan, sources, "t", QueryIntent(), 5, timeout_s=5.0)
     assert "tvly-test" not in str(refused.value)
+    fake.fail("/exa/search", Failure(401))
+    plan = ResearchPlan(queries=[PlannedQuery(text="domestic cat sleep", purpose="",
+                                              sources=["exa", "wikipedia"])])
+    with pytest.raises(CredentialRefusedError, match=r"sources\.exa_api_key") as refused:
+        await run_search(plan, sources, "t", QueryIntent(), 5, timeout_s=5.0)
+    assert "exa-test" not in str(refused.value)
     # A keyless source refusing a request is an outage, reported as a limitation.
     fake.fail("/w/api.php", Failure(403))
     plan = ResearchPlan(queries=[PlannedQuery(text="domestic cat sleep", purpose="",

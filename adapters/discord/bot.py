@@ -12,6 +12,7 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
+from adapters.chat.controls import ControlsError, search_controls
 from adapters.chat.services import (
     NOT_ALLOWED,
     ChatServices,
@@ -111,8 +112,6 @@ class ResearchBot(discord.Client):
         else:
             await self.tree.sync()
 
-    @app_commands.describe(question="What to research",
-                           depth="How far to search (default: the server's setting)")
     async def _research_message(self, interaction: discord.Interaction,
                                 message: discord.Message) -> None:
         """"Research this" on a message: its text is the question, answered as /research
@@ -169,11 +168,30 @@ class ResearchBot(discord.Client):
             return None
         return int(thread["id"])
 
+    @app_commands.describe(
+        question="What to research",
+        depth="How far to search (default: the server's setting)",
+        recency="Only results this recent (default: the question decides)",
+        include_domains="Only results from these sites, comma-separated (nature.com, arxiv.org)",
+        exclude_domains="Never results from these sites, comma-separated",
+        content_type="news, academic (arXiv, PubMed, papers) or general")
     async def _research_command(
         self, interaction: discord.Interaction,
         question: app_commands.Range[str, 1, 4000],
         depth: Literal["quick", "standard", "deep"] | None = None,
+        recency: Literal["day", "week", "month", "year", "any"] | None = None,
+        include_domains: app_commands.Range[str, 1, 1000] | None = None,
+        exclude_domains: app_commands.Range[str, 1, 1000] | None = None,
+        content_type: Literal["news", "academic", "general"] | None = None,
     ) -> None:
+        try:
+            controls = search_controls(recency, include_domains, exclude_domains,
+                                       content_type)
+        except ControlsError as error:
+            await interaction.response.send_message(embed=discord.Embed.from_dict(
+                render_status(f"{error}. Sites are comma-separated, like nature.com, "
+                              "arxiv.org.")), ephemeral=True)
+            return
         tenant = _tenant(interaction.guild_id, interaction.user.id)
         user = str(interaction.user.id)
         wait_s = await self._admitted(interaction, tenant, user)
@@ -192,7 +210,8 @@ class ResearchBot(discord.Client):
             PLATFORM, tenant, str(interaction.channel_id)) if in_thread else []
         request = ResearchRequest(question=question, history=turns, tenant=tenant, user=user,
                                   platform=PLATFORM,
-                                  depth=Depth(depth) if depth else self.desk.depth)
+                                  depth=Depth(depth) if depth else self.desk.depth,
+                                  controls=controls)
         # Answers in a server's text channel start a thread for sources and follow-ups; in a
         # thread (a follow-up by command) or a DM they stay where they are.
         threads = isinstance(interaction.channel, discord.TextChannel)

@@ -4,7 +4,7 @@ so what the document promises is what the handlers are checked against."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -17,14 +17,20 @@ from pydantic import (
 )
 
 from core.models import (
+    MAX_DOMAIN_LENGTH,
+    MAX_DOMAINS,
     MAX_ITERATIONS,
     AddedDocument,
     Citation,
     Confidence,
+    ContentType,
     Depth,
     JobStatus,
+    Recency,
     Reference,
+    SearchControls,
     Stage,
+    normalised_domain,
     turns_as_history,
 )
 from core.store.feedback import MAX_COMMENT_CHARS, Rating
@@ -68,6 +74,30 @@ class ResearchBody(BaseModel):
     history: list[HistoryTurn] = Field(
         default_factory=list, max_length=MAX_HISTORY_TURNS,
         description="Earlier questions and answers this one follows up on, oldest first.")
+    recency: Recency | None = Field(
+        default=None, description="day, week, month, year or any: how recent results must "
+        "be. Unset: the question decides (\"recent\" means a month).")
+    include_domains: list[Annotated[str, Field(max_length=2 * MAX_DOMAIN_LENGTH)]] = Field(
+        default_factory=list, max_length=MAX_DOMAINS,
+        description="Only results from these sites (and their subdomains), like nature.com.")
+    exclude_domains: list[Annotated[str, Field(max_length=2 * MAX_DOMAIN_LENGTH)]] = Field(
+        default_factory=list, max_length=MAX_DOMAINS,
+        description="Never results from these sites (and their subdomains).")
+    content_type: ContentType = Field(
+        default=ContentType.GENERAL, description="news, academic (arXiv, PubMed, research "
+        "papers) or general (sources chosen from the question).")
+
+    @field_validator("include_domains", "exclude_domains")
+    @classmethod
+    def _domains(cls, domains: list[str]) -> list[str]:
+        return list(dict.fromkeys(normalised_domain(domain) for domain in domains))
+
+    @property
+    def controls(self) -> SearchControls:
+        return SearchControls(recency=self.recency, include_domains=tuple(self.include_domains),
+                              exclude_domains=tuple(self.exclude_domains),
+                              content_type=self.content_type)
+
     max_iterations: int | None = Field(
         default=None, ge=1, le=MAX_ITERATIONS, description="Search rounds at most; the depth "
         "tier's own limit applies when it is lower (the lower of the two is used).")

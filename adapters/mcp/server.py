@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from core.errors import DocumentRefusedError, InvalidQuestionError, JobNotFoundError
 from core.jobs.service import JobService
@@ -37,6 +38,7 @@ from core.models import (
     Job,
     JobStatus,
     ResearchRequest,
+    SearchControls,
 )
 
 PLATFORM = "mcp"
@@ -92,18 +94,31 @@ def build_mcp(services: McpServices) -> MCPServer:
                  "`context`: the asker's needs or constraints (a language model researches "
                  "within them); `max_iterations`: search rounds at most. "
                  "If it is still running after wait_seconds, returns its job_id and status: "
-                 "call get_job to follow it.")
+                 "call get_job to follow it. recency, include_domains, exclude_domains and "
+                 "content_type (news, academic, general) limit what is searched.")
     async def research(question: str, ctx: Context,
                        depth: Literal["auto", "quick", "standard", "deep"] = "auto",
                        wait_seconds: float = WAIT_S, context: str = "",
-                       max_iterations: int | None = None) -> dict[str, Any]:
+                       max_iterations: int | None = None,
+                       recency: Literal["day", "week", "month", "year", "any"] | None = None,
+                       include_domains: list[str] | None = None,
+                       exclude_domains: list[str] | None = None,
+                       content_type: Literal["news", "academic", "general"] = "general",
+                       ) -> dict[str, Any]:
         who = services.caller_of(ctx)
         if max_iterations is not None and not 1 <= max_iterations <= MAX_ITERATIONS:
             raise ToolError(f"max_iterations must be 1 to {MAX_ITERATIONS}")
         try:
+            controls = SearchControls(recency=recency, include_domains=include_domains or (),
+                                      exclude_domains=exclude_domains or (),
+                                      content_type=content_type)
+        except ValidationError as error:
+            raise ToolError("; ".join(str(e["msg"]) for e in error.errors())) from None
+        try:
             job_id = await services.jobs.submit(ResearchRequest(
                 question=question, context=context, tenant=who.tenant, user=who.user,
-                platform=PLATFORM, depth=Depth(depth), max_iterations=max_iterations))
+                platform=PLATFORM, depth=Depth(depth), max_iterations=max_iterations,
+                controls=controls))
         except InvalidQuestionError as error:
             raise ToolError(str(error)) from None
         job = await _followed(services.jobs, job_id, ctx, max(0.0, min(wait_seconds, 600.0)))

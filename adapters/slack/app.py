@@ -17,6 +17,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.chat.controls import USAGE, ControlsError, split_options
 from adapters.chat.services import (
     NOT_ALLOWED,
     ChatServices,
@@ -174,8 +175,14 @@ def build_app(
     @app.command("/research")
     async def on_command(ack: Callable[..., Awaitable[None]], command: dict[str, Any],
                          context: AsyncBoltContext, client: AsyncWebClient) -> None:
+        """`/research [options] question`: options that cannot be used are answered, to
+        the person alone, with what was wrong and how options are written."""
+        try:
+            question, controls = split_options(command.get("text", ""))
+        except ControlsError as error:
+            await ack(f"{escape_mrkdwn(str(error))}.\n{USAGE}")
+            return
         await ack()
-        question = command.get("text", "")
         user = command.get("user_id", "")
         asker = f"<@{user}>" if re.fullmatch(r"[UW][A-Z0-9]+", user) else "Someone"
         root = await _attempt(client.chat_postMessage(
@@ -185,7 +192,7 @@ def build_app(
         where = str(root["ts"]) if root is not None else None
         await _ask(desk, client, command["channel_id"], where, where, ResearchRequest(
             question=question, tenant=context.team_id or command.get("team_id", ""),
-            user=user, platform=PLATFORM, depth=desk.depth))
+            user=user, platform=PLATFORM, depth=desk.depth, controls=controls))
 
     @app.shortcut(RESEARCH_MESSAGE)
     async def on_research_message(ack: Callable[..., Awaitable[None]], body: dict[str, Any],

@@ -133,6 +133,7 @@ class ResearchState:
     model_problems: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
     coverage: float | None = None  # the checklist's share covered, when a model said
+    unapplied: list[str] = field(default_factory=list)  # controls a source could not apply
 
     def spent(self, kind: str) -> None:
         """The tier's time or tokens ran out: the research is cut short, said once."""
@@ -336,14 +337,17 @@ class ResearchEngine:
                 state.cut_short = (f"the {chosen_tier.name} tier allows "
                                       f"{chosen_tier.queries} searches")
                 return
-            pending = ResearchPlan(queries=pending.queries[:remaining])
+            pending = scope.within_controls(ResearchPlan(queries=pending.queries[:remaining]),
+                                            reading.subject, reading.intent)
             state.rounds += 1
             labels = ", ".join(sorted({scope.sources[n].label for q in pending.queries
                                        for n in q.sources}))
             await record.begin(Stage.SEARCH, f"Searching {labels}" if state.rounds == 1
                             else f"Round {state.rounds}: searching {labels}")
             outcome = await run_search(pending, scope.sources, request.tenant, reading.intent,
-                                       chosen_tier.candidates, self._pipeline.source_timeout_s)
+                                       chosen_tier.candidates, self._pipeline.source_timeout_s,
+                                       scope.controls)
+            state.unapplied += [n for n in outcome.notes if n not in state.unapplied]
             state.passages_found += outcome.passages
             state.queries_run.update(outcome.counts_per_query)
             record.metrics.update(queries_per_source=outcome.queries_per_source,
@@ -408,6 +412,7 @@ class ResearchEngine:
         record.metrics["grade"] = graded.trace()
         confidence, limitations = steps.grader.adjust(graded.confidence, graded.limitations,
                                                       check, state)
+        limitations = [*limitations, *state.unapplied]
         record.metrics["checklist_coverage"] = state.coverage
         limitations = limitations + _request_notes(request, reading, confidence, state)
         # Why no answer stands, when a model is the reason.

@@ -47,7 +47,7 @@ class HeuristicPlanner:
     async def plan(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                    ) -> ResearchPlan:
         return plan_queries(reading.subject, reading.intent, scope.capabilities(),
-                            state.tier.queries - state.tier.hops)
+                            state.tier.queries - state.tier.hops, scope.controls)
 
 
 class RetrievalWeigher:
@@ -103,7 +103,8 @@ class SecondHop:
             else bridge_queries(reading.subject, state.ranked, found, state.tier.hops)
         if not queries:
             return ResearchPlan(), {"sufficient": True, "second_hop": []}
-        routed = route_sources(reading.subject, scope.capabilities())
+        routed = route_sources(reading.subject, scope.capabilities(), reading.intent,
+                               scope.controls)
         return (ResearchPlan(queries=[PlannedQuery(text=q, purpose="the second hop",
                                                    sources=routed) for q in queries]),
                 {"sufficient": False, "second_hop": queries})

@@ -176,7 +176,8 @@ class ModelSteps:
             self._failed(state, "planning searches", error)
             planned = ResearchPlan()
         if not planned.queries:
-            planned = plan_queries(reading.subject, reading.intent, scope.capabilities(), limit)
+            planned = plan_queries(reading.subject, reading.intent, scope.capabilities(), limit,
+                                   scope.controls)
         return planned
 
     # Weigher: PaperQA2-style, the model scores the new passages and pulls out their facts

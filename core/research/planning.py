@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from core.models import QueryIntent, QuestionType
+from core.models import ContentType, QueryIntent, QuestionType, SearchControls
+from core.sources.controls import worth_asking
 from core.sources.protocol import Capabilities, SourceKind
 
 
@@ -23,7 +24,7 @@ class ResearchPlan(BaseModel):
 
 def plan_queries(
     question: str, intent: QueryIntent, sources: Mapping[str, Capabilities],
-    max_queries: int = 4,
+    max_queries: int = 4, controls: SearchControls | None = None,
 ) -> ResearchPlan:
     """The question itself, its key terms, and for comparisons each side on its own."""
     candidates: list[tuple[str, str]] = [(question, "the question as asked")]
@@ -40,7 +41,8 @@ def plan_queries(
         if key and key not in seen:
             seen.add(key)
             queries.append(PlannedQuery(text=text, purpose=purpose,
-                                        sources=route_sources(question, sources)))
+                                        sources=route_sources(question, sources, intent,
+                                                              controls)))
     return ResearchPlan(queries=queries[:max_queries])
 
 
@@ -90,18 +92,55 @@ def question_topics(question: str) -> frozenset[str]:
     return frozenset()
 
 
-def route_sources(question: str, sources: Mapping[str, Capabilities]) -> list[str]:
+_CONCEPTUAL = re.compile(
+    r"\b(concepts?|ideas?|theory|theories|meaning|intuition|principles?|definition|philosophy)"
+    r" (of|behind)\b|\bwhat does .+ mean\b|\b(define|conceptually)\b|\bdifference between\b",
+    re.I)
+
+
+def conceptual(question: str, intent: QueryIntent | None) -> bool:
+    """An explanation or a question about an idea: what a meaning-based search is for."""
+    explains = intent is not None and intent.question_type == QuestionType.EXPLANATION
+    return explains or bool(_CONCEPTUAL.search(question))
+
+
+def route_sources(question: str, sources: Mapping[str, Capabilities],
+                  intent: QueryIntent | None = None,
+                  controls: SearchControls | None = None) -> list[str]:
     """Which sources a question's queries go to, in priority order, by what each source
     declares it is: the knowledge base first; for a question on a specialist's topic, that
     specialist, then reference works, then the web; otherwise the web, then reference works.
-    A specialist is never searched off its topics."""
+    A specialist is never searched off its topics, a meaning-based search only for
+    explanation and conceptual questions. A request for news or academic content goes to the
+    sources that serve it (when there are none, to the usual ones); a source whose one site
+    the request's domains refuse is left out."""
+    controls = controls or SearchControls()
+    sources = {n: c for n, c in sources.items() if worth_asking(c, controls)}
     topics = question_topics(question)
+    kind = controls.content_type
+    serving = {n: c for n, c in sources.items() if kind in c.content}
+    if kind is not ContentType.GENERAL and serving:
+        local = [n for n, c in sources.items() if c.kind == SourceKind.LOCAL]
+        return [*local, *_by_kind(serving, topics, every_specialist=True)]
+    ideas = conceptual(question, intent)
+    usual = {n: c for n, c in sources.items() if ideas or not c.semantic}
+    return _by_kind(usual, topics) or list(sources)
+
+
+def _by_kind(sources: Mapping[str, Capabilities], topics: frozenset[str],
+             every_specialist: bool = False) -> list[str]:
+    """The knowledge base, then specialists on the topics, reference works and the web (the
+    web before reference works for a general question); each kind by preference.
+    `every_specialist`: off-topic specialists too, when no specialist is on the topics."""
+    on_topic = [n for n, c in sources.items() if c.kind == SourceKind.SPECIALIST
+                and c.topics & topics]
 
     def of(kind: SourceKind) -> list[str]:
         named = [(c.preference, n) for n, c in sources.items() if c.kind == kind
-                 and (kind != SourceKind.SPECIALIST or c.topics & topics)]
+                 and (kind != SourceKind.SPECIALIST or n in on_topic
+                      or (every_specialist and not on_topic))]
         return [name for _, name in sorted(named, key=lambda item: item[0])]
 
     tail = [*of(SourceKind.SPECIALIST), *of(SourceKind.REFERENCE), *of(SourceKind.WEB)] \
-        if topics else [*of(SourceKind.WEB), *of(SourceKind.REFERENCE)]
-    return [*of(SourceKind.LOCAL), *tail] or list(sources)
+        if topics or every_specialist else [*of(SourceKind.WEB), *of(SourceKind.REFERENCE)]
+    return [*of(SourceKind.LOCAL), *tail]

@@ -36,7 +36,8 @@ class QuestionReading:
     answer may be shared through the cache: a follow-up is researched as its standalone
     form, and what it means depends on its conversation, so it is neither looked up in nor
     added to the shared cache; nor is a question asked with its own context (an answer
-    written within the person's constraints) or fewer search rounds than its tier's."""
+    written within the person's constraints), fewer search rounds than its tier's, or search
+    controls (the answer depends on them)."""
 
     subject: str
     intent: QueryIntent
@@ -45,7 +46,8 @@ class QuestionReading:
 
 def reading_of(request: ResearchRequest) -> QuestionReading:
     subject = standalone_question(request.question, request.history)
-    own = bool(request.context) or request.max_iterations is not None
+    own = bool(request.context) or request.max_iterations is not None \
+        or not request.controls.default
     return QuestionReading(subject, detect_intent(subject),
                            subject == request.question and not own)
 

@@ -25,6 +25,7 @@ from core.models import (
     QueryIntent,
     ResearchRequest,
     ResearchResult,
+    SearchControls,
     Source,
     SourceFailure,
     Stage,
@@ -128,7 +129,7 @@ class Researcher:
             raise InvalidQuestionError(
                 "improve needs a language model: set llm.fast_model (see the README)")
         earlier = improvement.answer
-        scope = self._scope(request.tenant)
+        scope = self._scope(request.tenant, request.controls)
         steps = loop.steps()
         tier = self._engine.tier(Depth.QUICK)
         state = ResearchState(tier=tier)
@@ -169,7 +170,7 @@ class Researcher:
         record.trace.depth = depth.value
         result = await self._engine.research(record, request, question, reading.subject,
                                              reading.intent, depth,
-                                             self._scope(request.tenant))
+                                             self._scope(request.tenant, request.controls))
         result = result.model_copy(update={"duration_ms": ms(started)})
         return await self._save(record, result, (reading.intent, request.tenant, scope.store)
                                 if reading.cacheable else None)
@@ -191,13 +192,15 @@ class Researcher:
                                     prior=scope.prior(intent))
         return Found(ranked, searched.failures)
 
-    def _scope(self, tenant: str) -> SearchScope:
+    def _scope(self, tenant: str, controls: SearchControls | None = None) -> SearchScope:
         settings = self._settings
+        controls = controls or SearchControls()
         if not settings.remote_allowed(tenant):
             return SearchScope({name: source for name, source in self._sources.items()
-                                if source.capabilities.kind == SourceKind.LOCAL})
+                                if source.capabilities.kind == SourceKind.LOCAL},
+                               controls=controls)
         return SearchScope(self._sources, self._pages, tuple(settings.allow_domains),
-                           tuple(settings.block_domains))
+                           tuple(settings.block_domains), controls)
 
     async def _save(
         self,

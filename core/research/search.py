@@ -7,15 +7,16 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from core.errors import CredentialRefusedError, SourceError
 from core.metrics import SEARCH_FAILURES
-from core.models import QueryIntent, Source, SourceFailure
-from core.research.planning import ResearchPlan
+from core.models import QueryIntent, SearchControls, Source, SourceFailure
+from core.research.planning import ResearchPlan, route_sources
+from core.sources.controls import kept, left_out, unapplied
 from core.sources.failure_kinds import failure_kind
 from core.sources.protocol import (
     CALL_DEADLINE,
@@ -41,9 +42,21 @@ class SearchScope:
     pages: PageReader | None = None
     allow: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
+    controls: SearchControls = field(default_factory=SearchControls)
 
     def capabilities(self) -> dict[str, Capabilities]:
         return {name: source.capabilities for name, source in self.sources.items()}
+
+    def within_controls(self, plan: ResearchPlan, subject: str,
+                        intent: QueryIntent) -> ResearchPlan:
+        """Each query's sources kept to those the request's controls route to: a model's
+        plan may name others."""
+        if self.controls.default:
+            return plan
+        routed = route_sources(subject, self.capabilities(), intent, self.controls)
+        return ResearchPlan(queries=[
+            q.model_copy(update={"sources": [n for n in q.sources if n in routed] or routed})
+            for q in plan.queries])
 
     @property
     def local_only(self) -> bool:
@@ -76,6 +89,7 @@ class SearchOutcome(BaseModel):
     results_per_source: dict[str, int] = Field(default_factory=dict)
     counts_per_query: dict[str, int] = Field(default_factory=dict)  # results, all sources
     seconds: float = 0.0
+    notes: list[str] = Field(default_factory=list)  # controls a source could not apply
 
     @property
     def documents(self) -> int:
@@ -93,8 +107,13 @@ async def run_search(
     intent: QueryIntent,
     limit: int,
     timeout_s: float,
+    controls: SearchControls | None = None,
 ) -> SearchOutcome:
+    """Every planned query to its sources at once. Results from domains the request's
+    controls refuse are dropped whatever the provider did with its filter; `notes` say which
+    source found results a requested control could not limit."""
     started = time.perf_counter()
+    controls = controls or SearchControls()
     calls = [
         (name, planned.text)
         for planned in plan.queries
@@ -104,7 +123,8 @@ async def run_search(
     outcomes = await asyncio.gather(
         *(
             _search_one(sources[name], SearchQuery(
-                text=text, tenant=tenant, limit=limit, intent=intent), timeout_s)
+                text=text, tenant=tenant, limit=limit, intent=intent, controls=controls),
+                timeout_s)
             for name, text in calls
         )
     )
@@ -121,13 +141,24 @@ async def run_search(
             # Not the query: it quotes the question, which logs leave out.
             log.warning("source %s failed: %s", name, outcome.kind)
         elif not isinstance(outcome, CredentialRefusedError):
-            result.results.append(outcome)
-            counts[name] += len(outcome)
-            per_query[text] += len(outcome)
+            found = kept(outcome, controls)
+            result.results.append(found)
+            counts[name] += len(found)
+            per_query[text] += len(found)
+            notes = _notes(sources[name], controls, len(outcome), len(found))
+            result.notes.extend(n for n in notes if n not in result.notes)
     result.counts_per_query = dict(per_query)
     result.results_per_source = dict(counts)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _notes(source: SearchSource, controls: SearchControls, returned: int,
+           admitted: int) -> list[str]:
+    """What the answer says of one call: a control the source could not apply to results
+    it found, results the domain controls left out."""
+    notes = unapplied(source.label, source.capabilities, controls) if admitted else []
+    return [*notes, left_out(controls)] if admitted < returned else notes
 
 
 async def _search_one(

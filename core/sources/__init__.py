@@ -3,7 +3,8 @@
     protocol        SearchSource, Capabilities, SearchQuery; SourceSpec, what a source declares
     registry        SOURCES: every remote source's SourceSpec, for the wiring and `check`
     local           the tenant's knowledge base as a source
-    wikipedia, arxiv, pubmed, searxng, tavily   one remote source each, with its SOURCE spec
+    wikipedia, arxiv, pubmed, searxng, tavily, exa   one remote source each, with its SOURCE spec
+    controls        a request's search controls around every source (domains, dates, notes)
     search_hits     a hit as a Source: canonical URLs, ids issued by code, dates
     trust           how much a hit is trusted before reading it (domain, date)
     policy          SourcePolicy: what every remote call goes through (limits, retries, cache)

@@ -1,10 +1,13 @@
-"""GETs to a source's configured API and reading their answers: through core.web.net's
-guarded path (the endpoint is trusted, a redirect elsewhere must lead to a public address),
-read as they stream up to a byte cap, every failure a SourceError naming the source."""
+"""GETs and JSON POSTs to a source's configured API and reading their answers: through
+core.web.net's guarded path (the endpoint is trusted, a redirect elsewhere must lead to a
+public address), read as they stream up to a byte cap, every failure a SourceError naming
+the source."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -17,7 +20,7 @@ from core.errors import (
     SourceHttpError,
     SourceResponseTooLargeError,
 )
-from core.web.net import AddressGuard, guarded_get, read_capped
+from core.web.net import REDIRECT_STATUSES, AddressGuard, guarded_get, read_capped
 
 
 async def get_bytes(session: aiohttp.ClientSession, source: str, url: str,
@@ -26,9 +29,36 @@ async def get_bytes(session: aiohttp.ClientSession, source: str, url: str,
     """The body and charset of a GET to `url`, the source's configured API: that endpoint is
     trusted (it may be on the user's LAN), a redirect elsewhere must lead to a public address."""
     query = {k: str(v) for k, v in params.items()} if params else None
+    return await _read(source, max_bytes, guarded_get(
+        session, url, AddressGuard.trusting(url), params=query, headers=headers))
+
+
+async def post_bytes(session: aiohttp.ClientSession, source: str, url: str,
+                     body: dict[str, Any], headers: dict[str, str] | None,
+                     max_bytes: int) -> tuple[bytes, str | None]:
+    """The body and charset of a JSON POST to `url`, the source's configured API. A POST is
+    not redirected: a redirect is reported, never followed with the body and its key."""
+    return await _read(source, max_bytes, _posted(session, url, body, headers))
+
+
+@asynccontextmanager
+async def _posted(session: aiohttp.ClientSession, url: str, body: dict[str, Any],
+                  headers: dict[str, str] | None) -> AsyncIterator[aiohttp.ClientResponse]:
+    target = AddressGuard.trusting(url).check(url)
+    async with session.post(target, json=body, headers=headers,
+                            allow_redirects=False) as response:
+        if response.status in REDIRECT_STATUSES:
+            raise RedirectError(f"{url}: answered a search with a redirect (HTTP "
+                                f"{response.status}); not followed")
+        yield response
+
+
+async def _read(source: str, max_bytes: int,
+                request: AbstractAsyncContextManager[aiohttp.ClientResponse]
+                ) -> tuple[bytes, str | None]:
+    """The answer to `request`, read up to `max_bytes`; every failure a SourceError."""
     try:
-        async with guarded_get(session, url, AddressGuard.trusting(url), params=query,
-                               headers=headers) as response:
+        async with request as response:
             if response.status >= 400:
                 raise SourceHttpError(source, response.status,
                                       retry_after(response.headers.get("Retry-After")))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from contextlib import AbstractAsyncContextManager, nullcontext
+from datetime import UTC, datetime, timedelta
 
 import aiohttp
 
 from core.config import SourcesSettings
-from core.models import Source
+from core.models import ContentType, Source
 from core.sources.api_requests import parse_xml
+from core.sources.controls import since
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import (
     PROBE_QUERY,
@@ -30,7 +32,9 @@ _ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/
 class ArxivSource:
     name = "arxiv"
     label = "arXiv"
-    capabilities = Capabilities(SourceKind.SPECIALIST, topics=frozenset({"research"}))
+    capabilities = Capabilities(SourceKind.SPECIALIST, topics=frozenset({"research"}),
+                                dates=True, content=frozenset({ContentType.ACADEMIC}),
+                                site="arxiv.org")
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  api_url: str = DEFAULT_API) -> None:
@@ -42,6 +46,8 @@ class ArxivSource:
         expression = _expression(query.text)
         if not expression:
             return []
+        if query.recency is not None:
+            expression = f"{expression} AND {_submitted(since(query.recency))}"
         limit = min(query.limit, 20)
 
         async def fetch() -> str:
@@ -54,6 +60,13 @@ class ArxivSource:
 def _expression(text: str) -> str:
     """The search expression: every word (at most 12) in any field."""
     return " AND ".join(f"all:{word}" for word in re.findall(r"[\w-]+", text)[:12])
+
+
+def _submitted(start: datetime) -> str:
+    """arXiv's submission-date range, in its YYYYMMDDHHMM form (GMT), from the day of
+    `start` on (whole days: the same search within a day is the same call)."""
+    end = datetime.now(UTC) + timedelta(days=1)
+    return f"submittedDate:[{start:%Y%m%d}0000 TO {end:%Y%m%d}0000]"
 
 
 def _query_params(expression: str, limit: int) -> dict[str, str]:

@@ -39,7 +39,7 @@ from core.errors import (
     SourceUnreachableError,
 )
 from core.metrics import PROVIDER_ERRORS, PROVIDER_LATENCY
-from core.sources.api_requests import get_bytes, parse_json
+from core.sources.api_requests import get_bytes, parse_json, post_bytes
 from core.sources.breaker import CircuitBreaker
 from core.sources.failure_kinds import metric_kind
 from core.sources.guards import LocalGuard, SourceGuard
@@ -125,6 +125,14 @@ class SourcePolicy:
         body, _ = await get_bytes(session, self.name, url, params,
                                   {"Accept": "application/json"}, self.max_response_bytes)
         return parse_json(self.name, body)
+
+    async def post_json(self, session: aiohttp.ClientSession, url: str, body: dict[str, Any],
+                        headers: dict[str, str] | None = None) -> Any:
+        """The JSON answer of a JSON POST, read and parsed as `get_json`'s."""
+        answer, _ = await post_bytes(session, self.name, url, body,
+                                     {"Accept": "application/json", **(headers or {})},
+                                     self.max_response_bytes)
+        return parse_json(self.name, answer)
 
     async def call(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
         """`fetch()` under the policy; its result cached under (source, key). Identical calls

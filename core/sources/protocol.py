@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
-from core.models import QueryIntent, Source
+from core.models import ContentType, QueryIntent, Recency, SearchControls, Source
 
 if TYPE_CHECKING:
     import aiohttp
@@ -36,6 +36,21 @@ class SearchQuery(BaseModel):
     tenant: str
     limit: int = 8
     intent: QueryIntent = QueryIntent()
+    controls: SearchControls = SearchControls()
+
+    @property
+    def recency(self) -> Recency | None:
+        """The date limit a source applies: the request's, else a month for a question that
+        asks for recent things; None for no limit."""
+        chosen = self.controls.recency
+        if chosen is None:
+            constraint = self.intent.time_constraint
+            chosen = Recency.MONTH if constraint is not None and constraint.recent else None
+        return None if chosen is Recency.ANY else chosen
+
+    @property
+    def content_type(self) -> ContentType:
+        return self.controls.content_type
 
 
 class SourceKind(enum.StrEnum):
@@ -51,13 +66,21 @@ class Capabilities:
     by it, the page reader reads the pages of snippet hits, grading names what was searched.
     `topics` are the question topics (core.research.planning.question_topics) a specialist
     answers; `preference` orders sources of one kind (lower first); `key_setting` names the
-    setting that switches it on when it needs a key."""
+    setting that switches it on when it needs a key. What it does with a request's
+    SearchControls: `dates`, it limits results by date; `content`, the kinds of content
+    (news, academic) it is searched for; `site`, the one site all its results come from
+    (skipped when the domain controls refuse it); `semantic`, a meaning-based search asked
+    only explanation and conceptual questions (and for the kinds of content it serves)."""
 
     kind: SourceKind
     topics: frozenset[str] = frozenset()
     snippets: bool = False  # hits are search snippets: the page behind them says more
     preference: int = 0
     key_setting: str | None = None
+    dates: bool = False
+    content: frozenset[ContentType] = frozenset()
+    site: str | None = None
+    semantic: bool = False
 
 
 class SearchSource(Protocol):

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 from contextlib import AbstractAsyncContextManager, nullcontext
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 
 from core.config import SourcesSettings
 from core.errors import SourceError
-from core.models import Source
+from core.models import ContentType, Recency, Source
 from core.sources.api_requests import parse_xml
+from core.sources.controls import since
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import (
     PROBE_QUERY,
@@ -32,7 +34,9 @@ DEFAULT_API = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 class PubMedSource:
     name = "pubmed"
     label = "PubMed"
-    capabilities = Capabilities(SourceKind.SPECIALIST, topics=frozenset({"biomedical"}))
+    capabilities = Capabilities(SourceKind.SPECIALIST, topics=frozenset({"biomedical"}),
+                                dates=True, content=frozenset({ContentType.ACADEMIC}),
+                                site="pubmed.ncbi.nlm.nih.gov")
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  api_url: str = DEFAULT_API, api_key: str | None = None) -> None:
@@ -45,7 +49,8 @@ class PubMedSource:
         limit = min(query.limit, 20)
 
         async def fetch() -> list[dict[str, Any]]:
-            url, params = _esearch(self._api_url, self._key, query.text, limit)
+            url, params = _esearch(self._api_url, self._key, query.text, limit,
+                                   query.recency)
             found = await self._policy.get_json(self._session, url, params)
             ids = _ids(found)[:limit]
             if not ids:
@@ -65,7 +70,7 @@ class PubMedSource:
             return [{**result.get(pmid, {}), "pmid": pmid, "abstract": abstracts.get(pmid, "")}
                     for pmid in ids if isinstance(result.get(pmid), dict)]
 
-        records = await self._policy.call(f"{query.text}|{limit}", fetch)
+        records = await self._policy.call(f"{query.text}|{limit}|{query.recency}", fetch)
         sources = []
         for record in records:
             text = record["abstract"] or ""
@@ -85,11 +90,16 @@ class PubMedSource:
         return sources
 
 
-def _esearch(api_url: str, key: dict[str, str], term: str,
-             limit: int) -> tuple[str, dict[str, str]]:
-    """The URL and parameters of the search for PMIDs, the first request of a search."""
-    return f"{api_url}/esearch.fcgi", {"db": "pubmed", "term": term, "retmode": "json",
-                                       "retmax": str(limit), "sort": "relevance", **key}
+def _esearch(api_url: str, key: dict[str, str], term: str, limit: int,
+             recency: Recency | None = None) -> tuple[str, dict[str, str]]:
+    """The URL and parameters of the search for PMIDs, the first request of a search; a
+    recency limit is a publication-date range (E-utilities' datetype pdat)."""
+    params = {"db": "pubmed", "term": term, "retmode": "json", "retmax": str(limit),
+              "sort": "relevance", **key}
+    if recency is not None:
+        params.update(datetype="pdat", mindate=f"{since(recency):%Y/%m/%d}",
+                      maxdate=f"{datetime.now(UTC):%Y/%m/%d}")
+    return f"{api_url}/esearch.fcgi", params
 
 
 def _key_params(api_key: str | None) -> dict[str, str]:

@@ -9,7 +9,7 @@ import aiohttp
 
 from core.config import SourcesSettings
 from core.errors import SourceError
-from core.models import QueryIntent, Source
+from core.models import ContentType, QueryIntent, Recency, Source
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import (
     PROBE_QUERY,
@@ -27,7 +27,8 @@ from core.sources.search_hits import parse_date, web_source
 class SearxngSource:
     name = "searxng"
     label = "the web (SearXNG)"
-    capabilities = Capabilities(SourceKind.WEB, snippets=True, preference=1)
+    capabilities = Capabilities(SourceKind.WEB, snippets=True, preference=1, dates=True,
+                                content=frozenset({ContentType.NEWS, ContentType.ACADEMIC}))
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  base_url: str) -> None:
@@ -36,7 +37,7 @@ class SearxngSource:
         self._url = _search_url(base_url)
 
     async def search(self, query: SearchQuery) -> list[Source]:
-        params = _search_params(query.text, query.intent)
+        params = _search_params(query.text, query.intent, query.recency, query.content_type)
 
         async def fetch() -> Any:
             return await self._policy.get_json(self._session, self._url, params)
@@ -59,10 +60,19 @@ def _search_url(base_url: str) -> str:
     return base_url.rstrip("/") + "/search"
 
 
-def _search_params(text: str, intent: QueryIntent) -> dict[str, str]:
+_CATEGORIES = {ContentType.NEWS: "news", ContentType.ACADEMIC: "science"}
+
+
+def _search_params(text: str, intent: QueryIntent, recency: Recency | None = None,
+                   content: ContentType = ContentType.GENERAL) -> dict[str, str]:
+    """SearXNG's time_range takes day, week, month and year; its news and science
+    categories serve those kinds of content. Domains have no parameter: the search stage
+    drops results from refused ones."""
     params = {"q": text, "format": "json", "language": intent.language, "safesearch": "1"}
-    if intent.time_constraint is not None and intent.time_constraint.recent:
-        params["time_range"] = "month"
+    if recency is not None:
+        params["time_range"] = recency.value
+    if content in _CATEGORIES:
+        params["categories"] = _CATEGORIES[content]
     return params
 
 

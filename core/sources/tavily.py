@@ -16,7 +16,7 @@ from core.errors import (
     SourceHttpError,
     SourceResponseTooLargeError,
 )
-from core.models import Source
+from core.models import ContentType, Source
 from core.sources.policy import SourcePolicy
 from core.sources.protocol import (
     PROBE_QUERY,
@@ -35,7 +35,8 @@ from core.web.net import capped_http_client
 class TavilySource:
     name = "tavily"
     label = "the web (Tavily)"
-    capabilities = Capabilities(SourceKind.WEB, snippets=True, key_setting="sources.tavily_api_key")
+    capabilities = Capabilities(SourceKind.WEB, snippets=True, key_setting="sources.tavily_api_key",
+                                dates=True, content=frozenset({ContentType.NEWS}))
 
     def __init__(self, client: Any, policy: SourcePolicy, *, search_depth: str = "basic",
                  topic: str = "general", include_domains: list[str] | None = None,
@@ -47,12 +48,7 @@ class TavilySource:
                          "exclude_domains": exclude_domains or None}
 
     async def search(self, query: SearchQuery) -> list[Source]:
-        options = dict(self._options)
-        constraint = query.intent.time_constraint
-        if constraint is not None and constraint.recent:
-            options.update(time_range="month")
-            if query.intent.question_type.value == "current_event":
-                options["topic"] = "news"
+        options = _with_controls(self._options, query)
         limit = min(query.limit, 20)
 
         async def fetch() -> Any:
@@ -76,6 +72,26 @@ class TavilySource:
                     str(item.get("raw_content") or item.get("content") or ""),
                     published=parse_date(item.get("published_date"))))
         return found
+
+
+def _with_controls(configured: dict[str, Any], query: SearchQuery) -> dict[str, Any]:
+    """The configured options with the request's: its date range, its domains (added to the
+    configured lists), the news topic for news (and a recent current-events question)."""
+    options = dict(configured)
+    if query.recency is not None:
+        options["time_range"] = query.recency.value
+    controls = query.controls
+    if controls.include_domains:
+        options["include_domains"] = [*(configured["include_domains"] or []),
+                                      *controls.include_domains]
+    if controls.exclude_domains:
+        options["exclude_domains"] = [*(configured["exclude_domains"] or []),
+                                      *controls.exclude_domains]
+    recent_event = query.recency is not None and controls.recency is None \
+        and query.intent.question_type.value == "current_event"
+    if query.content_type is ContentType.NEWS or recent_event:
+        options["topic"] = "news"
+    return options
 
 
 def _as_source_error(error: Exception) -> Exception:

@@ -29,13 +29,14 @@ CONTENT_FARMS = frozenset({
 _OFFICIAL_SUFFIXES = (".gov", ".edu", ".int", ".mil", ".ac.uk", ".gov.uk", ".europa.eu")
 
 
-def _matches(domain: str, names: Collection[str]) -> bool:
+def on_domain(domain: str, names: Collection[str]) -> bool:
+    """`domain` is one of `names` or a subdomain of one."""
     return any(domain == name or domain.endswith("." + name) for name in names)
 
 
 def blocked(source: Source, block: Collection[str]) -> bool:
     domain = source.metadata.domain or ""
-    return bool(domain) and _matches(domain, block)
+    return bool(domain) and on_domain(domain, block)
 
 
 def domain_quality(domain: str, allow: Collection[str] = ()) -> float:
@@ -43,13 +44,13 @@ def domain_quality(domain: str, allow: Collection[str] = ()) -> float:
     0.25 content farms and social media, 0.5 otherwise."""
     if not domain:
         return 0.5
-    if _matches(domain, allow):
+    if on_domain(domain, allow):
         return 1.0
-    if _matches(domain, SCHOLARLY) or domain.endswith(_OFFICIAL_SUFFIXES):
+    if on_domain(domain, SCHOLARLY) or domain.endswith(_OFFICIAL_SUFFIXES):
         return 0.9
-    if _matches(domain, REFERENCE):
+    if on_domain(domain, REFERENCE):
         return 0.75
-    if _matches(domain, CONTENT_FARMS):
+    if on_domain(domain, CONTENT_FARMS):
         return 0.25
     return 0.5
 

@@ -30,7 +30,7 @@ DEFAULT_API = "https://{language}.wikipedia.org/w/api.php"
 class WikipediaSource:
     name = "wikipedia"
     label = "Wikipedia"
-    capabilities = Capabilities(SourceKind.REFERENCE)
+    capabilities = Capabilities(SourceKind.REFERENCE, site="wikipedia.org")  # no date filter
 
     def __init__(self, session: aiohttp.ClientSession, policy: SourcePolicy,
                  api_url: str = DEFAULT_API) -> None:

@@ -57,7 +57,7 @@ async def research(body: ResearchBody, response: Response, who: ApiCaller,
     request = ResearchRequest(question=body.question, context=body.context, history=history,
                               tenant=who.tenant, user=who.user, platform="api",
                               depth=body.depth, max_iterations=body.max_iterations,
-                              bypass_cache=body.bypass_cache)
+                              bypass_cache=body.bypass_cache, controls=body.controls)
     if body.turns_in_context:
         log.info("POST /v1/research with earlier turns in `context` (deprecated: `history`)",
                  extra={"tenant": who.tenant})
