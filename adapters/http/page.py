@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from core.answer.export import FORMATS, reference_rows
 from core.answer.references import MARKER_TEXT, marker_parts
-from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Stage
+from core.models import Confidence, Job, JobEvent, JobStatus, ResearchResult, Stage, StoppedBy
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -33,6 +33,14 @@ STAGE_NAMES = {
     Stage.SYNTHESIZE: "Writing the answer", Stage.VERIFY: "Checking citations",
     Stage.GRADE: "Grading confidence", Stage.DELIVER: "Saving",
     Stage.INDEX: "Adding documents",
+}
+STOPPED_WORDS = {
+    StoppedBy.COMPLETED: "The research found what it looked for, or had nothing more to look up.",
+    StoppedBy.ITERATION_LIMIT: "Stopped at the limit of search rounds.",
+    StoppedBy.SEARCH_LIMIT: "Stopped at the limit of searches.",
+    StoppedBy.TIME_LIMIT: "Stopped at the time limit.",
+    StoppedBy.TOKEN_LIMIT: "Stopped when the model's token budget was spent.",
+    StoppedBy.MODEL_FAILURE: "Stopped because the language model kept failing.",
 }
 # Events that say what happened to the job itself (a restart it was resumed after, a worker
 # that handed it back), shown under the question.
@@ -61,6 +69,8 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,
         sources=reference_rows(result) if result else [],
         formats=FORMATS,
+        trace=job.trace.public() if result is not None and job.trace.stopped_by else None,
+        stopped_words=STOPPED_WORDS,
         ended_message=ended.message if ended is not None and result is None else "",
         notes=[event.message for event in events if event.kind in TOLD_KINDS and event.message],
         stage_names={stage.value: name for stage, name in STAGE_NAMES.items()})

@@ -14,6 +14,8 @@ from core.models import (
     Confidence,
     Depth,
     JobStatus,
+    ProgressDetail,
+    PublicTrace,
     Reference,
     Stage,
 )
@@ -131,6 +133,10 @@ class JobResponse(BaseModel):
     documents: list[AddedDocument] | None = Field(
         default=None, description="A documents job's, once it ended: what became of each "
         "file or page (added, updated, unchanged, removed or skipped, with why).")
+    trace: PublicTrace | None = Field(
+        default=None, description="A completed question's: how it was researched (rounds "
+        "and the queries each source was sent, the checklist, totals, facts, the search "
+        "behind each passage of evidence, and whether a limit stopped it).")
     links: Links
 
 
@@ -173,6 +179,9 @@ class ProgressEventBody(BaseModel):
     stage: Stage | None = None
     progress: float
     message: str
+    detail: ProgressDetail = Field(
+        default_factory=ProgressDetail, description="A search round of the tier's maximum, "
+        "the query each source is sent, the results processed, the checklist's count.")
     at: datetime
 
 
