@@ -19,6 +19,7 @@ from core.models import (
     Trace,
 )
 from core.redact import redact
+from core.research.tracing import checklist_line
 
 STAGE_ICONS = {
     Stage.INTAKE: "📝", Stage.CACHE: "🗂️", Stage.PLAN: "🧭", Stage.SEARCH: "🔍",
@@ -74,8 +75,7 @@ def _trace_lines(trace: Trace) -> list[str]:
                   + (f" [evidence: {', '.join(i.evidence[:6])}]" if i.evidence else "")
                   for i in trace.checklist]
     for number, round_ in enumerate(trace.iterations, 1):
-        checklist = f" · checklist {round_.checklist.satisfied}/{round_.checklist.total}" \
-            if round_.checklist else ""
+        checklist = f" · {checklist_line(round_.checklist)}" if round_.checklist else ""
         lines.append(f"  Round {number}: {round_.results} results, {round_.new_passages} "
                      f"weighed, {round_.useful} hold evidence{checklist}")
         lines += [f"    {s.label or s.source}: '{s.query}' "
