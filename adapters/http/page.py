@@ -70,6 +70,7 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
         sources=reference_rows(result) if result else [],
         formats=FORMATS,
         trace=job.trace.public() if result is not None and job.trace.stopped_by else None,
+        labels={s.source: s.label for r in job.trace.iterations for s in r.searches if s.label},
         stopped_words=STOPPED_WORDS,
         ended_message=ended.message if ended is not None and result is None else "",
         notes=[event.message for event in events if event.kind in TOLD_KINDS and event.message],
