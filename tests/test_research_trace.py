@@ -228,9 +228,11 @@ def test_each_front_end_shows_the_round_the_queries_and_the_checklist() -> None:
     weighed = _event(Stage.RANK, "finished", "4 of 12 passages hold evidence · Checklist 3/5 "
                      "satisfied", round=2, rounds_allowed=3,
                      checklist=ChecklistCount(satisfied=3, total=5))
-    for shown in (terminal_progress(weighed), slack_progress(weighed),
-                  discord_progress(weighed)["description"]):
-        assert "Checklist 3/5 satisfied" in shown
+    assert terminal_progress(weighed) == \
+        "   4 of 12 passages hold evidence · Checklist 3/5 satisfied"
+    for shown in (slack_progress(weighed), discord_progress(weighed)["description"]):
+        # a chat status line shows one event at a time: it says which round too
+        assert "Round 2/3: 4 of 12 passages hold evidence · Checklist 3/5 satisfied" in shown
 
 
 def test_progress_with_many_long_queries_stays_within_each_platforms_limits() -> None:

@@ -110,7 +110,7 @@ def render_sources(result: ResearchResult) -> list[list[Embed]]:
 def render_progress(event: ProgressEvent) -> Embed:
     """The status embed: the round, each source's queries (escaped: a query quoting
     `@everyone` cannot ping), the checklist's count."""
-    line = trim(progress_line(event, escape), 1000, _ESCAPE)
+    line = trim(progress_line(event, escape, round_always=True), 1000, _ESCAPE)
     return {"type": "rich", "color": PROGRESS_COLOUR,
             "description": f"⏳ {line}… ({event.progress:.0%})"}
 

@@ -83,7 +83,7 @@ def render_sources(result: ResearchResult) -> list[Message]:
 def render_progress(event: ProgressEvent) -> str:
     """The status line: the round, each source's queries (escaped: a query quoting
     `<!channel>` cannot ping), the checklist's count; within a section's limit."""
-    line = progress_line(event, escape_mrkdwn)
+    line = progress_line(event, escape_mrkdwn, round_always=True)
     return _trim(f":hourglass_flowing_sand: {line}", MAX_SECTION - 1) + "…"
 
 
