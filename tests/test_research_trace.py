@@ -41,6 +41,8 @@ from tests.job_client import JobClient
 from tests.scripted_analyst import QUESTION, Lab
 
 KB = "the knowledge base"  # how progress names the local source
+HOSTILE = [LabelledQuery(label="Wikipedia", query="@everyone <!channel> otters **sleep**"),
+           LabelledQuery(label="arXiv", query="otter <@U123> raft")]
 
 
 def _never_enough(chat: Chat) -> dict[str, Any]:
@@ -148,6 +150,8 @@ async def test_without_a_model_the_grade_settles_the_checklist(
     trace = (await JobStore(sqlite_engine).get(result.job_id)).trace
     assert result.answer.confidence in (Confidence.HIGH, Confidence.MEDIUM)
     assert trace.iterations_allowed == 2 and trace.stopped_by == StoppedBy.COMPLETED
+    assert (await JobStore(sqlite_engine).get(result.job_id)).metrics["stopped_by"] == \
+        "completed"
     (item,) = trace.checklist
     assert item.status == ChecklistStatus.SATISFIED
     assert set(item.evidence) == {s.id for s in result.sources}
@@ -197,13 +201,25 @@ async def test_traces_and_events_stored_before_they_had_details_still_load(
         await engine.dispose()
 
 
+async def test_event_details_survive_either_store(any_engine: Any) -> None:
+    events = JobEvents(any_engine)
+    detail = ProgressDetail(round=2, rounds_allowed=3, checklist=ChecklistCount(
+        satisfied=1, partial=1, total=3), queries=HOSTILE)
+    await events.progress(
+        ProgressEvent(job_id="j2", stage=Stage.SEARCH, kind="started", progress=0.2,
+                      message="Round 2/3: searching", detail=detail),
+        ProgressEvent(job_id="j2", stage=Stage.SEARCH, kind="finished", progress=0.5,
+                      message="Found 3 passages in 1 documents"))
+    await events.append("j2", "completed", message="Confidence: high")
+    stored = await events.after("j2")
+    assert [e.detail for e in stored] == [detail, ProgressDetail(), ProgressDetail()]
+    shown = stored[0].progress_event()
+    assert shown is not None and shown.detail == detail
+
+
 def _event(stage: Stage, kind: str, message: str, **detail: Any) -> ProgressEvent:
     return ProgressEvent(job_id="j", stage=stage, kind=kind,  # type: ignore[arg-type]
                          progress=0.5, message=message, detail=ProgressDetail(**detail))
-
-
-HOSTILE = [LabelledQuery(label="Wikipedia", query="@everyone <!channel> otters **sleep**"),
-           LabelledQuery(label="arXiv", query="otter <@U123> raft")]
 
 
 def test_each_front_end_shows_the_round_the_queries_and_the_checklist() -> None:

@@ -527,7 +527,8 @@ def _finish_trace(trace: Trace, reading: ResearchQuestion, state: ResearchState,
 
 def _account(record: ResearchRecord, steps: Strategies, state: ResearchState) -> None:
     record.metrics.update(steps.budget.metrics())
-    record.metrics.update(rounds=state.rounds, cut_short=state.cut_short)
+    record.metrics.update(rounds=state.rounds, cut_short=state.cut_short,
+                          stopped_by=record.trace.stopped_by)
 
 
 def _planned(reading: ResearchQuestion, plan: ResearchPlan) -> str:
