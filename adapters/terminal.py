@@ -7,8 +7,19 @@ import io
 import re
 from typing import Any, TextIO
 
-from core.models import Confidence, Job, ProgressEvent, ResearchResult, Stage
+from adapters.chat.progress import progress_line
+from core.models import (
+    ChecklistStatus,
+    Confidence,
+    Job,
+    ProgressEvent,
+    ResearchResult,
+    Stage,
+    StoppedBy,
+    Trace,
+)
 from core.redact import redact
+from core.research.tracing import checklist_line
 
 STAGE_ICONS = {
     Stage.INTAKE: "📝", Stage.CACHE: "🗂️", Stage.PLAN: "🧭", Stage.SEARCH: "🔍",
@@ -23,11 +34,69 @@ CONFIDENCE_LABELS = {
 }
 
 
+CHECKLIST_MARKS = {ChecklistStatus.SATISFIED: "✓", ChecklistStatus.PARTIAL: "◐",
+                   ChecklistStatus.OPEN: "○"}
+STOPPED = {
+    StoppedBy.COMPLETED: "it found what it looked for, or had nothing more to look up",
+    StoppedBy.ITERATION_LIMIT: "stopped at the tier's limit of search rounds",
+    StoppedBy.SEARCH_LIMIT: "stopped at the tier's limit of searches",
+    StoppedBy.TIME_LIMIT: "stopped at the tier's time limit",
+    StoppedBy.TOKEN_LIMIT: "stopped when the tier's model tokens were spent",
+    StoppedBy.MODEL_FAILURE: "stopped because the language model kept failing",
+}
+
+
 def render_progress(event: ProgressEvent) -> str:
     icon = STAGE_ICONS[event.stage]
+    line = progress_line(event, lambda text: text)
     if event.kind == "started":
-        return f"{icon} {event.message}..."
-    return f"   {event.message}"
+        return f"{icon} {line}..."
+    return f"   {line}"
+
+
+def render_trace(trace: Trace) -> str:
+    """The "How this was researched" section of `researchbot show`."""
+    return terminal_safe("\n".join(_trace_lines(trace)))
+
+
+def _trace_lines(trace: Trace) -> list[str]:
+    lines = ["How this was researched"]
+    if trace.stopped_by is None:
+        return [*lines, "  An earlier answer was reused: no research ran."]
+    lines.append(f"  {trace.iterations_used} of {trace.iterations_allowed or '?'} search rounds"
+                 f" ({trace.depth or 'auto'} depth): {STOPPED[trace.stopped_by]}"
+                 + (" [limit reached]" if trace.stopped_by.limit else ""))
+    if trace.refined_question or trace.standalone_question:
+        lines.append(f"  Researched as: {trace.refined_question or trace.standalone_question}")
+    if trace.checklist:
+        done = sum(1 for i in trace.checklist if i.status == ChecklistStatus.SATISFIED)
+        lines.append(f"  Checklist ({done}/{len(trace.checklist)} satisfied):")
+        lines += [f"    {CHECKLIST_MARKS[i.status]} {i.status.value:<9} {i.text}"
+                  + (f" [evidence: {', '.join(i.evidence[:6])}]" if i.evidence else "")
+                  for i in trace.checklist]
+    for number, round_ in enumerate(trace.iterations, 1):
+        checklist = f" · {checklist_line(round_.checklist)}" if round_.checklist else ""
+        lines.append(f"  Round {number}: {round_.results} results, {round_.new_passages} "
+                     f"weighed, {round_.useful} hold evidence{checklist}")
+        lines += [f"    {s.label or s.source}: '{s.query}' "
+                  + ("(failed)" if s.failed else f"({s.results} results)")
+                  for s in round_.searches]
+    totals = trace.totals
+    lines.append("  Totals: queries " + _per_source(totals.queries) + " · results "
+                 + _per_source(totals.results) + f" · {totals.passages_weighed} passages "
+                 f"weighed · {totals.pages_read} pages read, {totals.pages_unread} unread")
+    if trace.facts:
+        lines.append(f"  Facts extracted ({len(trace.facts)}):")
+        lines += [f"    - {fact.text} [{fact.source_id}]" for fact in trace.facts]
+    if trace.found_by:
+        lines.append("  Evidence found by:")
+        lines += [f"    {source_id}: {o.label or o.source} '{o.query}' (round {o.round})"
+                  for source_id, o in trace.found_by.items()]
+    return lines
+
+
+def _per_source(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "none"
 
 
 # Escape sequences (CSI ... final byte) go whole; other C0/C1 controls one by one. Tab and

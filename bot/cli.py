@@ -265,11 +265,12 @@ async def _ask(args: argparse.Namespace, settings: Any) -> int:
     async with open_asking(settings) as jobs:
         job_id = await jobs.submit(request)
         result = await _followed(jobs, job_id, args.json)
+        trace = (await jobs.result(job_id)).trace if args.json else None
         files, _ = await KnowledgeCatalogue(jobs.store.engine).size(request.tenant)
     if not files:
         print(f"hint: the knowledge base of tenant '{request.tenant}' is empty; add documents "
               "with: researchbot index PATH", file=sys.stderr)
-    _print_result(result, args.json)
+    _print_result(result, args.json, trace)
     return EXIT_OK
 
 
@@ -282,7 +283,8 @@ async def _improve(args: argparse.Namespace, settings: Any) -> int:
         job_id = await research.jobs.improve(args.feedback, args.tenant or settings.tenant,
                                              args.job)
         result = await _followed(research.jobs, job_id, args.json)
-    _print_result(result, args.json)
+        trace = (await research.jobs.result(job_id)).trace if args.json else None
+    _print_result(result, args.json, trace)
     return EXIT_OK
 
 
@@ -297,13 +299,14 @@ async def _followed(jobs: Any, job_id: str, quiet: bool) -> Any:
     return await jobs.answer(job_id)
 
 
-def _print_result(result: Any, as_json: bool) -> None:
+def _print_result(result: Any, as_json: bool, trace: Any = None) -> None:
     from adapters.terminal import render_answer_markdown
 
     if as_json:
         from adapters.terminal import json_safe
 
-        print(json_safe(json.dumps(result.to_public_json(), ensure_ascii=False, default=str)))
+        print(json_safe(json.dumps(result.to_public_json(trace), ensure_ascii=False,
+                                   default=str)))
     else:
         print(render_answer_markdown(result))
 
@@ -450,7 +453,7 @@ async def _jobs(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _show(args: argparse.Namespace, settings: Any) -> int:
-    from adapters.terminal import render_answer_markdown, terminal_safe
+    from adapters.terminal import render_answer_markdown, render_trace, terminal_safe
     from bot.wiring import open_job_reader
     from core.models import ResearchRequest
     from core.store.feedback import FeedbackStore, Rating
@@ -488,6 +491,8 @@ async def _show(args: argparse.Namespace, settings: Any) -> int:
     if job.result:
         print()
         print(render_answer_markdown(job.result))
+        print()
+        print(render_trace(job.trace))
     if job.added is not None:
         print()
         print(f"{job.subject}: {job.added.summary}")

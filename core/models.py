@@ -15,6 +15,7 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    computed_field,
     field_validator,
     model_validator,
 )
@@ -320,9 +321,10 @@ class ResearchResult(BaseModel):
     # 0 for never (an unchecked answer), a few minutes when an outage shaped it.
     max_cache_seconds: float | None = Field(default=None, ge=0)
 
-    def to_public_json(self) -> dict[str, Any]:
-        """The response shape of `researchbot ask --json`."""
-        return {
+    def to_public_json(self, trace: Trace | None = None) -> dict[str, Any]:
+        """The response shape of `researchbot ask --json`; with `trace`, how the answer was
+        researched."""
+        shown: dict[str, Any] = {
             "job_id": self.job_id,
             "status": self.status.value,
             "answer": {
@@ -345,6 +347,9 @@ class ResearchResult(BaseModel):
                 **self.answer.metadata,
             },
         }
+        if trace is not None:
+            shown["trace"] = trace.public().model_dump(mode="json")
+        return shown
 
 
 class SourceFailure(BaseModel):
@@ -358,33 +363,140 @@ class SourceFailure(BaseModel):
     kind: str = "error"  # unreachable, timeout, busy, too_large, rate_limited, refused, error
 
 
+class SourceSearch(BaseModel):
+    """One query sent to one source in a search round, and what came back."""
+
+    source: str  # the source's name, e.g. "wikipedia"
+    label: str = ""  # how people know it, e.g. "Wikipedia"
+    query: str
+    results: int = 0
+    failed: bool = False
+
+
+class ChecklistStatus(enum.StrEnum):
+    SATISFIED = "satisfied"
+    PARTIAL = "partial"
+    OPEN = "open"
+
+
+class ChecklistItem(BaseModel):
+    """A point the answer should cover, how far the evidence covers it, and the evidence
+    (source ids) that does."""
+
+    text: str
+    status: ChecklistStatus = ChecklistStatus.OPEN
+    evidence: list[str] = Field(default_factory=list)
+
+
+class ChecklistCount(BaseModel):
+    """How many checklist points are satisfied, partly covered, of how many."""
+
+    satisfied: int = 0
+    partial: int = 0
+    total: int = 0
+
+    @classmethod
+    def of(cls, items: list[ChecklistItem]) -> ChecklistCount:
+        return cls(satisfied=sum(1 for i in items if i.status == ChecklistStatus.SATISFIED),
+                   partial=sum(1 for i in items if i.status == ChecklistStatus.PARTIAL),
+                   total=len(items))
+
+
 class Round(BaseModel):
     """One search round as the job's trace keeps it."""
 
     queries: list[str]
+    searches: list[SourceSearch] = Field(default_factory=list)  # each query to each source
+    results: int = 0  # distinct passages its searches returned
     failures: list[SourceFailure] = Field(default_factory=list)
     new_passages: int = 0
     useful: int = 0
     pages_unread: list[str] = Field(default_factory=list)
+    checklist: ChecklistCount | None = None  # as it stood after the round
     reflection: dict[str, Any] | None = None
+
+
+class ResearchTotals(BaseModel):
+    """What the research did over all its rounds."""
+
+    queries: dict[str, int] = Field(default_factory=dict)  # per source
+    results: dict[str, int] = Field(default_factory=dict)  # passages/articles, per source
+    passages_weighed: int = 0
+    pages_read: int = 0  # web pages read in full in place of their snippets
+    pages_unread: int = 0
+
+
+class ExtractedFact(BaseModel):
+    """A fact the model took from a passage, with the checklist points (from 1) it serves."""
+
+    text: str
+    source_id: str
+    checklist_items: list[int] = Field(default_factory=list)
+
+
+class EvidenceOrigin(BaseModel):
+    """The search that first found a passage of evidence."""
+
+    source: str
+    label: str = ""
+    query: str
+    round: int
+
+
+class StoppedBy(enum.StrEnum):
+    """Why the research stopped searching."""
+
+    COMPLETED = "completed"  # it had what it looked for, or nothing more to look up
+    ITERATION_LIMIT = "iteration_limit"  # the tier's search rounds were all used
+    SEARCH_LIMIT = "search_limit"  # the tier's searches were all used
+    TIME_LIMIT = "time_limit"
+    TOKEN_LIMIT = "token_limit"
+    MODEL_FAILURE = "model_failure"  # the language model kept failing
+
+    @property
+    def limit(self) -> bool:
+        """A limit ended the research, not the research itself."""
+        return self not in (StoppedBy.COMPLETED, StoppedBy.MODEL_FAILURE)
 
 
 class Trace(BaseModel):
     """What a job's research did, stored with the job (`jobs.state`) and read back by
     `improve`: how the question was read, what was searched, what the answer was written
-    from."""
+    from. Traces stored before a field existed load with its default."""
 
     intent: QueryIntent | None = None
     standalone_question: str | None = None
     depth: str | None = None
     refined_question: str | None = None
-    checklist: list[str] = Field(default_factory=list)
+    checklist: list[ChecklistItem] = Field(default_factory=list)
     plan: list[str] = Field(default_factory=list)
     iterations: list[Round] = Field(default_factory=list)
+    iterations_allowed: int | None = None
+    stopped_by: StoppedBy | None = None  # None: no research ran (an earlier answer reused)
+    totals: ResearchTotals = Field(default_factory=ResearchTotals)
+    facts: list[ExtractedFact] = Field(default_factory=list)
     evidence: list[str] = Field(default_factory=list)
+    found_by: dict[str, EvidenceOrigin] = Field(default_factory=dict)  # by evidence id
     improves: str | None = None
     feedback: str | None = None
     searched_again: bool | None = None
+
+    @field_validator("checklist", mode="before")
+    @classmethod
+    def _items(cls, value: Any) -> Any:
+        """Traces stored before checklist items had a status list their texts."""
+        if isinstance(value, list):
+            return [{"text": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def iterations_used(self) -> int:
+        return len(self.iterations)
+
+    @property
+    def checklist_texts(self) -> list[str]:
+        return [item.text for item in self.checklist]
 
     def failures(self) -> list[SourceFailure]:
         return [failure for round_ in self.iterations for failure in round_.failures]
@@ -394,6 +506,53 @@ class Trace(BaseModel):
             if round_.reflection:
                 return round_.reflection
         return None
+
+    def public(self) -> PublicTrace:
+        """What the API, `ask --json` and the answer page show: no failure reasons, no
+        model verdicts."""
+        return PublicTrace(
+            refined_question=self.refined_question or self.standalone_question,
+            depth=self.depth, iterations_used=self.iterations_used,
+            iterations_allowed=self.iterations_allowed, stopped_by=self.stopped_by,
+            limit_reached=self.stopped_by is not None and self.stopped_by.limit,
+            checklist=self.checklist,
+            rounds=[PublicRound(number=n, searches=r.searches, results=r.results,
+                                new_passages=r.new_passages, useful=r.useful,
+                                failed=sorted({f.label or f.source for f in r.failures}),
+                                checklist=r.checklist)
+                    for n, r in enumerate(self.iterations, 1)],
+            totals=self.totals, facts=self.facts, evidence=self.evidence,
+            found_by=self.found_by)
+
+
+class PublicRound(BaseModel):
+    number: int
+    searches: list[SourceSearch]
+    results: int
+    new_passages: int
+    useful: int
+    failed: list[str] = Field(description="Sources that failed in this round.")
+    checklist: ChecklistCount | None
+
+
+class PublicTrace(BaseModel):
+    """How an answer was researched (`trace` of the API's job and of `ask --json`)."""
+
+    refined_question: str | None
+    depth: str | None
+    iterations_used: int
+    iterations_allowed: int | None
+    stopped_by: StoppedBy | None = Field(
+        description="completed, iteration_limit, search_limit, time_limit, token_limit or "
+        "model_failure; null when no research ran (an earlier answer was reused).")
+    limit_reached: bool = Field(description="A limit of the tier ended the research.")
+    checklist: list[ChecklistItem]
+    rounds: list[PublicRound]
+    totals: ResearchTotals
+    facts: list[ExtractedFact]
+    evidence: list[str] = Field(description="The passages the answer was written from.")
+    found_by: dict[str, EvidenceOrigin] = Field(
+        description="For each evidence id, the search (source, query, round) that found it.")
 
 
 class Improvement(BaseModel):
@@ -528,6 +687,23 @@ class FailureKind(enum.StrEnum):
     INTERRUPTED = "interrupted"  # its process stopped, or its workers kept dying
 
 
+class LabelledQuery(BaseModel):
+    label: str  # the source as people know it, e.g. "Wikipedia"
+    query: str
+
+
+class ProgressDetail(BaseModel):
+    """What a stage event says beyond its message, for front ends to render: the search
+    round of the tier's maximum, the queries each source is sent, the results being
+    processed, the checklist's count. Empty for stages that have none of these."""
+
+    round: int | None = None
+    rounds_allowed: int | None = None
+    queries: list[LabelledQuery] = Field(default_factory=list)
+    results: int | None = None
+    checklist: ChecklistCount | None = None
+
+
 class StageEvent(BaseModel):
     """A research stage started or finished: what core.research reports to its sink."""
 
@@ -536,6 +712,7 @@ class StageEvent(BaseModel):
     progress: float
     message: str
     counts: dict[str, int] = Field(default_factory=dict)
+    detail: ProgressDetail = Field(default_factory=ProgressDetail)
 
 
 class ProgressEvent(StageEvent):
@@ -556,6 +733,13 @@ class JobEvent(BaseModel):
     progress: float = 0.0
     message: str = ""
     counts: dict[str, int] = Field(default_factory=dict)
+    detail: ProgressDetail = Field(default_factory=ProgressDetail)
+
+    @field_validator("detail", mode="before")
+    @classmethod
+    def _stored_before_details(cls, value: Any) -> Any:
+        """Events stored before details were kept have none (NULL)."""
+        return {} if value is None else value
 
     def progress_event(self) -> ProgressEvent | None:
         """The stage event this is, for a front end's progress line; None for job events."""
@@ -563,7 +747,8 @@ class JobEvent(BaseModel):
             return None
         return ProgressEvent(job_id=self.job_id, stage=self.stage,
                              kind="started" if self.kind == "started" else "finished",
-                             progress=self.progress, message=self.message, counts=self.counts)
+                             progress=self.progress, message=self.message, counts=self.counts,
+                             detail=self.detail)
 
     @property
     def terminal(self) -> bool:

@@ -39,7 +39,7 @@ async def test_a_full_loop_ends_in_a_verified_cited_answer(lab: Lab) -> None:
     assert models["plan"] == "fast" and models["synthesize"] == "strong"
     assert job.metrics["llm_calls"] == 6 and job.metrics["tokens"] > 0
     assert job.metrics["rounds"] == 1 and job.metrics["claims_checked"] >= 1
-    assert job.trace.checklist == [f"a direct answer to: {QUESTION}"]
+    assert job.trace.checklist_texts == [f"a direct answer to: {QUESTION}"]
     assert result.answer.confidence in (Confidence.MEDIUM, Confidence.HIGH)
 
 

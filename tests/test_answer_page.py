@@ -132,6 +132,9 @@ async def test_a_running_job_page_shows_progress_then_the_answer(
     assert await page.locator("#answer").count() == 0
     assert await page.locator("#actions").is_hidden()  # no rating while it runs
     assert await page.locator("#status").inner_text() == "Researching"
+    searching = await page.locator("#stages li[data-stage='search'] .message").inner_text()
+    assert searching.startswith("Round 1/2: searching the knowledge base: '")
+    assert f"Wikipedia: '{QUESTION}'" in searching  # each source with the query it is sent
     await _shot(page, "answer-page-running-desktop.png")
     slow_web.gates[WIKIPEDIA].set()  # the search may finish now
 
@@ -228,4 +231,30 @@ async def test_a_wrong_token_shows_a_plain_not_found_page(api: RunningApi, brows
     response = await page.goto(api.url + f"/jobs/{job['job_id']}?token=0123")
     assert response is not None and response.status == 404
     assert "No such answer" in await page.locator("h1").inner_text()
+    await context.close()
+
+
+async def test_how_this_was_researched_unfolds_under_the_answer(
+        api: RunningApi, browser: Any) -> None:
+    job = await _ask(api)
+    await _finished(api, job)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    await page.goto(api.url + job["links"]["page"])
+    await page.locator("#answer").wait_for()
+    trace = page.locator("details#trace")
+    assert await trace.get_attribute("open") is None  # folded until asked for
+    assert await page.locator("#trace .rounds").is_hidden()
+    await page.locator("#trace summary").click()
+    assert await page.locator("#trace .rounds").is_visible()
+    shown = await trace.inner_text()
+    assert "How this was researched" in shown
+    assert "of 2 search rounds" in shown
+    assert "found what it looked for" in shown
+    assert await page.locator("#stopped").get_attribute("data-stopped") == "completed"
+    assert await page.locator("#trace .checklist li.satisfied").count() == 1
+    assert f"the knowledge base: “{QUESTION}” — " in shown
+    assert f"Wikipedia: “{QUESTION}” — " in shown  # this fake Wikipedia is too slow: failed
+    assert "Queries: the knowledge base 2, Wikipedia 2 · " in shown
+    await _shot(page, "answer-page-trace-desktop.png")
     await context.close()

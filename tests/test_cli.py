@@ -44,6 +44,15 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
     assert "acid" in payload["answer"]["summary"] + payload["answer"]["detail"]
     assert payload["sources"][0]["path"].endswith("bread.html")
     assert payload["metadata"]["cached"] is False and payload["metadata"]["duration_ms"] > 0
+    trace = payload["trace"]  # how it was researched
+    assert trace["iterations_used"] >= 1 and trace["iterations_allowed"] == 2
+    assert trace["stopped_by"] == "completed" and trace["limit_reached"] is False
+    assert trace["checklist"][0]["status"] == "satisfied" and trace["checklist"][0]["evidence"]
+    assert trace["rounds"][0]["searches"][0]["query"] == \
+        "What gives sourdough bread its sour taste?"
+    assert trace["totals"]["queries"]["local"] == \
+        sum(len(r["searches"]) for r in trace["rounds"])
+    assert {s["id"] for s in payload["sources"]} <= set(trace["found_by"])
 
     again = _run("ask", "What gives sourdough bread its sour taste?")
     assert again.returncode == 0 and "cached answer from" in again.stdout
@@ -56,10 +65,23 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
     assert shown.returncode == 0 and "Confidence" in shown.stdout and "metrics:" in shown.stdout
     assert "created " in shown.stdout and " · completed 20" in shown.stdout
     assert "stages: intake: Question type:" in shown.stdout  # its stored events
+    assert "search: Found" in shown.stdout
+    assert "How this was researched" in shown.stdout
+    assert "1 of 2 search rounds (quick depth): it found what it looked for" in shown.stdout
+    assert "✓ satisfied What gives sourdough bread its sour taste?" in shown.stdout
+    assert "Round 1: " in shown.stdout and "Totals: queries local " in shown.stdout
+    assert "    the knowledge base: 'What gives sourdough bread its sour taste?' (" \
+        in shown.stdout
+    assert "Evidence found by:" in shown.stdout
     as_json = json.loads(_run("show", payload["job_id"], "--json").stdout)
     kinds = [event["kind"] for event in as_json["events"]]
     assert kinds[0] == "queued" and kinds[-1] == "completed"
     assert [event["seq"] for event in as_json["events"]] == list(range(1, len(kinds) + 1))
+    assert as_json["trace"]["iterations_used"] == trace["iterations_used"]
+    assert as_json["trace"]["stopped_by"] == "completed"
+    search = next(e for e in as_json["events"] if e["stage"] == "search")
+    assert search["detail"]["round"] == 1 and search["detail"]["rounds_allowed"] == 2
+    assert search["detail"]["queries"][0]["label"] == "the knowledge base"
 
 
 _HEAVY = ("chromadb", "onnxruntime", "tokenizers", "litellm", "aiohttp", "redis", "bm25s",

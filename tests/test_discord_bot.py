@@ -245,3 +245,18 @@ async def test_a_development_server_gets_the_command_at_once(
         (sync,) = [c for c in bot.discord.calls if c.method == "PUT"]
         assert sync.path == f"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
         assert [c["name"] for c in sync.body] == ["research", "Research this"]
+
+
+@pytest.mark.parametrize("bot", [Options(delay_s=1.5)], indirect=True)
+async def test_progress_names_the_round_and_each_sources_query_without_pinging(
+        bot: DiscordHarness) -> None:
+    await bot.discord.interaction(f"{QUESTION} @everyone")
+    await bot.wait_answers(1)
+    progress = [c.body["embeds"][0]["description"]
+                for c in bot.discord.named("PATCH", "/messages/@original")[:-1]]
+    searching = [p for p in progress if "Round 1/2: searching" in p]
+    assert searching, progress  # the slow source holds the search past the first update
+    assert "the knowledge base: 'How many hours a day do cats sleep? @\u200beveryone'" \
+        in searching[0] and "a slow archive: '" in searching[0]
+    assert not any("@everyone" in p for p in progress)
+    _assert_every_payload_safe(bot)

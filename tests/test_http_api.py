@@ -107,6 +107,14 @@ async def test_a_question_is_accepted_followed_and_answered_as_ask_json(api: Run
         assert _seqs(events) == list(range(1, len(progress) + 1))
         assert progress[0]["kind"] == "queued" and progress[-1]["kind"] == "completed"
         assert {"search", "synthesize", "verify"} <= {p["stage"] for p in progress}
+        searching = next(p for p in progress if p["stage"] == "search")
+        assert searching["detail"]["round"] == 1 and searching["detail"]["rounds_allowed"] == 2
+        assert searching["detail"]["queries"][0] == {"label": "the knowledge base",
+                                                     "query": QUESTION}
+        assert searching["message"].startswith(f"Round 1/2: searching the knowledge base: "
+                                               f"'{QUESTION}'")
+        weighed = next(p for p in progress if p["stage"] == "rank" and p["kind"] == "finished")
+        assert weighed["detail"]["checklist"]["total"] == 1
 
         shown = await client.get(body["links"]["self"])
         spec.check("GET", "/v1/jobs/{job_id}", shown)
@@ -114,6 +122,17 @@ async def test_a_question_is_accepted_followed_and_answered_as_ask_json(api: Run
         assert json.loads(events[-1]["data"]) == job
         assert job["status"] == "completed" and job["question"] == QUESTION
         assert "12 and 16 hours" in job["answer"]["summary"]
+        trace = job["trace"]  # how it was researched
+        assert trace["iterations_used"] >= 1 and trace["iterations_allowed"] == 2
+        assert trace["stopped_by"] == "completed" and trace["limit_reached"] is False
+        assert trace["checklist"][0]["status"] == "satisfied"
+        assert {s["id"] for s in job["sources"]} <= set(trace["checklist"][0]["evidence"])
+        assert trace["rounds"][0]["searches"][0] == {
+            "source": "local", "label": "the knowledge base", "query": QUESTION,
+            "results": trace["rounds"][0]["searches"][0]["results"], "failed": False}
+        assert trace["totals"]["queries"]["local"] == \
+            sum(len(r["searches"]) for r in trace["rounds"])
+        assert {s["id"] for s in job["sources"]} <= set(trace["found_by"])
 
     # once completed, the same object `researchbot ask --json` prints, plus where it is
     engine = await open_database(api.settings.store_url)
@@ -121,7 +140,7 @@ async def test_a_question_is_accepted_followed_and_answered_as_ask_json(api: Run
 
     stored = await JobStore(engine).get(job_id)
     await engine.dispose()
-    public = ResearchResult.model_validate(stored.result).to_public_json()
+    public = ResearchResult.model_validate(stored.result).to_public_json(stored.trace)
     assert {key: job[key] for key in public} == public
 
 

@@ -287,3 +287,7 @@ async def test_progress_shows_in_the_status_message_at_most_once_a_second(
     assert progress  # the slow search holds the research past the first second
     assert len(progress) <= 2  # ~1.3 s of research: never one update per stage
     assert not updates[-1].startswith(":hourglass")  # no late progress replaces the answer
+    # the round of the tier's maximum, and the query each source is sent
+    assert any(t.startswith(":hourglass_flowing_sand: Round 1/2: searching the knowledge "
+                            f"base: '{QUESTION}'") and "a slow archive: '" in t
+               for t in progress), progress

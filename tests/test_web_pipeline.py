@@ -24,6 +24,7 @@ from core.sources.policy import SourcePolicy
 from core.sources.pubmed import PubMedSource
 from core.sources.searxng import SearxngSource
 from core.sources.wikipedia import WikipediaSource
+from core.store.jobs import JobStore
 from core.web.fetch import PageFetcher
 from core.web.net import AddressGuard, guarded_session
 from tests.fake_web import Article, FakeWeb
@@ -120,6 +121,13 @@ async def test_a_web_answer_reads_the_page_and_cites_it_once(
     assert "/cats" in web.hit_paths() and "/robots.txt" in web.hit_paths()
     # At most three passages from one site, however many it offered.
     assert sum(1 for s in result.sources if s.metadata.domain == "cats.example") <= 3
+    # the trace counts the page read, and says which search found it
+    trace = (await JobStore(sqlite_engine).get(result.job_id)).trace
+    assert trace.totals.pages_read >= 1
+    assert trace.totals.queries["searxng"] >= 1 and trace.totals.queries["local"] >= 1
+    page = next(s for s in result.sources if s.url == f"{web.base}/cats")
+    assert trace.found_by[page.id].source == "searxng"
+    assert trace.found_by[page.id].query in trace.iterations[0].queries
 
 
 async def test_blocked_domains_never_become_sources(

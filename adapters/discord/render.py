@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from discord.utils import escape_markdown, escape_mentions
 
+from adapters.chat.progress import progress_line
 from adapters.chat.services import added_lines
 from adapters.chat.text import split_text, trim
 from core.models import Confidence, DocumentsOutcome, ProgressEvent, ResearchResult, Source
@@ -107,8 +108,11 @@ def render_sources(result: ResearchResult) -> list[list[Embed]]:
 
 
 def render_progress(event: ProgressEvent) -> Embed:
+    """The status embed: the round, each source's queries (escaped: a query quoting
+    `@everyone` cannot ping), the checklist's count."""
+    line = trim(progress_line(event, escape, round_always=True), 1000, _ESCAPE)
     return {"type": "rich", "color": PROGRESS_COLOUR,
-            "description": f"⏳ {escape(trim(event.message, 500))}… ({event.progress:.0%})"}
+            "description": f"⏳ {line}… ({event.progress:.0%})"}
 
 
 def render_status(text: str) -> Embed:

@@ -39,7 +39,7 @@ def job_response(job: Job, links: Links) -> JobResponse:
                               "metadata": {}}
     result = result_of(job)
     if result is not None:
-        fields = result.to_public_json()
+        fields = result.to_public_json(job.trace)
         fields.pop("status", None)
     if isinstance(job.request, DocumentsRequest):
         fields["documents"] = [d.model_dump() for d in job.added.documents] \

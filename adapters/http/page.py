@@ -23,6 +23,7 @@ from core.models import (
     ResearchRequest,
     ResearchResult,
     Stage,
+    StoppedBy,
 )
 
 CONTENT_SECURITY_POLICY = (
@@ -41,6 +42,14 @@ STAGE_NAMES = {
     Stage.SYNTHESIZE: "Writing the answer", Stage.VERIFY: "Checking citations",
     Stage.GRADE: "Grading confidence", Stage.DELIVER: "Saving",
     Stage.INDEX: "Adding documents",
+}
+STOPPED_WORDS = {
+    StoppedBy.COMPLETED: "The research found what it looked for, or had nothing more to look up.",
+    StoppedBy.ITERATION_LIMIT: "Stopped at the limit of search rounds.",
+    StoppedBy.SEARCH_LIMIT: "Stopped at the limit of searches.",
+    StoppedBy.TIME_LIMIT: "Stopped at the time limit.",
+    StoppedBy.TOKEN_LIMIT: "Stopped when the model's token budget was spent.",
+    StoppedBy.MODEL_FAILURE: "Stopped because the language model kept failing.",
 }
 # Events that say what happened to the job itself (a restart it was resumed after, a worker
 # that handed it back), shown under the question.
@@ -70,6 +79,9 @@ def render(job: Job, events: list[JobEvent], token: str, result: ResearchResult 
         confidence_words=CONFIDENCE_WORDS[result.answer.confidence] if result else None,
         sources=reference_rows(result) if result else [],
         formats=FORMATS,
+        trace=job.trace.public() if result is not None and job.trace.stopped_by else None,
+        labels={s.source: s.label for r in job.trace.iterations for s in r.searches if s.label},
+        stopped_words=STOPPED_WORDS,
         ended_message=ended.message if ended is not None and result is None else "",
         notes=[event.message for event in events if event.kind in TOLD_KINDS and event.message],
         stage_names={stage.value: name for stage, name in STAGE_NAMES.items()})

@@ -26,6 +26,8 @@ from core.models import (
     ContentType,
     Depth,
     JobStatus,
+    ProgressDetail,
+    PublicTrace,
     Recency,
     Reference,
     SearchControls,
@@ -199,6 +201,10 @@ class JobResponse(BaseModel):
     documents: list[AddedDocument] | None = Field(
         default=None, description="A documents job's, once it ended: what became of each "
         "file or page (added, updated, unchanged, removed or skipped, with why).")
+    trace: PublicTrace | None = Field(
+        default=None, description="A completed question's: how it was researched (rounds "
+        "and the queries each source was sent, the checklist, totals, facts, the search "
+        "behind each passage of evidence, and whether a limit stopped it).")
     links: Links
 
 
@@ -241,6 +247,9 @@ class ProgressEventBody(BaseModel):
     stage: Stage | None = None
     progress: float
     message: str
+    detail: ProgressDetail = Field(
+        default_factory=ProgressDetail, description="A search round of the tier's maximum, "
+        "the query each source is sent, the results processed, the checklist's count.")
     at: datetime
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from adapters.chat.progress import progress_line
 from adapters.chat.services import added_lines
 from adapters.chat.text import split_text as split_pieces
 from adapters.chat.text import trim
@@ -80,7 +81,10 @@ def render_sources(result: ResearchResult) -> list[Message]:
 
 
 def render_progress(event: ProgressEvent) -> str:
-    return f":hourglass_flowing_sand: {escape_mrkdwn(event.message)}…"
+    """The status line: the round, each source's queries (escaped: a query quoting
+    `<!channel>` cannot ping), the checklist's count; within a section's limit."""
+    line = progress_line(event, escape_mrkdwn, round_always=True)
+    return _trim(f":hourglass_flowing_sand: {line}", MAX_SECTION - 1) + "…"
 
 
 def render_added(outcome: DocumentsOutcome) -> Message:

@@ -215,9 +215,9 @@ def _describe(error: BaseException) -> str:
 
 class ProgressPump:
     """Shows a job's progress through its delivery without holding the research up: `offer`
-    returns at once; a background task shows the newest finished stage at most once per
-    `interval_s` (each update is a rate-limited platform call, and skipped ones would be
-    replaced before anyone read them). A failed update is logged and skipped. `close` stops
+    returns at once; a background task shows the newest finished stage (or search begun) at
+    most once per `interval_s` (each update is a rate-limited platform call, and skipped ones
+    would be replaced before anyone read them). A failed update is logged and skipped. `close` stops
     the pump before the answer is posted, so a late update never replaces the answer."""
 
     def __init__(self, delivery: Delivery, job_id: str,
@@ -231,7 +231,8 @@ class ProgressPump:
         self._task: asyncio.Task[None] | None = None
 
     def offer(self, event: ProgressEvent) -> None:
-        if event.kind != "finished":
+        # A search starting is shown too: what each source is sent is what a person waits on.
+        if event.kind != "finished" and not event.detail.queries:
             return
         self._latest = event
         self._wake.set()

@@ -411,7 +411,7 @@ class JobService(JobReader):
             async def sink(event: StageEvent) -> None:
                 stages.record(event)
                 drafts.append(EventDraft(event.kind, event.stage, event.progress,
-                                         event.message, event.counts))
+                                         event.message, event.counts, event.detail))
 
             try:
                 outcome = await self.research.repeat(request, sink)

@@ -10,4 +10,5 @@ creates no job and writes no job row.
     model_tasks       each model call as a function; model_replies: the schemas they return
     intake, planning, search    reading the question, planning queries, searching sources
     record            a run's trace, metrics and stage events
+    tracing           each round's searches and totals in the trace; the progress lines
 """

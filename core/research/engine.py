@@ -30,21 +30,29 @@ from core.answer.synthesis.extractive import NO_ANSWER
 from core.config import TIERS, LLMSettings, PipelineSettings, TierBudget
 from core.metrics import count_research_run
 from core.models import (
+    ChecklistCount,
+    ChecklistItem,
+    ChecklistStatus,
     Confidence,
     ConversationTurn,
     Depth,
+    EvidenceOrigin,
+    ExtractedFact,
     JobStatus,
+    ProgressDetail,
     QueryIntent,
     ResearchAnswer,
     ResearchRequest,
     ResearchResult,
-    Round,
     Source,
     Stage,
+    StoppedBy,
+    Trace,
 )
 from core.research.planning import ResearchPlan
 from core.research.record import ResearchRecord
 from core.research.search import SearchOutcome, SearchScope, run_search
+from core.research.tracing import add_up, checklist_line, origins, searched, searching
 
 IMPROVE = "improve"  # the depth label of a revision's metrics (core.metrics)
 MODEL_TROUBLE_CACHE_SECONDS = 300.0  # an answer shaped by model trouble is kept briefly
@@ -130,15 +138,24 @@ class ResearchState:
     queries_run: dict[str, int] = field(default_factory=dict)
     rounds: int = 0
     cut_short: str | None = None
+    stopped_by: StoppedBy | None = None  # a limit or trouble; None: the research's own end
+    pages_read: int = 0
+    found_by: dict[str, EvidenceOrigin] = field(default_factory=dict)  # by passage id
     model_problems: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
     coverage: float | None = None  # the checklist's share covered, when a model said
     unapplied: list[str] = field(default_factory=list)  # controls a source could not apply
 
+    def stop(self, by: StoppedBy, why: str) -> None:
+        """The research is cut short by `by`: said once, the first reason kept."""
+        if self.cut_short is None:
+            self.cut_short, self.stopped_by = why, by
+
     def spent(self, kind: str) -> None:
         """The tier's time or tokens ran out: the research is cut short, said once."""
         if self.cut_short is not None or self.tier.budget is None:
             return
+        self.stopped_by = StoppedBy.TIME_LIMIT if kind == "time" else StoppedBy.TOKEN_LIMIT
         if kind == "time":
             self.cut_short = (f"the {self.tier.name} tier's time limit of "
                               f"{self.tier.budget.seconds:g} s")
@@ -276,8 +293,9 @@ class ResearchEngine:
             plan = await steps.planner.plan(reading, scope, state)
             trace = record.trace
             trace.intent = reading.intent
+            trace.checklist = [ChecklistItem(text=text) for text in reading.checklist]
             if reading.by_model:
-                trace.refined_question, trace.checklist = reading.subject, reading.checklist
+                trace.refined_question = reading.subject
             trace.plan = [q.text for q in plan.queries]
             await record.end(Stage.PLAN, _planned(reading, plan),
                              {"checklist": len(reading.checklist),
@@ -325,60 +343,82 @@ class ResearchEngine:
                       state: ResearchState, reflecting: bool) -> None:
         trace = record.trace
         chosen_tier = state.tier
+        trace.iterations_allowed = chosen_tier.rounds
         while pending.queries:
             remaining = chosen_tier.queries - len(state.queries_run)
             if state.rounds >= chosen_tier.rounds:
-                state.cut_short = state.cut_short or _round_limit(chosen_tier)
+                state.stop(StoppedBy.ITERATION_LIMIT, _round_limit(chosen_tier))
                 return
             if steps.budget.tokens_left() <= 0:
                 state.spent("tokens")
                 return
             if remaining <= 0:
-                state.cut_short = (f"the {chosen_tier.name} tier allows "
-                                      f"{chosen_tier.queries} searches")
+                state.stop(StoppedBy.SEARCH_LIMIT, f"the {chosen_tier.name} tier allows "
+                           f"{chosen_tier.queries} searches")
                 return
             pending = scope.within_controls(ResearchPlan(queries=pending.queries[:remaining]),
                                             reading.subject, reading.intent)
             state.rounds += 1
-            labels = ", ".join(sorted({scope.sources[n].label for q in pending.queries
-                                       for n in q.sources}))
-            await record.begin(Stage.SEARCH, f"Searching {labels}" if state.rounds == 1
-                            else f"Round {state.rounds}: searching {labels}")
-            outcome = await run_search(pending, scope.sources, request.tenant, reading.intent,
-                                       chosen_tier.candidates, self._pipeline.source_timeout_s,
-                                       scope.controls)
-            state.unapplied += [n for n in outcome.notes if n not in state.unapplied]
-            state.passages_found += outcome.passages
-            state.queries_run.update(outcome.counts_per_query)
-            record.metrics.update(queries_per_source=outcome.queries_per_source,
-                               results_per_source=outcome.results_per_source)
-            round_ = Round(queries=[q.text for q in pending.queries],
-                           failures=outcome.failures)
-            trace.iterations.append(round_)
-            await record.end(Stage.SEARCH, f"Found {outcome.passages} passages in "
-                          f"{outcome.documents} documents",
-                          {"documents": outcome.documents, "passages": outcome.passages,
-                           "failures": len(outcome.failures)})
-
-            await record.begin(Stage.RANK, "Weighing the evidence")
-            new, useful, unread = await steps.weigher.weigh(
-                reading, outcome, scope, state, request.history[-1:])
-            round_.new_passages, round_.useful, round_.pages_unread = new, useful, unread
-            record.metrics["pages_unread"] = record.metrics.get("pages_unread", 0) + len(unread)
-            await record.end(Stage.RANK, f"{useful} of {new} passages hold evidence",
-                          {"new": new, "useful": useful})
-            if steps.budget.degraded():
-                state.model_problems.append("the language model kept failing")
+            verdict = await self._round(steps, record, request, reading, pending, scope, state,
+                                        reflecting)
+            if verdict is None:
                 return
-            if not reflecting:
-                return
-            pending, verdict = await steps.reflector.reflect(reading, scope, state)
-            round_.reflection = verdict
-            if verdict is not None and verdict.get("sufficient"):
+            pending, reflection = verdict
+            if reflection is not None and reflection.get("sufficient"):
                 return
         if trace.last_reflection() is not None and state.cut_short is None \
                 and not (trace.last_reflection() or {}).get("sufficient"):
             state.cut_short = "no further searches were found for what is missing"
+
+    async def _round(self, steps: Strategies, record: ResearchRecord, request: ResearchRequest,
+                     reading: ResearchQuestion, pending: ResearchPlan, scope: SearchScope,
+                     state: ResearchState, reflecting: bool
+                     ) -> tuple[ResearchPlan, dict[str, Any] | None] | None:
+        """One round: search, weigh, reflect. The next round's searches and the verdict;
+        None: no next round."""
+        trace, number = record.trace, state.rounds
+        message, detail = searching(number, state.tier.rounds, pending, scope.sources)
+        await record.begin(Stage.SEARCH, message, detail)
+        outcome = await run_search(pending, scope.sources, request.tenant, reading.intent,
+                                   state.tier.candidates, self._pipeline.source_timeout_s,
+                                   scope.controls)
+        state.unapplied += [n for n in outcome.notes if n not in state.unapplied]
+        state.passages_found += outcome.passages
+        state.queries_run.update(outcome.counts_per_query)
+        add_up(trace.totals, outcome)
+        origins(state.found_by, outcome, number)
+        record.metrics.update(queries_per_source=dict(trace.totals.queries),
+                              results_per_source=dict(trace.totals.results))
+        round_ = searched(pending, outcome)
+        trace.iterations.append(round_)
+        at = ProgressDetail(round=number, rounds_allowed=state.tier.rounds,
+                            results=outcome.passages)
+        await record.end(Stage.SEARCH, f"Found {outcome.passages} passages in "
+                         f"{outcome.documents} documents",
+                         {"documents": outcome.documents, "passages": outcome.passages,
+                          "failures": len(outcome.failures)}, at)
+
+        await record.begin(Stage.RANK, f"Processing {outcome.passages} results", at)
+        new, useful, unread = await steps.weigher.weigh(
+            reading, outcome, scope, state, request.history[-1:])
+        round_.new_passages, round_.useful, round_.pages_unread = new, useful, unread
+        trace.totals.passages_weighed += new
+        trace.totals.pages_unread += len(unread)
+        trace.totals.pages_read = state.pages_read
+        record.metrics["pages_unread"] = record.metrics.get("pages_unread", 0) + len(unread)
+        degraded = steps.budget.degraded()
+        verdict = await steps.reflector.reflect(reading, scope, state) \
+            if reflecting and not degraded else None
+        if verdict is not None:
+            round_.reflection = verdict[1]
+        round_.checklist = ChecklistCount.of(checklist_now(reading, state, trace))
+        await record.end(Stage.RANK, f"{useful} of {new} passages hold evidence · "
+                         f"{checklist_line(round_.checklist)}", {"new": new, "useful": useful},
+                         at.model_copy(update={"checklist": round_.checklist}))
+        if degraded:
+            state.model_problems.append("the language model kept failing")
+            state.stopped_by = state.stopped_by or StoppedBy.MODEL_FAILURE
+        return verdict
 
     async def _answer(self, steps: Strategies, record: ResearchRecord, request: ResearchRequest,
                       reading: ResearchQuestion, scope: SearchScope, state: ResearchState,
@@ -388,6 +428,7 @@ class ResearchEngine:
         steps.budget.phase("writing")
         chosen = steps.weigher.chosen(state)
         trace.evidence = [s.id for s in chosen]
+        trace.stopped_by = state.stopped_by or StoppedBy.COMPLETED
         record.metrics.update(sources_processed=len(chosen))
         written = await steps.writer.write(reading, chosen, request, state, previous)
         await record.end(Stage.SYNTHESIZE, f"Drafted {len(written.draft.citations)} cited "
@@ -415,6 +456,7 @@ class ResearchEngine:
         limitations = [*limitations, *state.unapplied]
         record.metrics["checklist_coverage"] = state.coverage
         limitations = limitations + _request_notes(request, reading, confidence, state)
+        _finish_trace(trace, reading, state, confidence, verified.cited_sources)
         # Why no answer stands, when a model is the reason.
         trouble = UNCONFIRMED_ANSWER if check.claims and not check.kept else \
             MODEL_TROUBLE_ANSWER if state.model_problems and state.evidence else None
@@ -447,10 +489,68 @@ class ResearchEngine:
         )
 
 
+def checklist_now(reading: ResearchQuestion, state: ResearchState, trace: Trace
+                  ) -> list[ChecklistItem]:
+    """Each checklist point with how far the evidence covers it: the model's last verdict
+    on it, else satisfied when a fact it took serves it. Evidence no model judged leaves a
+    point partly covered when anything was found (the grade settles it at the end)."""
+    reflection = trace.last_reflection() or {}
+    verdicts = {item.get("item"): item.get("status") for item in reflection.get("items", [])
+                if isinstance(item, dict)}
+    serving: dict[int, list[str]] = {}
+    for evidence in state.evidence.values():
+        for number in evidence.checklist_items if evidence.facts else []:
+            serving.setdefault(number, []).append(evidence.source.id)
+    judged = _judged(state, trace)
+    found = [s.id for s in state.ranked] or list(state.evidence)
+    items = []
+    for number, text in enumerate(reading.checklist, 1):
+        if judged:
+            status = _VERDICTS.get(str(verdicts.get(number)),
+                                   ChecklistStatus.SATISFIED if serving.get(number)
+                                   else ChecklistStatus.OPEN)
+            items.append(ChecklistItem(text=text, status=status,
+                                       evidence=serving.get(number, [])))
+        else:
+            items.append(ChecklistItem(text=text, evidence=found, status=(
+                ChecklistStatus.PARTIAL if found else ChecklistStatus.OPEN)))
+    return items
+
+
+def _judged(state: ResearchState, trace: Trace) -> bool:
+    """Whether a model said how far the evidence covers the checklist."""
+    return bool((trace.last_reflection() or {}).get("items")) \
+        or any(e.relevance is not None for e in state.evidence.values())
+
+
+_VERDICTS = {"satisfied": ChecklistStatus.SATISFIED, "partial": ChecklistStatus.PARTIAL,
+             "unsatisfied": ChecklistStatus.OPEN}
+_GRADED = {Confidence.HIGH: ChecklistStatus.SATISFIED, Confidence.MEDIUM:
+           ChecklistStatus.SATISFIED, Confidence.LOW: ChecklistStatus.PARTIAL,
+           Confidence.INSUFFICIENT: ChecklistStatus.OPEN}
+
+
+def _finish_trace(trace: Trace, reading: ResearchQuestion, state: ResearchState,
+                  confidence: Confidence, cited: Sequence[str]) -> None:
+    """The trace as the job keeps it: the checklist as the evidence left it (points no model
+    judged take the answer's grade, with the passages it cites), the facts taken, and the
+    search behind each passage of evidence."""
+    items = checklist_now(reading, state, trace)
+    if not _judged(state, trace):
+        items = [item.model_copy(update={"status": _GRADED[confidence],
+                                         "evidence": list(cited)}) for item in items]
+    trace.checklist = items
+    trace.facts = [ExtractedFact(text=fact, source_id=e.source.id,
+                                 checklist_items=e.checklist_items)
+                   for e in state.evidence.values() for fact in e.facts]
+    wanted = dict.fromkeys([*trace.evidence, *(i for item in items for i in item.evidence)])
+    trace.found_by = {i: state.found_by[i] for i in wanted if i in state.found_by}
+
+
 def _account(record: ResearchRecord, steps: Strategies, state: ResearchState) -> None:
     record.metrics.update(steps.budget.metrics())
     record.metrics.update(rounds=state.rounds, rounds_allowed=state.tier.rounds,
-                          cut_short=state.cut_short)
+                          cut_short=state.cut_short, stopped_by=record.trace.stopped_by)
 
 
 def _request_notes(request: ResearchRequest, reading: ResearchQuestion,

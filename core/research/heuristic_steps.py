@@ -73,7 +73,8 @@ class RetrievalWeigher:
             state.tier.sources, self._settings.max_per_document,
             self._settings.min_relevance, prior=scope.prior(reading.intent),
             names=reading.intent.entities)
-        ranked, unread = await scope.read_pages(reading.subject, ranked)
+        ranked, unread, read = await scope.read_pages(reading.subject, ranked)
+        state.pages_read += read
         state.ranked = ranked
         for source in ranked:
             state.evidence[source.id] = Evidence(source=source,

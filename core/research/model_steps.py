@@ -195,8 +195,9 @@ class ModelSteps:
             reading.subject, scope.usable(outcome.results), self._embedder,
             state.tier.candidates, self._pipeline.max_per_document,
             self._pipeline.min_relevance, prior=scope.prior(reading.intent))
-        fresh, unread = await scope.read_pages(
+        fresh, unread, read = await scope.read_pages(
             reading.subject, [c for c in candidates if c.id not in state.evidence])
+        state.pages_read += read
         for source in fresh:  # kept on their retrieval score should weighing not end
             state.evidence[source.id] = Evidence(source=source,
                                                     retrieval=source.metadata.relevance)
@@ -331,10 +332,10 @@ class ResearchLoop:
         if trace.last_reflection() is not None:
             model.notes.reflection = Reflection.model_validate(trace.last_reflection())
         refined = trace.refined_question or earlier.question
-        model.checklist = trace.checklist or [refined]
+        model.checklist = trace.checklist_texts or [refined]
         reading = ResearchQuestion(question=earlier.question, subject=refined,
                           intent=trace.intent or QueryIntent(),
-                          checklist=trace.checklist or [refined], by_model=True,
+                          checklist=model.checklist, by_model=True,
                           constraints=request.context)
         for source in earlier.sources:  # what the earlier answer took from each source
             facts = list(dict.fromkeys(c.quote for c in earlier.answer.citations

@@ -11,7 +11,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.models import ResearchRequest, ResearchResult, Stage, StageEvent, Trace
+from core.models import (
+    ProgressDetail,
+    ResearchRequest,
+    ResearchResult,
+    Stage,
+    StageEvent,
+    Trace,
+)
 from core.redact import redact
 
 log = logging.getLogger(__name__)
@@ -66,14 +73,17 @@ class ResearchRecord:
         self._sink = sink
         self._previous = 0.0
 
-    async def begin(self, stage: Stage, message: str) -> None:
+    async def begin(self, stage: Stage, message: str,
+                    detail: ProgressDetail | None = None) -> None:
         await self._emit(StageEvent(stage=stage, kind="started", progress=self._previous,
-                                    message=message))
+                                    message=message, detail=detail or ProgressDetail()))
 
-    async def end(self, stage: Stage, message: str, counts: dict[str, int] | None = None) -> None:
+    async def end(self, stage: Stage, message: str, counts: dict[str, int] | None = None,
+                  detail: ProgressDetail | None = None) -> None:
         self._previous = _PROGRESS[stage]
         await self._emit(StageEvent(stage=stage, kind="finished", progress=self._previous,
-                                    message=message, counts=counts or {}))
+                                    message=message, counts=counts or {},
+                                    detail=detail or ProgressDetail()))
 
     async def _emit(self, event: StageEvent) -> None:
         """Progress is best effort: a sink that fails is logged, never fails the research."""

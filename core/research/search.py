@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import CredentialRefusedError, SourceError
 from core.metrics import SEARCH_FAILURES
-from core.models import QueryIntent, SearchControls, Source, SourceFailure
+from core.models import QueryIntent, SearchControls, Source, SourceFailure, SourceSearch
 from core.research.planning import ResearchPlan, route_sources
 from core.sources.controls import kept, left_out, unapplied
 from core.sources.failure_kinds import failure_kind
@@ -72,12 +72,16 @@ class SearchScope:
         return [[s for s in hits if not blocked(s, self.block)] for hits in results]
 
     async def read_pages(self, question: str, sources: list[Source]
-                         ) -> tuple[list[Source], list[str]]:
+                         ) -> tuple[list[Source], list[str], int]:
+        """`sources` with web pages read in place of their snippets, the reasons pages were
+        not read, and how many were."""
         if self.pages is None:
-            return sources, []
+            return sources, [], 0
         snippets = {name for name, source in self.sources.items()
                     if source.capabilities.snippets}
-        return await self.pages.read(question, sources, snippets)
+        read, unread = await self.pages.read(question, sources, snippets)
+        return read, unread, sum(1 for old, new in zip(sources, read, strict=True)
+                                 if new is not old)
 
 
 class SearchOutcome(BaseModel):
@@ -88,6 +92,8 @@ class SearchOutcome(BaseModel):
     queries_per_source: dict[str, int] = Field(default_factory=dict)
     results_per_source: dict[str, int] = Field(default_factory=dict)
     counts_per_query: dict[str, int] = Field(default_factory=dict)  # results, all sources
+    searches: list[SourceSearch] = Field(default_factory=list)  # each query to each source
+    found_by: dict[str, SourceSearch] = Field(default_factory=dict)  # the first, a passage
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)  # controls a source could not apply
 
@@ -135,6 +141,12 @@ async def run_search(
     counts: Counter[str] = Counter()
     per_query: Counter[str] = Counter({planned.text: 0 for planned in plan.queries})
     for (name, text), outcome in zip(calls, outcomes, strict=True):
+        search = SourceSearch(source=name, label=sources[name].label, query=text,
+                              results=len(outcome) if isinstance(outcome, list) else 0,
+                              failed=not isinstance(outcome, list))
+        result.searches.append(search)
+        for source in outcome if isinstance(outcome, list) else []:
+            result.found_by.setdefault(source.id, search)
         if isinstance(outcome, SourceFailure):
             result.failures.append(outcome.model_copy(update={"query": text}))
             SEARCH_FAILURES.labels(name, outcome.kind).inc()

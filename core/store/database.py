@@ -128,6 +128,7 @@ job_events = Table(
     Column("progress", Float, nullable=False),
     Column("message", Text, nullable=False),
     Column("counts", JSON, nullable=False),
+    Column("detail", JSON),  # a stage event's ProgressDetail; NULL in older rows
 )
 
 # Where a job's answer goes (a chat platform's channel, thread, status message, interaction)

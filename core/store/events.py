@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.models import TERMINAL_EVENTS, JobEvent, ProgressEvent, Stage, utcnow
+from core.models import TERMINAL_EVENTS, JobEvent, ProgressDetail, ProgressEvent, Stage, utcnow
 from core.redact import REDACTOR
 from core.store.database import job_events
 from core.store.outage import store_outage
@@ -44,7 +44,8 @@ class JobEvents:
     async def progress(self, *events: ProgressEvent) -> list[JobEvent]:
         """Store stage events of one job, in order, in one transaction."""
         return await self._append(events[0].job_id, [
-            EventDraft(event.kind, event.stage, event.progress, event.message, event.counts)
+            EventDraft(event.kind, event.stage, event.progress, event.message, event.counts,
+                       event.detail)
             for event in events])
 
     def hold(self, job_id: str, kind: str, message: str) -> None:
@@ -147,14 +148,18 @@ class EventDraft:
     progress: float
     message: str
     counts: dict[str, int]
+    detail: ProgressDetail | None = None
 
 
 def event_rows(job_id: str, first: int, drafts: Sequence[EventDraft]) -> list[dict[str, Any]]:
-    """The job's events as rows, numbered from `first`, their messages redacted."""
+    """The job's events as rows, numbered from `first`, their messages (and the queries of
+    their details) redacted."""
     at = utcnow()
     return [{"job_id": job_id, "seq": first + n, "at": at, "kind": draft.kind,
              "stage": draft.stage.value if draft.stage else None, "progress": draft.progress,
-             "message": REDACTOR(draft.message), "counts": draft.counts}
+             "message": REDACTOR(draft.message), "counts": draft.counts,
+             "detail": REDACTOR.data(draft.detail.model_dump(mode="json"))
+             if draft.detail is not None else None}
             for n, draft in enumerate(drafts)]
 
 

@@ -37,7 +37,29 @@
       list.appendChild(item);
     }
     item.className = event.kind === "finished" ? "done" : "running";
-    item.querySelector(".message").textContent = event.message || "";
+    item.querySelector(".message").textContent = line(event);
+  }
+
+  // As adapters/chat/progress.py words it: the round of the tier's maximum, each source's
+  // queries; otherwise the event's own message.
+  function line(event) {
+    var detail = event.detail || {};
+    if (!detail.round) { return event.message || ""; }
+    var of = "Round " + detail.round + "/" + detail.rounds_allowed;
+    if (event.kind === "started" && event.stage === "search" && detail.queries && detail.queries.length) {
+      var order = [], by = {};
+      detail.queries.forEach(function (q) {
+        if (!by[q.label]) { by[q.label] = []; order.push(q.label); }
+        by[q.label].push("'" + q.query + "'");
+      });
+      return of + ": searching " + order.map(function (label) {
+        return label + ": " + by[label].join(", ");
+      }).join(" · ");
+    }
+    if (event.kind === "started" && event.stage === "rank" && detail.results !== null && detail.results !== undefined) {
+      return of + ": processing " + detail.results + " results";
+    }
+    return event.message || "";
   }
 
   if (body.dataset.running === "yes" && window.EventSource) {

@@ -66,7 +66,8 @@ async def job_events(jobs: JobService, feeds: JobFeeds, job: Job, after: int,
 
 def _progress(event: JobEvent) -> ServerSentEvent:
     body = ProgressEventBody(seq=event.seq, kind=event.kind, stage=event.stage,
-                             progress=event.progress, message=event.message, at=event.at)
+                             progress=event.progress, message=event.message,
+                             detail=event.detail, at=event.at)
     return ServerSentEvent(body.model_dump_json(), event="progress", id=str(event.seq))
 
 
