@@ -113,3 +113,22 @@ def test_the_pages_and_readme_name_only_settings_that_exist() -> None:
              for code in _inline_code(path.read_text()) for match in name.findall(code)}
     assert named, "the scan found no setting names at all"
     assert {(page, key) for page, key in named if key not in known} == set()
+
+
+def test_readme_links_lead_to_files_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    targets = [target for target in re.findall(r"\]\(([^)\s]+)\)", readme)
+               if not re.match(r"[a-z]+:", target)]
+    assert any(target.startswith("docs/") for target in targets)
+    missing = [target for target in targets if not (ROOT / target.split("#")[0]).exists()]
+    assert not missing
+
+
+def test_readme_gives_the_commands_ci_runs() -> None:
+    """.ci/run does README's install step and runs its test commands: the same lines."""
+    readme = (ROOT / "README.md").read_text()
+    commands = [re.sub(r"^(\w+=\S+ )+", "", line)
+                for line in (ROOT / ".ci" / "run").read_text().splitlines()
+                if re.match(r"(\w+=\S+ )*(\.venv/bin/|python3 -m venv)", line)]
+    assert len(commands) >= 6
+    assert [command for command in commands if command not in readme] == []
