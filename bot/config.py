@@ -125,7 +125,8 @@ class LogSettings(BaseModel):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="The lowest level logged.")
     include_questions: bool = Field(
-        default=False, description="Put question text in log lines. Off: logs name jobs, "
+        default=False, description="Put question text in log lines (the question field of a job's "
+        "first line). Off: logs name jobs, "
         "tenants and stages, never what was asked.")
 
 
@@ -135,7 +136,8 @@ class SlackSettings(BaseModel):
     bot_token: SecretStr | None = Field(
         default=None, description="xoxb- bot token: one workspace (leave unset for OAuth).")
     signing_secret: SecretStr | None = Field(
-        default=None, description="Verifies that HTTP requests come from Slack."
+        default=None, description="Verifies that HTTP requests come from Slack (required in "
+        "HTTP mode)."
     )
     app_token: SecretStr | None = Field(
         default=None, description="xapp- app-level token: Socket Mode instead of HTTP."
@@ -166,7 +168,7 @@ class DiscordSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: SecretStr | None = Field(default=None, description="Bot token (Developer Portal > "
-                                    "Bot > Reset Token).")
+                                    "Bot > Reset Token); required for researchbot discord.")
     dev_guild_id: int | None = Field(
         default=None, gt=0, description="Register /research in this server only (appears at once; "
         "for development). Default: globally (can take up to an hour to appear).")
@@ -208,7 +210,8 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(user_data_dir("researchbot", appauthor=False)),
         description="Folder of every embedded store (SQLite, Chroma, caches).",
     )
-    tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests.")
+    tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests "
+                        "(each tenant has its own knowledge base and answer cache).")
     store: StoreSettings = Field(default_factory=StoreSettings)
     queue: QueueSettings = Field(default_factory=QueueSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

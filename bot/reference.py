@@ -42,10 +42,12 @@ def setting_rows(model: BaseModel | None = None, path: tuple[str, ...] = ()
     reference shows what a fresh installation gets."""
     values = Settings.model_construct() if model is None else model
     for name, field in type(values).model_fields.items():
-        value = getattr(values, name)
+        value = getattr(values, name, None)
         key = (*path, name)
-        if isinstance(value, BaseModel):
-            yield from setting_rows(value, key)
+        section = _section_model(field.annotation)
+        if section is not None:  # an optional section unset by default still lists its keys
+            yield from setting_rows(value if isinstance(value, BaseModel)
+                                    else section.model_construct(), key)
             continue
         yield SettingRow(
             key=".".join(key),
@@ -54,6 +56,13 @@ def setting_rows(model: BaseModel | None = None, path: tuple[str, ...] = ()
             default=_default_text(value),
             description=field.description or "",
         )
+
+
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((section for arg in get_args(annotation)
+                 if (section := _section_model(arg)) is not None), None)
 
 
 def settings_reference() -> str:
@@ -177,12 +186,10 @@ def _default_text(value: Any) -> str:
 
 
 def _section_doc(section: str) -> str:
-    model: type[BaseModel] = Settings
+    model: type[BaseModel] | None = Settings
     for name in section.split(".") if section else ():
-        model = type(getattr(model.model_construct(), name))
-    doc = model.__doc__ or ""
-    return "" if model is Settings or doc.startswith(("Usage docs:", "A base class")) \
-        else " ".join(doc.split())
+        model = _section_model(model.model_fields[name].annotation) if model else None
+    return " ".join((model.__doc__ or "").split()) if model is not None else ""
 
 
 def _escape(text: str) -> str:

@@ -175,7 +175,8 @@ class KnowledgeBaseSettings(_Section):
     overlap_tokens: int = Field(default=60, ge=0, description="Tokens repeated between chunks.")
     max_file_mb: float = Field(default=20.0, gt=0, description="Larger files (and web pages) "
                                "are skipped.")
-    candidates: int = Field(default=40, ge=1, description="Candidates each retriever returns.")
+    candidates: int = Field(default=40, ge=1, description="Candidates each retriever returns "
+                            "before fusion.")
     mmr_lambda: float = Field(
         default=0.75, ge=0, le=1, description="MMR trade-off: 1 pure relevance, 0 pure diversity."
     )
@@ -191,7 +192,7 @@ class KnowledgeBaseSettings(_Section):
     )
     tenant_idle_seconds: float = Field(
         default=1800.0, gt=0, description="A tenant's search index not searched for this long "
-        "is dropped from memory."
+        "is dropped from memory (checked at the next search)."
     )
 
     @model_validator(mode="after")

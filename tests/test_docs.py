@@ -57,11 +57,14 @@ def test_a_setting_added_to_the_tree_appears_without_an_edit() -> None:
     class Tree(BaseModel):
         top: bool = Field(default=False, description="A top-level switch.")
         knobs: Knobs = Field(default_factory=Knobs)
+        spare: Knobs | None = None
 
     assert [(row.key, row.variable, row.type, row.default, row.description)
             for row in setting_rows(Tree())] == [
         ("top", f"{ENV_PREFIX}TOP", "boolean", "false", "A top-level switch."),
         ("knobs.timeout_s", f"{ENV_PREFIX}KNOBS__TIMEOUT_S", "number, > 0", "2.5",
+         "How long to wait."),
+        ("spare.timeout_s", f"{ENV_PREFIX}SPARE__TIMEOUT_S", "number, > 0", "2.5",
          "How long to wait.")]
 
 
