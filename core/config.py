@@ -267,7 +267,8 @@ class TierBudget(_Section):
 # tiers search more in that time, they do not wait longer. Without a model a tier runs
 # `plain_queries` query variations, then up to `plain_hops` searches for what the first
 # passages name (the second hop), and keeps `plain_sources` x pipeline.max_sources passages;
-# with a model the other columns are its budget (each overridable: llm.quick.seconds, ...).
+# with a model the other
+# columns are its budget (each overridable: llm.quick.seconds, ...).
 TIERS: dict[str, dict[str, Any]] = {
     "quick": {"plain_queries": 2, "plain_hops": 2, "plain_sources": 0.625,
               "iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
