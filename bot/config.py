@@ -75,7 +75,7 @@ class ChatSettings(BaseModel):
         "is recorded as failed on the job (researchbot show).")
     delivery_first_wait_seconds: float = Field(
         default=2.0, gt=0, description="The first wait before a delivery is retried; each "
-        "next wait doubles, up to a minute.")
+        "next wait doubles, up to a minute (with jitter).")
     document_adders: StrList = Field(
         default=["everyone"], description="Who may add documents from chat (a file shared "
         "with the bot in a thread it answers in, in a direct message or with a mention, or "
@@ -103,8 +103,9 @@ class WebSettings(BaseModel):
         "tenant) on any address. Without it, requests without a key are served only while no "
         "key exists and the server listens on this machine's own address.")
     questions_per_minute: int = Field(
-        default=30, ge=1, description="Questions one API key may ask per minute (429 with "
-        "Retry-After beyond it).")
+        default=30, ge=1, description="Questions one API key may ask per minute through the "
+        "API. A question over a limit waits up to chat.max_queue_seconds, beyond that 429 with "
+        "Retry-After (shared in Redis when chat.redis_url is set).")
     tenant_questions_per_minute: int = Field(
         default=120, ge=1, description="Questions one tenant may ask per minute through the API.")
     metrics: bool = Field(default=True, description="Serve Prometheus metrics on /metrics.")
@@ -119,11 +120,13 @@ class LogSettings(BaseModel):
 
     format: Literal["text", "json"] = Field(
         default="text", description="text (one readable line) or json (one JSON object per "
-        "line, with job id, tenant and stage fields, for a log collector).")
+        "line for a log collector: time, level, logger, message, and job_id, tenant and stage "
+        "where known).")
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="The lowest level logged.")
     include_questions: bool = Field(
-        default=False, description="Put question text in log lines. Off: logs name jobs, "
+        default=False, description="Put question text in log lines (the question field of a job's "
+        "first line). Off: logs name jobs, "
         "tenants and stages, never what was asked.")
 
 
@@ -133,7 +136,8 @@ class SlackSettings(BaseModel):
     bot_token: SecretStr | None = Field(
         default=None, description="xoxb- bot token: one workspace (leave unset for OAuth).")
     signing_secret: SecretStr | None = Field(
-        default=None, description="Verifies that HTTP requests come from Slack."
+        default=None, description="Verifies that HTTP requests come from Slack (required in "
+        "HTTP mode)."
     )
     app_token: SecretStr | None = Field(
         default=None, description="xapp- app-level token: Socket Mode instead of HTTP."
@@ -164,7 +168,7 @@ class DiscordSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: SecretStr | None = Field(default=None, description="Bot token (Developer Portal > "
-                                    "Bot > Reset Token).")
+                                    "Bot > Reset Token); required for researchbot discord.")
     dev_guild_id: int | None = Field(
         default=None, gt=0, description="Register /research in this server only (appears at once; "
         "for development). Default: globally (can take up to an hour to appear).")
@@ -206,7 +210,8 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(user_data_dir("researchbot", appauthor=False)),
         description="Folder of every embedded store (SQLite, Chroma, caches).",
     )
-    tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests.")
+    tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests "
+                        "(each tenant has its own knowledge base and answer cache).")
     store: StoreSettings = Field(default_factory=StoreSettings)
     queue: QueueSettings = Field(default_factory=QueueSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

@@ -102,8 +102,10 @@ class StoreSettings(_Section):
     stale_job_minutes: float = Field(
         default=60.0,
         gt=0,
-        description="Unfinished jobs whose process is gone are run again (serve, chat front "
-        "ends) or queued again (a worker's sweep); those older than this are marked failed.",
+        description="Unfinished jobs whose process is gone are run again when serve or a chat "
+        "front end starts (without a queue; their events continue and the answer page says "
+        "'Resumed after a restart') or queued again by a worker's sweep; those older than this "
+        "are marked failed.",
     )
     min_free_mb: float = Field(
         default=64.0,
@@ -124,22 +126,25 @@ class QueueSettings(_Section):
     deep_concurrency: int = Field(default=2, ge=1, description="Deep jobs one worker runs at "
                                   "once (their own queue, so they never hold up quick ones).")
     max_attempts: int = Field(default=3, ge=1, description="Tries of one job whose worker died "
-                              "or stopped; then the job fails and the person is told.")
+                              "or stopped; then the job fails and the person is told. Retries "
+                              "wait 2 s, doubling up to 60 s, so an outage does not burn them.")
     heartbeat_seconds: int = Field(default=20, ge=1, description="A running job proves its "
                                    "worker alive this often (a third of it, in fact); past it "
                                    "without a sign the job is taken up again.")
     sweep_seconds: int = Field(default=10, ge=1, description="How often workers look for jobs "
                                "whose worker died.")
     lost_job_seconds: int = Field(default=60, ge=1, description="An unfinished job the queue "
-                                  "no longer holds (its attempts ended while the database "
-                                  "was away) is queued again by a worker's sweep once it is "
-                                  "this old.")
+                                  "no longer holds (Redis came back empty, or its attempts "
+                                  "ended while the database was away) is queued again "
+                                  "by a worker's sweep once it is this old.")
     shutdown_grace_seconds: int = Field(default=30, ge=0, description="A worker told to stop "
                                         "(SIGTERM) finishes its jobs for this long, then hands "
                                         "the rest back to the queue.")
     metrics_port: int = Field(default=0, ge=0, le=65535, description="`researchbot worker` "
                               "serves Prometheus metrics (GET /metrics, queue depth included) "
-                              "on this port, on every address. 0: no metrics server.")
+                              "on this port, on every address; a port already taken stops the "
+                              "worker with a message naming this setting. 0: no metrics "
+                              "server.")
 
 
 class EmbeddingSettings(_Section):
@@ -168,15 +173,18 @@ class KnowledgeBaseSettings(_Section):
     )
     chunk_tokens: int = Field(default=400, ge=50, le=2000, description="Target tokens a chunk.")
     overlap_tokens: int = Field(default=60, ge=0, description="Tokens repeated between chunks.")
-    max_file_mb: float = Field(default=20.0, gt=0, description="Larger files are skipped.")
-    candidates: int = Field(default=40, ge=1, description="Candidates each retriever returns.")
+    max_file_mb: float = Field(default=20.0, gt=0, description="Larger files (and web pages) "
+                               "are skipped.")
+    candidates: int = Field(default=40, ge=1, description="Candidates each retriever returns "
+                            "before fusion.")
     mmr_lambda: float = Field(
         default=0.75, ge=0, le=1, description="MMR trade-off: 1 pure relevance, 0 pure diversity."
     )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     refresh_hours: float = Field(
         default=24.0, ge=0, description="Web pages and sites indexed from a URL are read "
-        "again this often by serve, the chat bots or a worker (unchanged pages skipped, "
+        "again this often by serve, the chat bots or a worker, each site by one process however "
+        "many run (unchanged pages skipped, "
         "changed ones replaced, vanished ones removed); 0: only by researchbot refresh.")
     max_loaded_tenants: int = Field(
         default=64, ge=1, description="Tenants whose search index a process keeps in memory; "
@@ -184,7 +192,7 @@ class KnowledgeBaseSettings(_Section):
     )
     tenant_idle_seconds: float = Field(
         default=1800.0, gt=0, description="A tenant's search index not searched for this long "
-        "is dropped from memory."
+        "is dropped from memory (checked at the next search)."
     )
 
     @model_validator(mode="after")

@@ -68,6 +68,7 @@ def test_every_researchbot_variable_the_repository_names_is_known() -> None:
     """The allow-list is the one place for RESEARCHBOT_* names that are not settings."""
     known = setting_variables()
     files = [ROOT / "README.md", ROOT / "config.toml", ROOT / ".ci" / "run",
+             *(ROOT / "docs").rglob("*.md"),
              *(p for folder in ("core", "bot", "adapters", "tests", "bench")
                for p in (ROOT / folder).rglob("*.py") if p.name != Path(__file__).name)]
     named = {name for path in files if path.is_file()

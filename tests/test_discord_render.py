@@ -74,15 +74,15 @@ def test_a_long_answer_with_many_sources_is_split_within_every_limit() -> None:
     assert all(len(e["description"]) <= MAX_DESCRIPTION for m in sources for e in m)
 
 
-def test_the_readme_invite_asks_for_the_permissions_the_bot_uses() -> None:
+def test_the_documented_invite_asks_for_the_permissions_the_bot_uses() -> None:
     from pathlib import Path
     from urllib.parse import parse_qs, urlsplit
 
     from adapters.discord.bot import invite_url
 
     query = parse_qs(urlsplit(invite_url(1234)).query)
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    assert f"permissions={query['permissions'][0]}" in readme
+    guide = (Path(__file__).parent.parent / "docs" / "howto" / "discord.md").read_text()
+    assert f"permissions={query['permissions'][0]}" in guide
     assert query["scope"] == ["bot applications.commands"]
 
 
