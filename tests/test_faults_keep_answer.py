@@ -12,9 +12,11 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import text
 
@@ -27,7 +29,7 @@ from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
 from core.store.answers import CachedAnswerStore
 from core.store.catalogue import KnowledgeCatalogue
-from core.store.database import open_database
+from core.store.database import open_database, sqlite_url
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
 from tests.chat_harness import SlowSource
@@ -84,6 +86,21 @@ class ChatThread:
     async def _post(self, what: str) -> str:
         self.posted.append(what)
         return what
+
+
+async def _stored_to_the_end(engine: Any, job_id: str, within_s: float) -> list[str]:
+    """Wait for the job's row to be written completed and its events to end with its
+    delivery (written after the row); the kinds of its stored events."""
+    store, events = JobStore(engine), JobEvents(engine)
+
+    async def written() -> bool:
+        with contextlib.suppress(Exception):  # the database may be starting again
+            return (await store.get(job_id)).status == JobStatus.COMPLETED and \
+                [event.kind for event in await events.after(job_id)][-1:] == ["delivered"]
+        return False
+
+    await wait_until(written, within_s=within_s, every_s=0.25)
+    return [event.kind for event in await events.after(job_id)]
 
 
 async def _knowledge_base(engine: Any, chroma: Any, embedder: Any, corpus: Path
@@ -155,15 +172,9 @@ async def test_an_answer_whose_row_the_database_refuses_is_delivered_and_stored_
     finally:
         await _run_sql(engine, ACCEPT_ANSWER_ROW)
 
-    store = JobStore(engine)
-
-    async def written() -> bool:
-        return (await store.get(job_id)).status == JobStatus.COMPLETED
-
-    await wait_until(written, within_s=15)
-    stored = await store.get(job_id)
+    kinds = await _stored_to_the_end(engine, job_id, within_s=15)
+    stored = await JobStore(engine).get(job_id)
     assert stored.result is not None and "12 and 16 hours" in stored.result.answer.summary
-    kinds = [event.kind for event in await JobEvents(engine).after(job_id)]
     assert kinds[-2:] == ["completed", "delivered"]
     assert kinds.count("completed") == 1
     await jobs.close()
@@ -197,13 +208,7 @@ async def test_a_job_database_that_goes_away_mid_research_still_returns_the_answ
 
         await postgres.start()
 
-        async def written() -> bool:
-            with contextlib.suppress(Exception):
-                return (await store.get(job_id)).status == JobStatus.COMPLETED
-            return False
-
-        await wait_until(written, within_s=60, every_s=0.5)
-        kinds = [event.kind for event in await JobEvents(engine).after(job_id)]
+        kinds = await _stored_to_the_end(engine, job_id, within_s=60)
         assert kinds[-2:] == ["completed", "delivered"]
         await jobs.close()
         await engine.dispose()
@@ -246,3 +251,61 @@ def test_the_cli_answers_when_its_database_file_refuses_the_cache_and_the_answer
     assert len(said) == 1 and "database or disk is full" in said[0]
     assert "Traceback" not in asked.stderr and "[SQL:" not in asked.stderr
     database.close()
+
+
+@contextlib.contextmanager
+def _small_disk(folder: Path, megabytes: int) -> Iterator[Path]:
+    """A tmpfs of its own at `folder` (a data folder that can really fill up)."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs",
+                              str(folder)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def _fill(folder: Path) -> Path:
+    """Write until the disk says it is full; the file that filled it."""
+    filler = folder / "filler"
+    with filler.open("wb", buffering=0) as out, contextlib.suppress(OSError):
+        while True:  # unbuffered: the write that fails leaves nothing to flush at close
+            out.write(b"\0" * 65536)
+    return filler
+
+
+async def test_an_answer_finished_when_its_data_folder_fills_up_is_kept_and_stored_later(
+    sqlite_engine: Any, chroma: Any, embedder: Any, corpus: Path, tmp_path: Path,
+) -> None:
+    """The jobs on a SQLite file in a small data folder that fills up (ENOSPC) while the
+    research waits on a slow source: the answer is returned and delivered, and written once
+    space is freed."""
+    knowledge_base = await _knowledge_base(sqlite_engine, chroma, embedder, corpus)
+    sources = local_sources(knowledge_base, PipelineSettings())
+    sources["slow"] = SlowSource(2.0)
+    with _small_disk(tmp_path / "data", 8) as data:
+        engine = await open_database(sqlite_url(str(data / "jobs.sqlite3")))
+        jobs = build_jobs(build_research(sources, embedder, PipelineSettings()), engine,
+                          QUICK_RETRY, progress_interval_s=0.0)
+        store = JobStore(engine)
+        thread = ChatThread()
+        job_id = await jobs.submit(ResearchRequest(question=QUESTION, tenant="t1"), thread)
+
+        async def started() -> bool:
+            return (await store.get(job_id)).status == JobStatus.IN_PROGRESS
+
+        await wait_until(started, within_s=10)
+        filler = _fill(data)
+        job = await asyncio.wait_for(jobs.wait(job_id), timeout=60)
+        assert job.status == JobStatus.COMPLETED
+        assert job.result is not None and "12 and 16 hours" in job.result.answer.summary
+        assert thread.posted == [job.result.answer.summary]
+        assert (await store.get(job_id)).status == JobStatus.IN_PROGRESS  # not written yet
+        filler.unlink()
+
+        kinds = await _stored_to_the_end(engine, job_id, within_s=30)
+        assert kinds[-2:] == ["completed", "delivered"]
+        await jobs.close()
+        await engine.dispose()
