@@ -54,6 +54,8 @@ ATTRIBUTES = (
     Attribute("opened", "date", _cue("opened"), regional=True),
     Attribute("completed", "date", _cue("completed")),
     Attribute("built", "date", _cue("built|constructed")),
+    Attribute("discovered", "date", _cue("discovered")),
+    Attribute("happened", "date", _cue("took place|was fought")),
     Attribute("population", "count", _cue("population"), regional=True),
     Attribute("population", "count", _cue("inhabitants|residents"), before=True,
               regional=True),
@@ -70,11 +72,12 @@ ATTRIBUTES = (
     Attribute("founder", "name", _cue("founded by")),
     Attribute("designed", "name", _cue("designed by")),
     Attribute("composed", "name", _cue("composed by")),
-    Attribute("capital", "name", _cue("capital(?: city)? (?:is|was)")),
+    Attribute("capital", "name", _cue("capital(?: city)?")),
 )
 _DATE_VERB = {"born": "born", "died": "died", "founded": "founded", "released": "released",
               "premiered": "premiered", "published": "published", "opened": "opened",
-              "completed": "completed", "built": "built"}
+              "completed": "completed", "built": "built", "discovered": "discovered",
+              "happened": "took place"}
 _NAME_QUESTION = {"directed": "who directed {s}", "founder": "who founded {s}",
                   "designed": "who designed {s}", "composed": "who composed {s}",
                   "capital": "the capital of {s}"}
@@ -153,8 +156,8 @@ def _claim(sentence: str, cue: re.Match[str], attribute: Attribute, own: str,
     if attribute.before:  # "The tower is 324 metres tall": the subject stands before both
         value = _value(prefix[-_WINDOW // 2:], attribute)
         prefix = prefix[:prefix.rfind(value[1])] if value else prefix
-    named = re.match(rf"\s+of\s+(?:the\s+)?({NAME.pattern})", after)
-    subject = _subject(prefix, own) if named is None else _bare(named.group(1))
+    named = re.match(rf"\s+of\s+(?:the\s+)?({_FULL_NAME})", after)
+    subject = _subject(prefix, own) if named is None else _as_own(_bare(named.group(1)), own)
     if named is not None:
         after = after[named.end():]
     if subject is None and not prefix.strip():
@@ -164,7 +167,8 @@ def _claim(sentence: str, cue: re.Match[str], attribute: Attribute, own: str,
     if not subject or value is None:
         return None
     found, written = value
-    condition = _condition(sentence, written, attribute) if attribute.regional else ""
+    clause = sentence[start:cue.end() + _end(sentence[cue.end():])]
+    condition = _condition(clause, written, attribute) if attribute.regional else ""
     return Claim(subject, attribute, found, written, key, condition)
 
 
@@ -189,7 +193,7 @@ def _value(clause: str, attribute: Attribute) -> tuple[Value, str] | None:
         when, match = dates[-1] if attribute.before else dates[0]
         return when, match.group()
     if attribute.kind == "name":
-        name = re.match(rf"\s*(?:the\s+)?({NAME.pattern})", clause)
+        name = re.match(rf"\s*(?:(?:is|was)\s+)?(?:the\s+)?({_FULL_NAME})", clause)
         if name is None or not set(plain_words(name.group(1))) - STOPWORDS:
             return None
         return name.group(1), name.group(1)
@@ -222,8 +226,14 @@ _FILLER = (r"(?:\s+(?:was|were|is|are|has|had|have|been|be|being|first|originall
            r"nearly|roughly|some|over|almost|with|just|more|than|under))*\s*")
 _ANAPHOR = re.compile(rf"(?:(?:he|she|it|they|its|his|her|their)|(?:the|this|that)\s+[a-z]+"
                       rf"(?:'s)?|the){_FILLER}", re.I)
-_NAMED = re.compile(rf"(?:the\s+)?(?P<name>{NAME.pattern})(?P<own>'s)?"
-                    rf"(?:\s*,\s*(?:which|who))?{_FILLER}")
+# "Dunmore F.C.", "Brenner & Holt", "Zephyr OS 2"
+_FULL_NAME = rf"{NAME.pattern}\.?(?:\s*&\s*{NAME.pattern})?(?:\s+\d{{1,2}}\b)?"
+# What an encyclopedia says a thing is before a cue: "is a 1998 thriller", "is a boarding
+# school in Wales,", "is a maker of warehouse robots with"
+_DESCRIBED = (r"(?:\s+(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[a-z0-9][\w'-]*\s+|"
+              rf"(?:in|of|from|for|by)\s+(?:the\s+)?{NAME.pattern}\s+)*?[a-z0-9][\w'-]*,?)?")
+_NAMED = re.compile(rf"(?:[Tt]he\s+(?:[a-z][\w-]*\s+){{0,2}})?(?P<name>{_FULL_NAME})(?P<own>'s)?"
+                    rf"{_DESCRIBED}(?:\s*,\s*(?:which|who))?{_FILLER}")
 
 
 def _subject(prefix: str, own: str) -> str | None:
@@ -232,20 +242,29 @@ def _subject(prefix: str, own: str) -> str | None:
     prefix = _LEAD_IN.sub("", prefix).strip()
     if not prefix or _ANAPHOR.fullmatch(prefix):
         return own or None
+    if own and re.fullmatch(rf"(?:the\s+)?{re.escape(own)}(?:'s)?{_DESCRIBED}{_FILLER}", prefix,
+                            re.I):
+        return own  # as the title writes it: "Kingsmere station opened in 1847"
     named = _NAMED.fullmatch(prefix)
     if named is None:
         return None
     if named.group("own") and named.end("own") < len(prefix.rstrip()):
         return None  # "Marie Curie's daughter was born ..." is not about Marie Curie
     name = _bare(named.group("name"))
-    if not _a_name(name):
-        return None
-    return own if own and _same_subject(name, own) else name
+    return _as_own(name, own) if _a_name(name) else None
+
+
+def _as_own(name: str, own: str) -> str:
+    """The passage's own subject when `name` is a shorter way of saying it ("Tarsenia" in
+    the passage on the Republic of Tarsenia); a longer name is something more particular
+    ("Zephyr OS 2" in the passage on Zephyr OS)."""
+    shorter = len(name_words(name)) <= len(name_words(own))
+    return own if own and shorter and _same_subject(name, own) else name
 
 
 def _a_name(name: str) -> bool:
     """Not a capitalised word that opens a sentence: "With", "Originally", "When"."""
-    first = name.split()[0].casefold()
+    first = re.sub(r"^the\s+", "", name.casefold()).split()[0]
     return first not in STOPWORDS and first not in _OPENERS and not first.endswith("ly")
 
 
@@ -257,18 +276,16 @@ _OPENERS = frozenset({"although", "though", "despite", "today", "however", "foll
 def _subject_after(after: str, own: str) -> str | None:
     """The subject a sentence opening on its cue names after the comma."""
     _, comma, rest = after.partition(",")
-    named = re.match(rf"\s*(?:the\s+)?({NAME.pattern})", rest) if comma else None
+    named = re.match(rf"\s*(?:the\s+)?({_FULL_NAME})", rest) if comma else None
     if named is None:
         pronoun = comma and re.match(r"\s*(?:it|he|she|the\s+[a-z]+)\b", rest, re.I)
         return own if pronoun and own else None
     name = _bare(named.group(1))
-    if not _a_name(name):
-        return None
-    return own if own and _same_subject(name, own) else name
+    return _as_own(name, own) if _a_name(name) else None
 
 
 def _bare(name: str) -> str:
-    return re.sub(r"'s$", "", name.strip())
+    return re.sub(r"'s$|^[Tt]he\s+", "", name.strip())
 
 
 def _opening_name(text: str) -> str:
@@ -305,14 +322,15 @@ _LIFE_DIED = ATTRIBUTES[1]
 _REGION = re.compile(rf"\b(?:in|on|for|across)\s+(?:the\s+)?({NAME.pattern})")
 
 
-def _condition(sentence: str, written: str, attribute: Attribute) -> str:
-    """What a value is said for: the census or survey years beside an amount ("3,677 at the
-    2010 census"), the country of a release ("in Japan"); "" when nothing qualifies it."""
-    others = [m.group() for _, m in dates_in(sentence) if m.group() not in written]
+def _condition(clause: str, written: str, attribute: Attribute) -> str:
+    """What a value is said for, in its clause: the census or survey years beside an amount
+    ("3,677 at the 2010 census"), the country of a release ("in Japan"); "" when nothing
+    qualifies it."""
+    others = [m.group() for _, m in dates_in(clause) if m.group() not in written]
     if attribute.kind != "date":
         return " ".join(sorted(set(others)))
-    at = sentence.find(written)
-    regions = [m.group(1) for m in _REGION.finditer(sentence[max(at, 0):])
+    at = clause.find(written)
+    regions = [m.group(1) for m in _REGION.finditer(clause[max(at, 0):])
                if not dates_in(m.group(1))]
     return " ".join(sorted(set(regions)))
 
