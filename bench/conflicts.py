@@ -12,8 +12,11 @@ written before that and never tuned on.
 
 Real text: the HotpotQA paragraphs (../shared/data/hotpotqa): each question's two gold
 paragraphs, each block of ten paragraphs retrieved together (a question's gold and
-distractor paragraphs, many about namesakes), and the whole corpus at once. Wikipedia
-paragraphs rarely contradict each other, so what fires there is mostly false alarms; each
+distractor paragraphs, many about namesakes), and the whole corpus at once; and the
+Wikipedia-style paragraphs of the multihop set (bench/data/multihop), at once; and, since
+separate articles seldom state the same attribute of the same subject, each paragraph's
+sentences as passages of their own (a paragraph that says its subject's year twice, in other
+words). Wikipedia rarely contradicts itself, so what fires there is mostly false alarms; each
 is printed to be read.
 """
 
@@ -37,6 +40,7 @@ from core.answer.conflicts import (  # noqa: E402
     disagreements,
     name_words,
 )
+from core.text import sentences  # noqa: E402
 
 PAIRS = {"dev (tuned on)": HERE / "data" / "conflict_pairs_dev.json",
          "heldout (never tuned on)": HERE / "data" / "conflict_pairs_heldout.json"}
@@ -81,6 +85,16 @@ def real_text(data: Path) -> None:
             [passages[i] for i in ids[at:at + BLOCK]] for at in range(0, len(ids), BLOCK)],
         "the whole corpus at once": [list(passages.values())],
     }
+    multihop = [Passage(row["id"], row["title"], row["text"])
+                for path in sorted((HERE / "data" / "multihop").glob("*.json"))
+                for row in json.loads(path.read_text())["paragraphs"]]
+    sets["the multihop set's paragraphs at once"] = [multihop]
+    # each sentence its own passage: what one paragraph says twice of its subject, in other
+    # words, is the same thing stated twice, and a paragraph rarely contradicts itself
+    sets["sentences of one paragraph (both sets)"] = [
+        said for p in [*passages.values(), *multihop]
+        if len(said := [Passage(f"{p.key}#{n}", p.title, s)
+                        for n, s in enumerate(sentences(p.text))]) > 1]
     rows: list[list[object]] = []
     for name, groups in sets.items():
         fired = [found for group in groups if (found := disagreements(group))]

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from bot.wiring import build_jobs, build_research, local_sources
+from core.answer.citations import verify_citations
 from core.answer.conflicts import Passage, disagreements
+from core.answer.grading import Grade, grade
+from core.answer.synthesis.base import Draft
 from core.config import PipelineSettings
-from core.models import Confidence, ResearchRequest
+from core.models import Citation, Confidence, ResearchRequest, Source, SourceMetadata
+from core.research.intake import detect_intent
 from tests.job_client import JobClient
 
 
@@ -69,6 +73,21 @@ def test_different_values_of_one_attribute_disagree(first: str, second: str,
     ("Clara Voss was born in 1972.", "Clara Voss's daughter Mira was born in 2001."),
     ("Marguerite Oswin was born in 1881.", "Marguerite Oswin married Henry Blake, who was born "
      "in 1875."),
+    ("Harwick College was founded in 1713.", "The library at Harwick College was founded in "
+     "1850."),
+    # what real paragraphs say of their subject beside the attribute (errors once made on the
+    # HotpotQA paragraphs): a year after the opening "Born in ...,", what the subject founded
+    # or released, a later release or one on DVD, the end of a span
+    ("Clara Voss (born 3 May 1972) is a painter.",
+     "Born in Kyoto, Clara Voss joined the academy in 1990."),
+    ("Clara Voss was founded in 1972.", "Clara Voss later founded the Voss Gallery in 2000."),
+    ("Clara Voss released their first album on 3 March 2011.",
+     "Clara Voss was released on 4 May 2010."),
+    ("The Salt Road was released on 3 June 2004.",
+     "The Salt Road was released on DVD on 5 May 2005."),
+    ("The Salt Road was published in 1936.", "The Salt Road was later published in 1951."),
+    ("The Salt Road was published in 1985.",
+     "The Salt Road was published by a society from 1985 to 1989."),
 ])
 def test_agreeing_or_different_things_do_not_disagree(first: str, second: str) -> None:
     assert _found(("Subject", first), ("Subject", second)) == []
@@ -99,6 +118,45 @@ def test_what_the_question_names_comes_first() -> None:
         Passage("d", "Harwick College", "Harwick College was founded in 1731."),
     ], question="When was Harwick College founded?")
     assert [d.subject for d in found] == ["Harwick College", "Kingsmere station"]
+
+
+def _graded(cited: list[Source], found: list[Source], question: str) -> Grade:
+    """The grade of an answer citing `cited` (passage markers in their order) among `found`."""
+    numbers = {s.id: n for n, s in enumerate(found, 1)}
+    verified = verify_citations(Draft(summary=" ".join(
+        f"{s.content} [{numbers[s.id]}]." for s in cited), citations=[
+        Citation(claim=s.content, source_id=s.id, quote=s.content[:20]) for s in cited]),
+        found)
+    return grade(verified, found, detect_intent(question), [], only_local=True,
+                 question=question)
+
+
+def _kb(*pages: tuple[str, str, str]) -> list[Source]:
+    return [Source(id=f"s{n}", title=title, path=f"/kb/{document}.md", content=text,
+                   document_id=document, metadata=SourceMetadata(relevance=0.8))
+            for n, (document, title, text) in enumerate(pages, 1)]
+
+
+def test_only_the_documents_the_answer_cites_are_weighed() -> None:
+    question = "When was Harwick College founded?"
+    found = _kb(("a", "Harwick College", "Harwick College in Vermont was founded in 1713."),
+                ("b", "Harwick College", "Harwick College, a Vermont school, was founded in 1731."),
+                ("c", "Harwick College", "Harwick College in Vermont admits about 900 students."))
+    both = _graded([found[0], found[1]], found, question)
+    assert "Sources disagree on the year Harwick College was founded: 1713 [1] vs 1731 [2]." \
+        in both.limitations
+    assert both.confidence == Confidence.LOW and both.trace()["disagreements"] == 1
+    one = _graded([found[0], found[2]], found, question)  # the 1731 passage is not cited
+    assert not any("disagree" in line for line in one.limitations)
+
+
+def test_two_passages_of_one_document_are_not_sources_disagreeing() -> None:
+    question = "When was Harwick College founded?"
+    found = _kb(("a", "Harwick College", "Harwick College in Vermont was founded in 1713."),
+                ("a", "Harwick College", "Harwick College, a Vermont school, was founded in 1731."),
+                ("c", "Harwick College", "Harwick College in Vermont was founded in 1713."))
+    graded = _graded(found, found, question)
+    assert not any("disagree" in line for line in graded.limitations)
 
 
 DISAGREEING = {

@@ -162,14 +162,34 @@ def _claim(sentence: str, cue: re.Match[str], attribute: Attribute, own: str,
         after = after[named.end():]
     if subject is None and not prefix.strip():
         subject = _subject_after(after, own)  # "Founded in 1713, Harwick College is ..."
+    if attribute.kind == "date" and _active(prefix, after):
+        return None  # "He later founded J Records in 2000": what was founded is J Records
     if not attribute.before:
-        value = _value(after[:_end(after)][:_WINDOW], attribute)
+        # a sentence opening on its cue says it before its first comma: "Born in Kyoto, he
+        # joined the company in 1965"
+        window = after.split(",")[0] if not prefix.strip() else after[:_end(after)]
+        value = _value(window[:_WINDOW], attribute)
     if not subject or value is None:
         return None
     found, written = value
-    clause = sentence[start:cue.end() + _end(sentence[cue.end():])]
-    condition = _condition(clause, written, attribute) if attribute.regional else ""
+    condition = _condition(prefix, after[:_end(after)], written, attribute) \
+        if attribute.regional else ""
     return Claim(subject, attribute, found, written, key, condition)
+
+
+_AUXILIARY = re.compile(r"\b(?:was|were|is|are|been|be|being|and|or)\s+(?:\w+ly\s+|later\s+|"
+                        r"first\s+|then\s+|also\s+|not\s+|once\s+)*$", re.I)
+
+
+def _active(prefix: str, after: str) -> bool:
+    """Whether a subject does the cue's verb to something named after it ("Hellogoodbye
+    released their third album ... on October 29"): active, with no preposition bringing the
+    date straight after the verb ("It opened in 1874" is about it)."""
+    if not prefix.strip() or _AUXILIARY.search(prefix):
+        return False
+    ends = re.search(r"(?:\b(?:he|she|it|they|we|who)|[A-Z][\w'.-]*)\s+(?:\w+ly\s+|later\s+|"
+                     r"first\s+|then\s+|also\s+|once\s+)*$", prefix)
+    return ends is not None and not re.match(r"\s+(?:in|on|at|during|around|c\.)\s", after)
 
 
 def _clause_start(sentence: str, at: int) -> int:
@@ -213,8 +233,8 @@ def _in_range(clause: str, match: re.Match[str]) -> bool:
     """A date that starts or ends a span ("from 1887 to 1889", "1887–1889") dates no one
     event."""
     before, after = clause[:match.start()], clause[match.end():]
-    return bool(re.match(r"\s*(?:–|-|—|to|and|until)\s*\d", after)
-                or re.search(r"(?:between|from|–|-|—)\s*$", before))
+    return bool(re.match(r"\s*(?:–|-|—|to|and|until|through)\s*\d", after)
+                or re.search(r"(?:\b(?:between|from|until|till|through|to)|–|-|—)\s*$", before))
 
 
 _LEAD_IN = re.compile(r"^\s*(?:(?:In|On|By|As of|After|Before|During|Since|At|Following|"
@@ -228,11 +248,19 @@ _ANAPHOR = re.compile(rf"(?:(?:he|she|it|they|its|his|her|their)|(?:the|this|tha
                       rf"(?:'s)?|the){_FILLER}", re.I)
 # "Dunmore F.C.", "Brenner & Holt", "Zephyr OS 2"
 _FULL_NAME = rf"{NAME.pattern}\.?(?:\s*&\s*{NAME.pattern})?(?:\s+\d{{1,2}}\b)?"
+# "the town of Novy Brod" is Novy Brod
+_PLACE_KIND = (r"town|city|village|hamlet|municipality|borough|county|state|province|island|"
+               r"kingdom|republic|port|district|region|commune|parish")
+_PREPOSITION = r"(?:of|at|in|on|for|from|by|with|to|near|behind|under|inside|outside)"
 # What an encyclopedia says a thing is before a cue: "is a 1998 thriller", "is a boarding
 # school in Wales,", "is a maker of warehouse robots with"
 _DESCRIBED = (r"(?:\s+(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[a-z0-9][\w'-]*\s+|"
               rf"(?:in|of|from|for|by)\s+(?:the\s+)?{NAME.pattern}\s+)*?[a-z0-9][\w'-]*,?)?")
-_NAMED = re.compile(rf"(?:[Tt]he\s+(?:[a-z][\w-]*\s+){{0,2}})?(?P<name>{_FULL_NAME})(?P<own>'s)?"
+# "The cellist Ilse Marendt", "Harwick College in Vermont"; not "The library at Harwick
+# College", which is about the library
+_NAMED = re.compile(rf"(?:[Tt]he\s+(?:(?:{_PLACE_KIND})\s+of\s+|"
+                    rf"(?:(?!{_PREPOSITION}\b)[a-z][\w-]*\s+){{0,2}}))?"
+                    rf"(?P<name>{_FULL_NAME})(?P<own>'s)?(?:\s+in\s+{NAME.pattern})?"
                     rf"{_DESCRIBED}(?:\s*,\s*(?:which|who))?{_FILLER}")
 
 
@@ -319,20 +347,30 @@ def _life_dates(sentence: str, own: str, key: str) -> list[Claim]:
 
 _LIFE_BORN = ATTRIBUTES[0]
 _LIFE_DIED = ATTRIBUTES[1]
-_REGION = re.compile(rf"\b(?:in|on|for|across)\s+(?:the\s+)?({NAME.pattern})")
+# "in Japan", "on the Pop network"; not "on June 3"
+_REGION = re.compile(rf"\b(?:in|on|for|across)\s+(?:the\s+)?({NAME.pattern})\b(?!\s*\d)")
 
 
-def _condition(clause: str, written: str, attribute: Attribute) -> str:
-    """What a value is said for, in its clause: the census or survey years beside an amount
-    ("3,677 at the 2010 census"), the country of a release ("in Japan"); "" when nothing
-    qualifies it."""
-    others = [m.group() for _, m in dates_in(clause) if m.group() not in written]
+def _condition(before: str, after: str, written: str, attribute: Attribute) -> str:
+    """What a value is said for, in its clause (the words `before` and `after` its cue):
+    the census or survey years beside an amount ("3,677 at the 2010 census"); the country,
+    the medium or the later time of a release ("in Japan", "on DVD", "later published"); ""
+    when nothing qualifies it."""
+    clause = f"{before} {after}"
     if attribute.kind != "date":
-        return " ".join(sorted(set(others)))
-    at = clause.find(written)
-    regions = [m.group(1) for m in _REGION.finditer(clause[max(at, 0):])
-               if not dates_in(m.group(1))]
-    return " ".join(sorted(set(regions)))
+        return " ".join(sorted({m.group() for _, m in dates_in(clause)
+                                if m.group() not in written}))
+    found = {m.group(1) for m in _REGION.finditer(after) if not dates_in(m.group(1))}
+    found |= {m.group(1).casefold() for m in _MEDIUM.finditer(after)}
+    found |= {m.group().casefold() for m in _LATER.finditer(clause)}
+    return " ".join(sorted(found))
+
+
+_MEDIUM = re.compile(r"\b(?:on|as|in)\s+(?:an?\s+|the\s+)?(?:separate\s+|limited\s+)?(DVD|Blu-ray|"
+                     r"VHS|video|vinyl|CD|cassette|single|download|paperback|hardcover|e-?book|"
+                     r"streaming|television|radio)\b", re.I)
+_LATER = re.compile(r"\b(?:later|then|again|subsequently|eventually|re-?(?:released|issued|"
+                    r"published|opened))\b", re.I)
 
 
 def _same_subject(a: str, b: str) -> bool:
