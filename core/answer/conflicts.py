@@ -139,8 +139,6 @@ def claims_in(passage: Passage) -> list[Claim]:
 
 
 _SENSE = re.compile(r"\(([^()]+)\)\s*$")
-
-
 _PARENTHESES = re.compile(r"\s*\([^()]*\)")
 # ", a liberal arts school in Vermont," between a subject and its verb
 _APPOSITIVE = re.compile(r",[^,]{1,80},\s+(?=(?:was|were|is|are|has|had|became)\b)")
@@ -153,17 +151,13 @@ def _claim(sentence: str, cue: re.Match[str], attribute: Attribute, own: str,
            key: str) -> Claim | None:
     start = _clause_start(sentence, cue.start())
     prefix, after = sentence[start:cue.start()], sentence[cue.end():]
+    if attribute.kind == "date" and _active(prefix, after):
+        return None  # "He later founded J Records in 2000": what was founded is J Records
+    value = None
     if attribute.before:  # "The tower is 324 metres tall": the subject stands before both
         value = _value(prefix[-_WINDOW // 2:], attribute)
         prefix = prefix[:prefix.rfind(value[1])] if value else prefix
-    named = re.match(rf"\s+of\s+(?:the\s+)?({_FULL_NAME})", after)
-    subject = _subject(prefix, own) if named is None else _as_own(_bare(named.group(1)), own)
-    if named is not None:
-        after = after[named.end():]
-    if subject is None and not prefix.strip():
-        subject = _subject_after(after, own)  # "Founded in 1713, Harwick College is ..."
-    if attribute.kind == "date" and _active(prefix, after):
-        return None  # "He later founded J Records in 2000": what was founded is J Records
+    subject, after = _clause_subject(prefix, after, own)
     if not attribute.before:
         # a sentence opening on its cue says it before its first comma: "Born in Kyoto, he
         # joined the company in 1965"
@@ -171,10 +165,22 @@ def _claim(sentence: str, cue: re.Match[str], attribute: Attribute, own: str,
         value = _value(window[:_WINDOW], attribute)
     if not subject or value is None:
         return None
-    found, written = value
-    condition = _condition(prefix, after[:_end(after)], written, attribute) \
+    condition = _condition(prefix, after[:_end(after)], value[1], attribute) \
         if attribute.regional else ""
-    return Claim(subject, attribute, found, written, key, condition)
+    return Claim(subject, attribute, value[0], value[1], key, condition)
+
+
+def _clause_subject(prefix: str, after: str, own: str) -> tuple[str | None, str]:
+    """Whom a cue is said of, and the words after the cue that are not its subject: "The
+    population of Lakeview was ..." names it after the cue, "Founded in 1713, Harwick College
+    is ..." after the comma."""
+    named = re.match(rf"\s+of\s+(?:the\s+)?({_FULL_NAME})", after)
+    if named is not None:
+        return _as_own(_bare(named.group(1)), own), after[named.end():]
+    subject = _subject(prefix, own)
+    if subject is None and not prefix.strip():
+        subject = _subject_after(after, own)
+    return subject, after
 
 
 _AUXILIARY = re.compile(r"\b(?:was|were|is|are|been|be|being|and|or)\s+(?:\w+ly\s+|later\s+|"

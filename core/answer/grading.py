@@ -138,7 +138,7 @@ def grade(
     if evidence.documents == 1:
         limitations.append("Based on a single document; no other source corroborates it.")
     disputes = disagreement_notes(answer, cited, sources, question)
-    limitations += disputes
+    limitations[:0] = disputes  # the design lists conflicting information first
     if evidence.missing_terms:
         limitations.append("The cited sources do not mention "
                            + listing(evidence.missing_terms[:8]) + ".")
