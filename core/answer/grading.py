@@ -5,8 +5,10 @@ cited passages never name what the question is about (a name, a number, a quoted
 answers some other question, however similar the passages look; so does one whose passages
 neither match the question closely nor share most of its words. Confidence then rises with
 how closely the best passage matches, how much of the question the cited text covers and how
-many independent documents it comes from. Limitations are sentences for a chat user: source
-names and words as people write them, never stems or exception text.
+many independent documents it comes from; cited documents that give different values for one
+thing (core.answer.conflicts) cap it at Low and are named in the limitations. Limitations are
+sentences for a chat user: source names and words as people write them, never stems or
+exception text.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from core.answer.citations import VerifiedAnswer
+from core.answer.conflicts import Passage, disagreements
 from core.answer.lexicon import is_word, lexicon
+from core.answer.references import document_numbering, marker
 from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, UNSETTLED
 from core.answer.verdict import through_another
 from core.countries import countries_in, weighed
@@ -81,12 +85,14 @@ class Grade:
     confidence: Confidence
     limitations: list[str]
     evidence: Signals | None = None  # None when nothing was cited
+    disagreements: int = 0  # things the cited sources give different values for
 
     def trace(self) -> dict[str, object]:
         """The signals behind the grade, for the job's metrics."""
         if self.evidence is None:
             return {"confidence": self.confidence.value}
-        return {"confidence": self.confidence.value, **asdict(self.evidence)}
+        return {"confidence": self.confidence.value, **asdict(self.evidence),
+                "disagreements": self.disagreements}
 
 
 def grade(
@@ -131,6 +137,8 @@ def grade(
         return Grade(Confidence.INSUFFICIENT, limitations, evidence)
     if evidence.documents == 1:
         limitations.append("Based on a single document; no other source corroborates it.")
+    disputes = disagreement_notes(answer, cited, sources, question)
+    limitations[:0] = disputes  # the design lists conflicting information first
     if evidence.missing_terms:
         limitations.append("The cited sources do not mention "
                            + listing(evidence.missing_terms[:8]) + ".")
@@ -143,11 +151,34 @@ def grade(
             f"{removed} citation(s) that did not match a retrieved source were removed."
         )
     confidence = _confidence(evidence, bool(failures))
-    if UNSETTLED in notes:
+    if disputes:
+        confidence = Confidence.LOW  # the design grades conflicting evidence Low
+    elif UNSETTLED in notes:
         confidence = Confidence.LOW  # what was asked is not settled by the answer
     elif ABSENCE in notes and confidence == Confidence.HIGH:
         confidence = Confidence.MEDIUM  # a No that rests on what a passage does not say
-    return Grade(confidence, limitations, evidence)
+    return Grade(confidence, limitations, evidence, disagreements=len(disputes))
+
+
+def disagreement_notes(answer: VerifiedAnswer, cited: Sequence[Source], found: list[Source],
+                       question: str = "") -> list[str]:
+    """One sentence each thing the cited passages of different documents give different
+    values for, with the answer's reference numbers: "Sources disagree on the year Harwick
+    College was founded: 1713 [1] vs 1731 [2]." A document at odds with itself is left out:
+    that is not sources disagreeing."""
+    shown = document_numbering(answer.references, found)
+    passages = [Passage(s.id, s.title, s.content or s.snippet) for s in cited]
+    notes = []
+    for disagreement in disagreements(passages, question):
+        sides = [(value, sorted({shown[k] for k in keys if k in shown}))
+                 for value, keys in disagreement.values]
+        documents = [set(numbers) for _, numbers in sides]
+        if not any(a - b and b - a for a in documents for b in documents):
+            continue
+        notes.append(f"Sources disagree on {disagreement.disputed}: "
+                     + " vs ".join(f"{value}{marker({n: [] for n in numbers})}"
+                                   for value, numbers in sides) + ".")
+    return notes
 
 
 def _confidence(evidence: Signals, outage: bool) -> Confidence:

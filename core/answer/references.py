@@ -34,12 +34,12 @@ def by_document(summary: str, detail: str, references: list[Reference],
     """The answer's text and references with passages of one document merged into one
     reference, numbered in order of first citation."""
     by_id = {source.id: source for source in sources}
-    numbers: dict[str, int] = {}
+    numbering = document_numbering(references, sources)
     cited: dict[int, tuple[int, int | None]] = {}  # passage number -> (document, page)
     documents: dict[int, _Document] = {}
     for reference in sorted(references, key=lambda r: r.number):
         source = by_id.get(reference.source_id)
-        number = numbers.setdefault(_document_key(reference, source), len(numbers) + 1)
+        number = numbering[reference.source_id]
         page, section = _place(source.location if source is not None else None)
         cited[reference.number] = (number, page)
         document = documents.setdefault(number, _Document(reference, source))
@@ -61,6 +61,16 @@ def by_document(summary: str, detail: str, references: list[Reference],
 
     merged = [_reference(number, document) for number, document in sorted(documents.items())]
     return MARKER.sub(rewrite, summary), MARKER.sub(rewrite, detail), merged
+
+
+def document_numbering(references: list[Reference], sources: list[Source]) -> dict[str, int]:
+    """The number each cited passage (by source id) is shown under once passages of one
+    document are merged: documents numbered in order of first citation."""
+    by_id = {source.id: source for source in sources}
+    numbers: dict[str, int] = {}
+    return {reference.source_id: numbers.setdefault(
+                _document_key(reference, by_id.get(reference.source_id)), len(numbers) + 1)
+            for reference in sorted(references, key=lambda r: r.number)}
 
 
 def marker(pages: dict[int, list[int]]) -> str:
