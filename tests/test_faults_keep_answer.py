@@ -24,6 +24,7 @@ from bot.wiring import build_jobs, build_research, local_sources
 from core.answer.cache import SemanticAnswerCache
 from core.config import CacheSettings, KnowledgeBaseSettings, PipelineSettings
 from core.jobs.delivery import RetryPolicy, Steps
+from core.jobs.service import JobService
 from core.models import JobStatus, ProgressEvent, ResearchRequest, ResearchResult
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
@@ -101,6 +102,22 @@ async def _stored_to_the_end(engine: Any, job_id: str, within_s: float) -> list[
 
     await wait_until(written, within_s=within_s, every_s=0.25)
     return [event.kind for event in await events.after(job_id)]
+
+
+async def _running(engine: Any, sources: dict[str, Any], embedder: Any
+                   ) -> tuple[JobService, ChatThread, str]:
+    """A job service on `engine` and a question submitted to it to a chat thread, once the
+    job has started (its research then waits on the slow source)."""
+    jobs = build_jobs(build_research(sources, embedder, PipelineSettings()), engine,
+                      QUICK_RETRY, progress_interval_s=0.0)
+    store, thread = JobStore(engine), ChatThread()
+    job_id = await jobs.submit(ResearchRequest(question=QUESTION, tenant="t1"), thread)
+
+    async def started() -> bool:
+        return (await store.get(job_id)).status == JobStatus.IN_PROGRESS
+
+    await wait_until(started, within_s=10)
+    return jobs, thread, job_id
 
 
 async def _knowledge_base(engine: Any, chroma: Any, embedder: Any, corpus: Path
@@ -190,16 +207,7 @@ async def test_a_job_database_that_goes_away_mid_research_still_returns_the_answ
     sources["slow"] = SlowSource(3.0)
     async with private_postgres() as postgres:
         engine = await open_database(postgres.url)
-        jobs = build_jobs(build_research(sources, embedder, PipelineSettings()), engine,
-                          QUICK_RETRY, progress_interval_s=0.0)
-        store = JobStore(engine)
-        thread = ChatThread()
-        job_id = await jobs.submit(ResearchRequest(question=QUESTION, tenant="t1"), thread)
-
-        async def started() -> bool:
-            return (await store.get(job_id)).status == JobStatus.IN_PROGRESS
-
-        await wait_until(started, within_s=10)
+        jobs, thread, job_id = await _running(engine, sources, embedder)
         await postgres.stop()
         job = await asyncio.wait_for(jobs.wait(job_id), timeout=60)
         assert job.status == JobStatus.COMPLETED
@@ -287,22 +295,13 @@ async def test_an_answer_finished_when_its_data_folder_fills_up_is_kept_and_stor
     sources["slow"] = SlowSource(2.0)
     with _small_disk(tmp_path / "data", 8) as data:
         engine = await open_database(sqlite_url(str(data / "jobs.sqlite3")))
-        jobs = build_jobs(build_research(sources, embedder, PipelineSettings()), engine,
-                          QUICK_RETRY, progress_interval_s=0.0)
-        store = JobStore(engine)
-        thread = ChatThread()
-        job_id = await jobs.submit(ResearchRequest(question=QUESTION, tenant="t1"), thread)
-
-        async def started() -> bool:
-            return (await store.get(job_id)).status == JobStatus.IN_PROGRESS
-
-        await wait_until(started, within_s=10)
+        jobs, thread, job_id = await _running(engine, sources, embedder)
         filler = _fill(data)
         job = await asyncio.wait_for(jobs.wait(job_id), timeout=60)
         assert job.status == JobStatus.COMPLETED
         assert job.result is not None and "12 and 16 hours" in job.result.answer.summary
         assert thread.posted == [job.result.answer.summary]
-        assert (await store.get(job_id)).status == JobStatus.IN_PROGRESS  # not written yet
+        assert (await JobStore(engine).get(job_id)).status == JobStatus.IN_PROGRESS  # not yet
         filler.unlink()
 
         kinds = await _stored_to_the_end(engine, job_id, within_s=30)
