@@ -113,7 +113,7 @@ async def test_models_are_checked_and_called_on_request(
     await fake.start()
     try:
         for name, value in {"LLM__FAST_MODEL": "openai/test-model",
-                            "LLM__STRONG_FALLBACKS": "nosuchprovider/foo",
+                            "ADVANCED__LLM__STRONG_FALLBACKS": "nosuchprovider/foo",
                             "LLM__API_BASE": fake.base_url, "LLM__API_KEY": "test-key",
                             "EMBEDDING__MODEL": "openai/test-embedder",
                             "EMBEDDING__API_BASE": fake.base_url,
