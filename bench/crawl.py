@@ -77,7 +77,7 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as data:
             env = {**os.environ, "RESEARCHBOT_DATA_DIR": data,
                    "RESEARCHBOT_SOURCES__TRUSTED_PAGES": json.dumps([base]),
-                   "RESEARCHBOT_SOURCES__RATE_PER_SECOND": "1000"}
+                   "RESEARCHBOT_ADVANCED__SOURCES__RATE_PER_SECOND": "1000"}
             for run in ("first crawl", "again, unchanged"):
                 before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
                 seconds, said = await index(f"{base}/site/p0.html", args.pages, env)

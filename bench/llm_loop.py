@@ -6,7 +6,7 @@ Every model call takes --latency-ms (the scripted server sleeps), a remote sourc
 --source-ms, and reflection asks for another round until the tier's round budget is spent,
 so every tier runs all its rounds. Prints LLM calls, tokens and wall time per tier, and the
 overhead: wall time / the latencies on the critical path (sequential steps, concurrent calls
-counted once per wave of `llm.concurrency`).
+counted once per wave of `advanced.llm.concurrency`).
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ def question(number: int) -> str:
 def server_env(data: Path) -> dict[str, str]:
     return {**os.environ, "RESEARCHBOT_DATA_DIR": str(data),
             "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true", "RESEARCHBOT_WEB__METRICS": "false",
-            "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
-            "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
+            "RESEARCHBOT_ADVANCED__WEB__QUESTIONS_PER_MINUTE": "100000",
+            "RESEARCHBOT_ADVANCED__WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
 
 
 async def through_api(client: httpx.AsyncClient, text: str) -> float:

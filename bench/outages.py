@@ -132,7 +132,7 @@ async def _row(name: str, tally: Tally, store_url: str, seconds: float) -> list[
 def _env(code: Path) -> dict[str, str]:
     extra = {"PYTHONPATH": str(code)}
     if "lost_job_seconds" in (code / "core" / "config.py").read_text():
-        extra["RESEARCHBOT_QUEUE__LOST_JOB_SECONDS"] = "10"
+        extra["RESEARCHBOT_ADVANCED__QUEUE__LOST_JOB_SECONDS"] = "10"
     return extra
 
 
@@ -176,7 +176,7 @@ async def pg_restart(folder: Path, web: FakeWeb, code: Path, questions: int,
                      settle_s: float) -> list[object]:
     async with private_postgres() as pg, private_redis() as redis, \
             cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
-                    RESEARCHBOT_QUEUE__URL=redis.url, **_web_settings(web),
+                    RESEARCHBOT_REDIS__URL=redis.url, **_web_settings(web),
                     **_env(code)) as made:
         return await _outage(made, pg, pg.url, f"pg restart 6 s, {questions} q", questions,
                              ask_for_s=10, up_s=4, down_s=6, settle_s=settle_s)
@@ -186,7 +186,7 @@ async def redis_down(folder: Path, web: FakeWeb, code: Path, questions: int,
                      settle_s: float) -> list[object]:
     async with private_postgres() as pg, private_redis() as redis, \
             cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
-                    RESEARCHBOT_QUEUE__URL=redis.url, **_web_settings(web),
+                    RESEARCHBOT_REDIS__URL=redis.url, **_web_settings(web),
                     **_env(code)) as made:
         return await _outage(made, redis, pg.url, f"redis down 20 s, {questions} q",
                              questions, ask_for_s=30, up_s=5, down_s=20, settle_s=settle_s)
@@ -197,7 +197,7 @@ async def chroma_stopped(folder: Path, web: FakeWeb, code: Path, questions: int,
     async with private_postgres() as pg, private_redis() as redis, \
             private_chroma(folder) as chroma, \
             cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
-                    RESEARCHBOT_QUEUE__URL=redis.url,
+                    RESEARCHBOT_REDIS__URL=redis.url,
                     RESEARCHBOT_KNOWLEDGE_BASE__CHROMA_URL=chroma.url, **_web_settings(web),
                     **_env(code)) as made:
         return await _outage(made, chroma, pg.url, f"chroma down 10 s, {questions} q",
@@ -209,7 +209,7 @@ async def serve_killed(folder: Path, web: FakeWeb, code: Path, questions: int,
     store = f"sqlite+aiosqlite:///{folder / 'data' / 'jobs.sqlite3'}"
     web.latency["/w/api.php"] = 3.0
     async with cluster(folder, TENANT, fresh=True, RESEARCHBOT_STORE__URL=store,
-                       RESEARCHBOT_QUEUE__URL="", **_web_settings(web), **_env(code)) as made:
+                       RESEARCHBOT_REDIS__URL="", **_web_settings(web), **_env(code)) as made:
         port = free_port()
         url = await _serve(made, "serve-1", port)
         tally = Tally()

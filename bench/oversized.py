@@ -10,8 +10,8 @@ question on well-behaved fakes (imports, the embedding model); the RSS is sample
 while the question runs (the pipeline already open), so cases do not mask each other: the
 table gives the rise of the peak over the RSS when the question started, and the process's
 peak over its life (pipeline, embedding model and litellm included). `--uncapped` lifts the caps
-(sources.max_response_mb and sources.max_page_mb to 10 GB, litellm on a plain httpx client)
-to show what they save.
+(advanced.sources.max_response_mb and advanced.sources.max_page_mb to 10 GB, litellm on a plain
+httpx client) to show what they save.
 """
 
 from __future__ import annotations
@@ -252,7 +252,8 @@ async def main() -> None:
     finally:
         await fakes.stop()
     caps = "caps lifted (--uncapped)" if args.uncapped else \
-        "default caps: sources.max_response_mb 4, sources.max_page_mb 5, model replies 16 MB"
+        "default caps: advanced.sources.max_response_mb 4, advanced.sources.max_page_mb 5, " \
+        "model replies 16 MB"
     table(f"One question against a 50 MB answer ({caps})",
           ["case", "result (limitations)", "seconds", "peak RSS rise MB (question)",
            "process peak RSS MB"], rows)

@@ -87,9 +87,9 @@ def environment(data_dir: Path, checkout: Path, port: int | None) -> dict[str, s
         env["RESEARCHBOT_PIPELINE__LOCAL_ONLY"] = "true"
     else:
         base = f"http://127.0.0.1:{port}"
-        env.update(RESEARCHBOT_SOURCES__WIKIPEDIA_API=f"{base}/w/api.php",
-                   RESEARCHBOT_SOURCES__ARXIV_API=f"{base}/arxiv/query",
-                   RESEARCHBOT_SOURCES__PUBMED_API=f"{base}/eutils")
+        env.update(RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API=f"{base}/w/api.php",
+                   RESEARCHBOT_ENDPOINTS__ARXIV_API=f"{base}/arxiv/query",
+                   RESEARCHBOT_ENDPOINTS__PUBMED_API=f"{base}/eutils")
     return env
 
 

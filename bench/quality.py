@@ -312,10 +312,10 @@ def _guard() -> Any:
 
 
 def cache_pairs(embedder: Any) -> dict[str, Any]:
-    from core.config import CacheSettings
+    from core.answer.cache import SIMILARITY_THRESHOLD
 
     same_question = _guard()
-    threshold = CacheSettings().similarity_threshold
+    threshold = SIMILARITY_THRESHOLD
     found: dict[str, Any] = {"threshold": threshold}
     for path in sorted(DATA.glob("cache_pairs_*.json")):
         pairs = json.loads(path.read_text())

@@ -5,7 +5,7 @@
 1. Four policies (four worker processes: each its own limiter, or its own Redis client)
    each send 50 searches to one API allowed 10 calls a second: the calls a second the API
    saw, with each process's own limit and with the limit shared in Redis
-   (`sources.redis_url`).
+   (`redis.url`).
 2. 50 identical searches at once from one process: the HTTP calls made without coalescing
    (every call made, as before) and with it.
 

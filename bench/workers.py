@@ -108,18 +108,20 @@ def _percentile(values: list[float], share: float) -> float:
 def _settings(slack: FakeSlack, web: FakeWeb, model: FakeOpenAI, **more: str) -> dict[str, str]:
     return {"RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
             "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
-            "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url,
+            "RESEARCHBOT_ENDPOINTS__SLACK_API": slack.base_url,
             "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-            "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
+            "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{web.base}/w/api.php",
             "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
-            "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0", "RESEARCHBOT_SOURCES__FETCH_PAGES": "0",
-            "RESEARCHBOT_SOURCES__RATE_PER_SECOND": "1000",
-            "RESEARCHBOT_SOURCES__CONCURRENCY": "64",
+            "RESEARCHBOT_ADVANCED__SOURCES__CACHE_TTL_HOURS": "0",
+            "RESEARCHBOT_ADVANCED__SOURCES__FETCH_PAGES": "0",
+            "RESEARCHBOT_ADVANCED__SOURCES__RATE_PER_SECOND": "1000",
+            "RESEARCHBOT_ADVANCED__SOURCES__CONCURRENCY": "64",
             "RESEARCHBOT_LLM__FAST_MODEL": "openai/fast",
             "RESEARCHBOT_LLM__STRONG_MODEL": "openai/strong",
             "RESEARCHBOT_LLM__API_BASE": model.base_url, "RESEARCHBOT_LLM__API_KEY": "test-key",
-            "RESEARCHBOT_LLM__CHECK_AT_START": "false",
-            "RESEARCHBOT_QUEUE__HEARTBEAT_SECONDS": "6", "RESEARCHBOT_QUEUE__SWEEP_SECONDS": "2",
+            "RESEARCHBOT_ADVANCED__LLM__CHECK_AT_START": "false",
+            "RESEARCHBOT_ADVANCED__QUEUE__HEARTBEAT_SECONDS": "6",
+            "RESEARCHBOT_ADVANCED__QUEUE__SWEEP_SECONDS": "2",
             **more}
 
 

@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     refresh = commands.add_parser("refresh", help="read the web pages and sites indexed from "
                                   "a URL again now (serve, the bots and workers do it every "
-                                  "knowledge_base.refresh_hours)")
+                                  "advanced.knowledge_base.refresh_hours)")
     refresh.add_argument("--tenant", help="only this tenant's sites (default: every tenant's)")
 
     documents = commands.add_parser("documents", help="the knowledge base's documents: list, "
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "app token)")
     commands.add_parser("discord", help="run the Discord bot (/research, thread follow-ups)")
     commands.add_parser("worker", help="answer the questions the chat bots queue (needs "
-                        "queue.url)")
+                        "redis.url)")
     mcp = commands.add_parser("mcp", help="run the MCP server over stdio, for an AI agent "
                               "(tools: research, search, get_job, add_document)")
     mcp.add_argument("--tenant", help="whose knowledge base and jobs (default: tenant)")

@@ -1,19 +1,38 @@
 """The settings tree: config.toml, overridden by RESEARCHBOT_<SECTION>__<KEY> variables.
 
+A person sees the settings they decide, in their sections. The parameters core needs that
+nobody decides per deployment sit apart: `advanced.<section>.<key>` (resilience, capacity and
+the tier budgets) and `endpoints.<key>` (API base URLs, for proxies and test fakes); after
+validation their values are placed into the section slices core receives, so core reads
+`sources.breaker_failures` wherever a person set it. Ranking constants and calibrated
+thresholds are code, not settings.
+
 A mistyped name is refused, not ignored: an unknown RESEARCHBOT_* variable or config.toml key
-stops start-up with the nearest valid name."""
+stops start-up with the nearest valid name. A name moved or removed in this release still
+loads, with one warning line naming its new place (`MOVED`, `REMOVED`)."""
 
 from __future__ import annotations
 
+import copy
 import difflib
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
@@ -36,10 +55,13 @@ from core.config import (
     SourcesSettings,
     StoreSettings,
     StrList,
+    tier_defaults,
 )
 from core.errors import ConfigurationError
 from core.models import Depth
 from core.redact import redact, safe_url
+
+log = logging.getLogger(__name__)
 
 ENV_PREFIX = "RESEARCHBOT_"
 # RESEARCHBOT_* variables that are not settings: read by the CLI and by the tests.
@@ -62,10 +84,8 @@ class ChatSettings(BaseModel):
         "ask per minute.")
     max_queue_seconds: float = Field(
         default=20.0, ge=0, description="A question over a limit waits in a queue up to this "
-        "long; beyond it, it is refused with a friendly message saying when to ask again.")
-    redis_url: RedisUrl = Field(
-        default=None, description="Redis URL (redis://host:6379/0): event dedupe and question "
-        "limits shared by every bot process. Default: kept in each process.")
+        "long (a question to the HTTP API too); beyond it, it is refused with a friendly "
+        "message saying when to ask again.")
     event_ttl_seconds: float = Field(
         default=3600.0, gt=0, description="How long a delivered event id is remembered, so "
         "that a platform's re-delivery is answered once.")
@@ -104,8 +124,8 @@ class WebSettings(BaseModel):
         "key exists and the server listens on this machine's own address.")
     questions_per_minute: int = Field(
         default=30, ge=1, description="Questions one API key may ask per minute through the "
-        "API. A question over a limit waits up to chat.max_queue_seconds, beyond that 429 with "
-        "Retry-After (shared in Redis when chat.redis_url is set).")
+        "API. A question over a limit waits up to advanced.chat.max_queue_seconds, beyond that "
+        "429 with Retry-After (shared in Redis when redis.url is set).")
     tenant_questions_per_minute: int = Field(
         default=120, ge=1, description="Questions one tenant may ask per minute through the API.")
     metrics: bool = Field(default=True, description="Serve Prometheus metrics on /metrics.")
@@ -142,11 +162,13 @@ class SlackSettings(BaseModel):
     app_token: SecretStr | None = Field(
         default=None, description="xapp- app-level token: Socket Mode instead of HTTP."
     )
-    host: str = Field(default="0.0.0.0", description="HTTP mode: address to listen on.")
+    host: str = Field(default="127.0.0.1", description="HTTP mode: address to listen on: this "
+                      "machine only by default (behind a reverse proxy); 0.0.0.0 for every "
+                      "address.")
     port: int = Field(default=3000, ge=0, le=65535, description="HTTP mode: port.")
     path: str = Field(default="/slack/events", description="HTTP mode: request URL path.")
     api_base_url: HttpUrl = Field(
-        default="https://slack.com/api/", description="Slack Web API base URL (a proxy)."
+        default="https://slack.com/api/", description="Slack Web API base URL."
     )
     client_id: str | None = Field(
         default=None, description="OAuth client id: install in many workspaces; installations "
@@ -178,9 +200,9 @@ class DiscordSettings(BaseModel):
         default=None, description="Gateway shards: unset for one connection, 'auto' for "
         "Discord's recommendation, or a number (an AutoShardedClient either way).")
     api_base_url: HttpUrl = Field(default="https://discord.com/api/v10",
-                                  description="Discord REST base URL (a REST proxy).")
-    gateway_url: str | None = Field(default=None,
-                                    description="Gateway URL (a gateway proxy).")
+                                  description="Discord REST base URL.")
+    gateway_url: str | None = Field(default=None, description="Discord gateway URL (wss://); "
+                                    "default the one Discord names.")
 
     @field_validator("shards")
     @classmethod
@@ -198,6 +220,133 @@ class DiscordSettings(BaseModel):
         return value
 
 
+class RedisSettings(BaseModel):
+    """One Redis for the deployment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: RedisUrl = Field(
+        default=None, description="Redis URL (redis://host:6379/0) shared by every process: the "
+        "job queue (`researchbot worker` answers; queue.enabled), the chat front ends' and the "
+        "API's question limits and event dedupe, the sources' rate limits and circuit "
+        "breakers. Default: no queue, limits kept in each process, breakers shared through "
+        "the data dir.")
+
+
+# The parameters no deployment decides, where a person may still set them: `advanced.<section>`
+# holds these keys of each section (resilience, capacity, chunking, the tier budgets).
+ADVANCED: dict[str, tuple[str, ...]] = {
+    "store": ("stale_job_minutes", "min_free_mb"),
+    "queue": ("concurrency", "deep_concurrency", "max_attempts", "heartbeat_seconds",
+              "sweep_seconds", "lost_job_seconds", "shutdown_grace_seconds"),
+    "embedding": ("batch_size", "threads"),
+    "knowledge_base": ("chunk_tokens", "overlap_tokens", "max_file_mb", "candidates",
+                       "refresh_hours", "max_loaded_tenants", "tenant_idle_seconds"),
+    "cache": ("current_event_ttl_hours", "outage_ttl_minutes"),
+    "pipeline": ("max_sources", "max_per_document", "min_relevance", "answer_sentences"),
+    "llm": ("fast_fallbacks", "strong_fallbacks", "timeout_s", "attempts", "backoff_s",
+            "temperature", "concurrency", "check_at_start", "evidence_batch",
+            "compact_facts_tokens", "quick", "standard", "deep"),
+    "sources": ("tavily_search_depth", "tavily_include_domains", "tavily_exclude_domains",
+                "attempts", "concurrency", "rate_per_second", "breaker_failures",
+                "breaker_reset_s", "cache_ttl_hours", "fetch_pages", "fetch_concurrency",
+                "fetch_per_host", "max_page_mb", "max_response_mb", "user_agent"),
+    "chat": ("user_questions_per_minute", "tenant_questions_per_minute", "max_queue_seconds",
+             "event_ttl_seconds", "delivery_retry_minutes", "delivery_first_wait_seconds"),
+    "web": ("questions_per_minute", "tenant_questions_per_minute"),
+    "slack": ("path", "install_path", "redirect_path", "scopes"),
+    "discord": ("sync_commands", "shards"),
+}
+# `endpoints.<key>`: the API base URLs, for a proxy or a test's local fake; (section, key) is
+# where core reads it.
+ENDPOINTS: dict[str, tuple[str, str]] = {
+    "wikipedia_api": ("sources", "wikipedia_api"),
+    "arxiv_api": ("sources", "arxiv_api"),
+    "pubmed_api": ("sources", "pubmed_api"),
+    "tavily_api": ("sources", "tavily_api"),
+    "exa_api": ("sources", "exa_api"),
+    "slack_api": ("slack", "api_base_url"),
+    "discord_api": ("discord", "api_base_url"),
+    "discord_gateway": ("discord", "gateway_url"),
+}
+# Names of the previous release that still load, each with a warning naming its new place.
+MOVED: dict[str, str] = {
+    "queue.url": "redis.url",
+    "chat.redis_url": "redis.url",
+    "sources.redis_url": "redis.url",
+    # two limits of 10 s each, the stage's around the policy's: the policy now fits its calls
+    # inside the stage's, so one setting is both
+    "pipeline.source_timeout_s": "sources.timeout_s",
+    **{f"{section}.{key}": f"advanced.{section}.{key}"
+       for section, keys in ADVANCED.items() for key in keys},
+    **{f"{section}.{key}": f"endpoints.{name}" for name, (section, key) in ENDPOINTS.items()},
+}
+# Settings of the previous release that are code now: set, they are ignored with a warning.
+REMOVED: dict[str, str] = {
+    "knowledge_base.rrf_k": "a ranking constant (core.retrieval.kb.search.RRF_K)",
+    "knowledge_base.mmr_lambda": "a ranking constant (core.retrieval.kb.search.MMR_LAMBDA)",
+    "llm.evidence_llm_weight": "a ranking constant "
+                               "(core.research.model_steps.EVIDENCE_LLM_WEIGHT)",
+    "cache.similarity_threshold": "calibrated by the cache safety benchmark, which a change "
+                                  "must re-run (core.answer.cache.SIMILARITY_THRESHOLD)",
+}
+_REDIS_ONLY_FOR_LIMITS = ("chat.redis_url", "sources.redis_url")
+
+_SECTIONS: dict[str, type[BaseModel]] = {
+    "store": StoreSettings, "queue": QueueSettings, "embedding": EmbeddingSettings,
+    "knowledge_base": KnowledgeBaseSettings, "cache": CacheSettings,
+    "pipeline": PipelineSettings, "llm": LLMSettings, "sources": SourcesSettings,
+    "chat": ChatSettings, "web": WebSettings, "slack": SlackSettings,
+    "discord": DiscordSettings}
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _TierBudgets(_Part):
+    @model_validator(mode="before")
+    @classmethod
+    def _tier_defaults(cls, data: Any) -> Any:
+        return tier_defaults(data)
+
+
+def _fields(picked: Mapping[str, tuple[str, str]]) -> dict[str, Any]:
+    """Fields under new names, each the section field's own (type, default, limits, text)."""
+    return {name: (_SECTIONS[section].model_fields[key].annotation,
+                   copy.copy(_SECTIONS[section].model_fields[key]))
+            for name, (section, key) in picked.items()}
+
+
+_ADVANCED_SECTIONS: dict[str, type[BaseModel]] = {
+    section: create_model(
+        f"Advanced{_SECTIONS[section].__name__}",
+        __base__=_TierBudgets if section == "llm" else _Part,
+        **_fields({key: (section, key) for key in keys}))
+    for section, keys in ADVANCED.items()}
+
+if TYPE_CHECKING:  # built below from the sections' own fields, one definition each
+    class AdvancedSettings(_Part):
+        def __getattr__(self, name: str) -> Any: ...
+
+    class EndpointSettings(_Part):
+        def __getattr__(self, name: str) -> Any: ...
+else:
+    AdvancedSettings = create_model(
+        "AdvancedSettings", __base__=_Part,
+        __doc__="Resilience, capacity, chunking and the tier budgets: parameters set for "
+        "every deployment by the code's defaults, which a person changes only for a reason "
+        "(a rate limit the provider lowered, a slower model, a bigger worker).",
+        **{section: (model, Field(default_factory=model))
+           for section, model in _ADVANCED_SECTIONS.items()})
+
+    EndpointSettings = create_model(
+        "EndpointSettings", __base__=_Part,
+        __doc__="API base URLs: a proxy in front of an API, or a test's local fake. Nobody "
+        "else sets them.",
+        **_fields(ENDPOINTS))
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RESEARCHBOT_",
@@ -213,6 +362,7 @@ class Settings(BaseSettings):
     tenant: str = Field(default="local", min_length=1, description="Tenant of CLI requests "
                         "(each tenant has its own knowledge base and answer cache).")
     store: StoreSettings = Field(default_factory=StoreSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
     queue: QueueSettings = Field(default_factory=QueueSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
@@ -225,6 +375,8 @@ class Settings(BaseSettings):
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    advanced: AdvancedSettings = Field(default_factory=lambda: AdvancedSettings())
+    endpoints: EndpointSettings = Field(default_factory=lambda: EndpointSettings())
 
     @classmethod
     def settings_customise_sources(
@@ -235,7 +387,44 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+        return (init_settings, _RelocatedEnvironment(env_settings),
+                _RelocatedToml(settings_cls))
+
+    @model_validator(mode="after")
+    def _placed(self) -> Settings:
+        """advanced.* and endpoints.* into the sections core reads; the one source time
+        limit into the search stage; then advanced and endpoints showing what is in force."""
+        for section in ADVANCED:
+            given = getattr(self.advanced, section)
+            self._update(section, {key: getattr(given, key) for key in given.model_fields_set})
+        for name, (section, key) in ENDPOINTS.items():
+            if name in self.endpoints.model_fields_set:
+                self._update(section, {key: getattr(self.endpoints, name)})
+        self._update("pipeline", {"source_timeout_s": self.sources.timeout_s})
+        self.advanced = AdvancedSettings.model_construct(None, **{
+            section: _ADVANCED_SECTIONS[section].model_construct(
+                None, **{key: getattr(getattr(self, section), key) for key in keys})
+            for section, keys in ADVANCED.items()})
+        self.endpoints = EndpointSettings.model_construct(None, **{
+            name: getattr(getattr(self, section), key)
+            for name, (section, key) in ENDPOINTS.items()})
+        return self
+
+    def _update(self, section: str, values: dict[str, Any]) -> None:
+        if not values:
+            return
+        current = getattr(self, section)
+        try:
+            setattr(self, section, type(current).model_validate({**dict(current), **values}))
+        except ValidationError as error:
+            raise ValueError(f"advanced.{section}: "
+                             + "; ".join(e["msg"] for e in error.errors())) from None
+
+    @property
+    def queue_url(self) -> SecretStr | None:
+        """Where jobs are queued for workers: redis.url while queue.enabled (None: jobs run
+        in the process that took them)."""
+        return self.redis.url if self.queue.enabled else None
 
     @field_validator("data_dir")
     @classmethod
@@ -255,6 +444,96 @@ class Settings(BaseSettings):
         if self.store.url is not None:
             return self.store.url.get_secret_value()
         return sqlite_url(str(self.data_dir / "researchbot.sqlite3"))
+
+
+_MISSING = object()
+
+
+class _Renames:
+    """What the sources of one load found under names of the previous release: the warning
+    lines, and the old names used (and queue.enabled, when given)."""
+
+    notes: list[str] = []  # noqa: RUF012 - emptied by load_settings before each load
+    seen: set[str] = set()  # noqa: RUF012
+
+
+def _relocated(data: dict[str, Any], named: Callable[[str], str]) -> dict[str, Any]:
+    """One source's values with each moved name at its new place (the new name wins when a
+    source gives both) and each removed setting dropped, every one noted for the warning.
+    One source at a time, so an environment variable still overrides config.toml whichever
+    name either uses."""
+    data = copy.deepcopy(data)
+    moved_here: set[str] = set()
+    for old, new in MOVED.items():
+        value = _pop(data, old)
+        if value is _MISSING:
+            continue
+        _Renames.seen.add(old)
+        _Renames.notes.append(f"{named(old)} is deprecated: use {named(new)}")
+        present = _get(data, new)
+        if present is _MISSING:
+            _put(data, new, value)
+            moved_here.add(new)
+        elif new in moved_here and present != value:
+            raise ConfigurationError(
+                f"{named(old)} names another server than the other Redis URLs: one "
+                f"{named(new)} now serves the queue, the limits and the sources; set it alone")
+    for old, why in REMOVED.items():
+        if _pop(data, old) is not _MISSING:
+            _Renames.notes.append(f"{named(old)} is no longer a setting (ignored): {why}")
+    if _get(data, "queue.enabled") is not _MISSING:
+        _Renames.seen.add("queue.enabled")
+    return data
+
+
+class _RelocatedEnvironment(PydanticBaseSettingsSource):
+    """The RESEARCHBOT_* variables, names of the previous release moved (`_relocated`)."""
+
+    def __init__(self, inner: PydanticBaseSettingsSource) -> None:
+        super().__init__(inner.settings_cls)
+        self._inner = inner
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads the whole source
+
+    def __call__(self) -> dict[str, Any]:
+        return _relocated(self._inner(), _variable)
+
+
+class _RelocatedToml(TomlConfigSettingsSource):
+    """config.toml, names of the previous release moved (`_relocated`)."""
+
+    def __call__(self) -> dict[str, Any]:
+        return _relocated(super().__call__(), str)
+
+
+def _variable(key: str) -> str:
+    """A dotted key as its environment variable (and the key itself, to find it in docs)."""
+    return f"{ENV_PREFIX}{'__'.join(key.split('.')).upper()} ({key})"
+
+
+def _pop(data: dict[str, Any], key: str) -> Any:
+    *sections, name = key.split(".")
+    for section in sections:
+        data = data.get(section)  # type: ignore[assignment]
+        if not isinstance(data, dict):
+            return _MISSING
+    return data.pop(name, _MISSING)
+
+
+def _get(data: dict[str, Any], key: str) -> Any:
+    for part in key.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return _MISSING
+        data = data[part]
+    return data
+
+
+def _put(data: dict[str, Any], key: str, value: Any) -> None:
+    *sections, name = key.split(".")
+    for section in sections:
+        data = data.setdefault(section, {})
+    data[name] = value
 
 
 def config_path(explicit: Path | None = None) -> Path | None:
@@ -280,6 +559,7 @@ def load_settings(explicit: Path | None = None) -> Settings:
     class _FromFile(Settings):
         model_config = SettingsConfigDict(toml_file=path)
 
+    _Renames.notes, _Renames.seen = [], set()
     try:
         settings: Settings = _FromFile()
     except ValidationError as error:
@@ -289,14 +569,33 @@ def load_settings(explicit: Path | None = None) -> Settings:
                                  "one key, e.g. RESEARCHBOT_LLM__FAST_MODEL") from None
     except (OSError, ValueError) as error:  # unreadable or malformed TOML
         raise ConfigurationError(f"cannot read {path}: {error}") from None
-    return Settings.model_validate(settings.model_dump())
+    loaded = Settings.model_validate(settings.model_dump())
+    for note in dict.fromkeys(_Renames.notes):
+        log.warning("%s", note)
+    return _redis_kept_for_limits(loaded, _Renames.seen)
+
+
+def _redis_kept_for_limits(settings: Settings, seen: set[str]) -> Settings:
+    """chat.redis_url or sources.redis_url without queue.url shared limits, not jobs: their
+    redis.url keeps the jobs in process (queue.enabled = false) unless the queue is named."""
+    if seen.isdisjoint(_REDIS_ONLY_FOR_LIMITS) or not seen.isdisjoint(
+            ("queue.url", "queue.enabled")):
+        return settings
+    log.warning("redis.url from %s: jobs stay in process (queue.enabled = false), as "
+                "before; set queue.enabled = true to queue them for workers",
+                " and ".join(sorted(seen & set(_REDIS_ONLY_FOR_LIMITS))))
+    settings.queue = settings.queue.model_copy(update={"enabled": False})
+    return settings
 
 
 def setting_variables(model: type[BaseModel] | None = None, prefix: str = ENV_PREFIX) -> set[str]:
-    """Every environment variable that sets something: each key and each section, any depth."""
+    """Every environment variable that sets something: each key and each section, any depth
+    (a key moved elsewhere only at its new place)."""
     names = set()
     for name, field in (model or Settings).model_fields.items():
         variable = prefix + name.upper()
+        if variable in _OLD_VARIABLES:
+            continue
         names.add(variable)
         for section in _sections_in(field.annotation):
             names |= setting_variables(section, variable + "__")
@@ -304,13 +603,14 @@ def setting_variables(model: type[BaseModel] | None = None, prefix: str = ENV_PR
 
 
 def check_environment(environ: Mapping[str, str]) -> None:
-    """Refuse RESEARCHBOT_* variables that set nothing: a typo must not pass silently."""
+    """Refuse RESEARCHBOT_* variables that set nothing: a typo must not pass silently. A name
+    of the previous release passes (load_settings warns)."""
     known = setting_variables()
     problems = []
     for name in sorted(environ):
         upper = name.upper()
         if not upper.startswith(ENV_PREFIX) or upper in known or upper in NOT_SETTINGS \
-                or upper.startswith(NOT_SETTINGS_PREFIXES):
+                or upper.startswith(NOT_SETTINGS_PREFIXES) or _old_variable(upper):
             continue
         guess = difflib.get_close_matches(upper, known, n=1, cutoff=0.6)
         problems.append(f"{name} (did you mean {guess[0]}?)" if guess else name)
@@ -319,6 +619,16 @@ def check_environment(environ: Mapping[str, str]) -> None:
             f"unknown environment variable{'s' if len(problems) > 1 else ''} "
             f"{', '.join(problems)}: not a setting; rename or unset it "
             "(RESEARCHBOT_<SECTION>__<KEY>, two underscores)")
+
+
+_OLD_VARIABLES = frozenset(ENV_PREFIX + "__".join(key.split(".")).upper()
+                           for key in (*MOVED, *REMOVED))
+
+
+def _old_variable(variable: str) -> bool:
+    """A variable of the previous release: a moved or removed key, or one inside it
+    (a tier's limit, inside llm.quick)."""
+    return any(variable == old or variable.startswith(old + "__") for old in _OLD_VARIABLES)
 
 
 def _sections_in(annotation: Any) -> list[type[BaseModel]]:
@@ -360,7 +670,9 @@ def _origin(loc: tuple[str | int, ...], path: Path | None) -> str:
     """Where the key was set: ' (from RESEARCHBOT_<SECTION>__<KEY>)' or ' (in config.toml)'."""
     present = {name.upper() for name in os.environ}
     for end in range(len(loc), 0, -1):
-        variable = ENV_PREFIX + "__".join(str(part) for part in loc[:end]).upper()
-        if variable in present:
-            return f" (from {variable})"
+        key = ".".join(str(part) for part in loc[:end])
+        for named in (key, *(old for old, new in MOVED.items() if new == key)):
+            variable = ENV_PREFIX + "__".join(named.split(".")).upper()
+            if variable in present:
+                return f" (from {variable})"
     return f" (in {path})" if path else ""

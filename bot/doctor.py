@@ -47,7 +47,7 @@ async def run_checks(settings: Settings, *, call_models: bool = False,
     """Every check, run side by side, in a stable order."""
     services = asyncio.gather(
         check_data_dir(settings), check_database(settings), check_vectors(settings),
-        check_redis(settings), check_queue(settings), check_source_limits(settings),
+        check_redis(settings), check_queue(settings),
         check_embedding(settings, call_models))
     rows, models, sources = await asyncio.gather(
         services, check_models(settings, call_models), check_sources(settings, source_timeout_s))
@@ -112,14 +112,9 @@ async def check_vectors(settings: Settings) -> Check:
 
 
 async def check_redis(settings: Settings) -> Check:
-    return await _redis_row("redis", "chat.redis_url", settings.chat.redis_url,
-                            "chat limits and dedupe kept in each process")
-
-
-async def check_source_limits(settings: Settings) -> Check:
-    return await _redis_row("source limits", "sources.redis_url", settings.sources.redis_url,
-                            "source rate limits kept in each process, circuit "
-                            "breakers in the data dir")
+    return await _redis_row("redis", "redis.url", settings.redis.url,
+                            "question limits, event dedupe and source rate limits kept in "
+                            "each process, circuit breakers in the data dir")
 
 
 async def _redis_row(component: str, setting: str, secret: SecretStr | None,
@@ -143,10 +138,11 @@ async def _redis_row(component: str, setting: str, secret: SecretStr | None,
 
 
 async def check_queue(settings: Settings) -> Check:
-    if settings.queue.url is None:
-        return Check("queue", "queue.url", "off",
-                     "not configured: jobs run in the process that takes the question")
-    url = settings.queue.url.get_secret_value()
+    if settings.queue_url is None:
+        return Check("queue", "redis.url", "off",
+                     "not configured (redis.url unset, or queue.enabled = false): jobs run in "
+                     "the process that takes the question")
+    url = settings.queue_url.get_secret_value()
 
     async def probe() -> str:
         from core.jobs.queue import JobQueue
@@ -161,7 +157,7 @@ async def check_queue(settings: Settings) -> Check:
                             for name, s in stats.items())
         return f"{safe_url(url)}: {waiting}"
 
-    return await _row("queue", "queue.url", probe, SERVICE_TIMEOUT_S)
+    return await _row("queue", "redis.url", probe, SERVICE_TIMEOUT_S)
 
 
 # ---- the models --------------------------------------------------------------------------
@@ -238,7 +234,7 @@ def _model_failure(error: Exception) -> str:
 
 
 async def require_models(settings: Settings) -> None:
-    """A bot's start-up check (llm.check_at_start): one cheap call to each configured model.
+    """A bot's start-up check (advanced.llm.check_at_start): one cheap call to each model.
     A refused key or an unknown model is a ConfigurationError naming the setting; a model
     that is only unreachable or busy now is logged, and the bot starts."""
     if not settings.llm.enabled or not settings.llm.check_at_start:
@@ -252,8 +248,9 @@ async def require_models(settings: Settings) -> None:
         except Exception as error:  # litellm raises many types; sorted by status
             status = getattr(error, "status_code", None)
             if status in (401, 403, 404):
-                raise ConfigurationError(f"{setting}: {model}: {_model_failure(error)} "
-                                         "(llm.check_at_start=false skips this check)") from None
+                raise ConfigurationError(
+                    f"{setting}: {model}: {_model_failure(error)} "
+                    "(advanced.llm.check_at_start=false skips this check)") from None
             log.warning("%s: %s did not answer the start-up check (%s); starting anyway",
                         setting, model, _model_failure(error))
 

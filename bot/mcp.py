@@ -1,5 +1,5 @@
 """`researchbot mcp`: the MCP server (adapters.mcp) over stdio, for an agent that starts it
-as a subprocess. Its tenant is --tenant or the settings'; jobs run here (or, with queue.url,
+as a subprocess. Its tenant is --tenant or the settings'; jobs run here (or, with redis.url,
 on the workers). Standard output carries the protocol alone: logs go to stderr."""
 
 from __future__ import annotations

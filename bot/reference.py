@@ -20,15 +20,15 @@ import annotated_types
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
-from bot.config import ENV_PREFIX, Settings
+from bot.config import ENV_PREFIX, MOVED, REMOVED, Settings
 
 
 @dataclass(frozen=True)
 class SettingRow:
     """One leaf of the settings tree, as the reference lists it."""
 
-    key: str  # dotted: llm.quick.seconds
-    variable: str  # RESEARCHBOT_LLM__QUICK__SECONDS
+    key: str  # dotted: advanced.llm.quick.seconds
+    variable: str  # RESEARCHBOT_ADVANCED__LLM__QUICK__SECONDS
     type: str
     default: str
     description: str
@@ -36,7 +36,8 @@ class SettingRow:
 
 def setting_rows(model: BaseModel | None = None, path: tuple[str, ...] = ()
                  ) -> Iterator[SettingRow]:
-    """Every leaf setting, depth first in declaration order, with its default value.
+    """Every leaf setting, depth first in declaration order, with its default value; a key
+    moved elsewhere (bot.config.MOVED) only at its new place.
 
     Walks an instance built from the defaults alone (no file, no environment), so the
     reference shows what a fresh installation gets."""
@@ -44,6 +45,8 @@ def setting_rows(model: BaseModel | None = None, path: tuple[str, ...] = ()
     for name, field in type(values).model_fields.items():
         value = getattr(values, name, None)
         key = (*path, name)
+        if ".".join(key) in MOVED:
+            continue
         section = _section_model(field.annotation)
         if section is not None:  # an optional section unset by default still lists its keys
             yield from setting_rows(value if isinstance(value, BaseModel)
@@ -66,14 +69,18 @@ def _section_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def settings_reference() -> str:
-    """The settings as Markdown: one table a section, top-level keys first."""
+    """The settings as Markdown: one table a section, top-level keys first, the sections a
+    person decides before `advanced` and `endpoints`."""
     sections: dict[str, list[SettingRow]] = {}
     for row in setting_rows():
         section = row.key.rsplit(".", 1)[0] if "." in row.key else ""
         sections.setdefault(section, []).append(row)
     parts = []
     for section, rows in sections.items():
-        parts.append(f"## `{section}`" if section else "## Top-level keys")
+        if section == "advanced.store":
+            parts.append("## Advanced settings\n\n" + _escape(_section_doc("advanced")))
+        heading = "###" if section.startswith("advanced.") else "##"
+        parts.append(f"{heading} `{section}`" if section else "## Top-level keys")
         note = _section_doc(section)
         if note:
             parts.append(_escape(note))
@@ -82,6 +89,14 @@ def settings_reference() -> str:
             f"\n| `{row.key}`<br>`{row.variable}` | {_escape(row.type)} | `{row.default}` | "
             f"{_escape(row.description)} |" for row in rows)
     return "\n\n".join(parts) + "\n"
+
+
+def renamed_reference() -> str:
+    """The names of the previous release that still load, each with its new place."""
+    rows = [f"| `{old}` | `{new}` |" for old, new in MOVED.items()]
+    rows += [f"| `{old}` | no longer a setting (ignored): {_escape(why)} |"
+             for old, why in REMOVED.items()]
+    return "| previous name | now |\n|---|---|\n" + "\n".join(rows) + "\n"
 
 
 def cli_reference(parser: argparse.ArgumentParser) -> str:

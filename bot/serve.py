@@ -1,6 +1,6 @@
 """`researchbot serve`: the HTTP API and answer pages, on the job service.
 
-Without `queue.url` the server runs jobs in its own process (it loads the research core);
+Without a queue (`redis.url`) the server runs jobs in its own process (it loads the research core);
 with it, it only stores and queues them for `researchbot worker` processes."""
 
 from __future__ import annotations
@@ -125,19 +125,19 @@ def _stopped(_signum: int, _frame: object) -> None:
 
 @asynccontextmanager
 async def _limiter(settings: Settings) -> AsyncIterator[QuestionLimiter]:
-    """Questions per key and per tenant: in this process, or in Redis (chat.redis_url) when
+    """Questions per key and per tenant: in this process, or in Redis (redis.url) when
     several API servers share the load."""
     from adapters.chat.limits import LocalQuestionLimiter, RedisQuestionLimiter
 
     web = settings.web
     limits = (web.questions_per_minute, web.tenant_questions_per_minute, 60.0,
               settings.chat.max_queue_seconds)
-    if settings.chat.redis_url is None:
+    if settings.redis.url is None:
         yield LocalQuestionLimiter(*limits)
         return
     from redis.asyncio import Redis
 
-    redis = Redis.from_url(settings.chat.redis_url.get_secret_value(),
+    redis = Redis.from_url(settings.redis.url.get_secret_value(),
                            socket_connect_timeout=10)
     try:
         yield RedisQuestionLimiter(redis, *limits, prefix="researchbot:api-limit")
@@ -181,7 +181,7 @@ def _readiness(front: FrontEndServices, settings: Settings
         free_mb = shutil.disk_usage(settings.data_dir).free / 2**20
         if free_mb < settings.store.min_free_mb:
             return f"full: the data folder's disk has {free_mb:.0f} MB free " \
-                   f"(store.min_free_mb: {settings.store.min_free_mb:g})"
+                   f"(advanced.store.min_free_mb: {settings.store.min_free_mb:g})"
         return "ok"
 
     async def probe(check: Callable[[], Awaitable[str]]) -> str:

@@ -199,25 +199,26 @@ async def open_job_reader(settings: Settings) -> AsyncIterator[JobReader]:
 
 @asynccontextmanager
 async def open_queue(settings: Settings) -> AsyncIterator[JobQueue | None]:
-    """The job queue when `queue.url` is set (None: jobs run in the process that took them).
-    A queue that cannot be reached stops start-up naming the setting."""
-    if settings.queue.url is None:
+    """The job queue in `redis.url` (None: no redis.url, or queue.enabled = false; jobs run
+    in the process that took them). A queue that cannot be reached stops start-up naming the
+    setting."""
+    if settings.queue_url is None:
         yield None
         return
     from core.errors import ConfigurationError
     from core.jobs.queue import JobQueue
     from core.redact import safe_url
 
-    url = settings.queue.url.get_secret_value()
+    url = settings.queue_url.get_secret_value()
     queue = JobQueue(url, settings.queue)
     try:
         await queue.connect()
         await queue.stats()
     except Exception as error:  # bad URL or no server: name the setting
         await queue.close()
-        raise ConfigurationError(f"queue.url: cannot use {safe_url(url)!r}: "
-                                 f"{str(error).rstrip('.')}; start Redis there, fix queue.url, "
-                                 "or unset it to run jobs in process") from None
+        raise ConfigurationError(f"redis.url: cannot use {safe_url(url)!r}: "
+                                 f"{str(error).rstrip('.')}; start Redis there, fix redis.url, "
+                                 "or set queue.enabled = false to run jobs in process") from None
     try:
         yield queue
     finally:
@@ -241,7 +242,7 @@ def delivery_retry(settings: Settings) -> RetryPolicy:
 async def open_front_end(settings: Settings) -> AsyncIterator[FrontEndServices]:
     """What a chat front end needs. With a queue, only the job store and the queue: the
     research runs in workers, so no model, index or source is loaded here."""
-    if settings.queue.url is None:
+    if settings.queue_url is None:
         async with open_research(settings, resume_abandoned=True) as research:
             yield research
         return
@@ -320,9 +321,9 @@ async def _opened_database(settings: Settings) -> AsyncIterator[AsyncEngine]:
 async def open_research(settings: Settings, *, deliveries: DeliveryFactory | None = None,
                         in_process: bool = False, engine: AsyncEngine | None = None,
                         resume_abandoned: bool = False) -> AsyncIterator[ResearchServices]:
-    """The research core. `deliveries` rebuilds stored deliveries (a worker's). With
-    `queue.url` set, jobs are submitted to the queue and run by `JobService.run_queued` in
-    workers, unless `in_process` (the CLI answers at once). `engine`: the job database when
+    """The research core. `deliveries` rebuilds stored deliveries (a worker's). With a queue
+    (`redis.url`, queue.enabled), jobs are submitted to it and run by `JobService.run_queued`
+    in workers, unless `in_process` (the CLI answers at once). `engine`: the job database when
     the caller has it open already. Without a queue, the jobs of a process that stopped are
     failed, or, with `resume_abandoned` (a long-running front end), run again here."""
     async with AsyncExitStack() as opened:
@@ -372,7 +373,7 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
         stale = timedelta(minutes=settings.store.stale_job_minutes)
         if not in_process:  # files of documents jobs that ended without reading them
             await adder.discard_stale(stale)
-        if settings.queue.url is None:  # with a queue, the queue takes up a dead worker's jobs
+        if settings.queue_url is None:  # with a queue, the queue takes up a dead worker's jobs
             if resume_abandoned:
                 await jobs.resume_abandoned(worker_alive, stale)
             else:  # the CLI ends its own kind only: a stopped `serve` resumes its jobs itself
@@ -396,7 +397,7 @@ async def _research_core(settings: Settings, engine: AsyncEngine,
 async def refresh_sites_periodically(settings: Settings, knowledge_base: KnowledgeBase,
                                      pause_s: float | None = None) -> None:
     """In a long-running process (serve, the chat bots, a worker): the sites indexed from a
-    URL that were not read for `knowledge_base.refresh_hours` are read again, each by one
+    URL that were not read for `advanced.knowledge_base.refresh_hours` are read again, each by one
     process however many run. Looks every quarter period (at most every 10 minutes)."""
     period = timedelta(hours=settings.knowledge_base.refresh_hours)
     pause_s = pause_s or min(max(period.total_seconds() / 4, 1.0), 600.0)
@@ -523,7 +524,7 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
     from core.web.net import AddressGuard, api_session, guarded_session
 
     shared = redis = None
-    if config.redis_url is not None:
+    if settings.redis.url is not None:
         from redis.asyncio import Redis
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
@@ -532,12 +533,12 @@ async def open_web(settings: Settings, embedder: Embedder) -> AsyncIterator[Web]
         from core.redact import safe_url
         from core.sources.shared_limits import SharedLimits
 
-        url = config.redis_url.get_secret_value()
+        url = settings.redis.url.get_secret_value()
         try:  # short timeouts, one quick retry: a slow Redis sends a process to its own limits
             redis = Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0,
                                    retry=Retry(NoBackoff(), 1))
         except ValueError as error:
-            raise ConfigurationError(f"sources.redis_url: cannot use {safe_url(url)!r}: "
+            raise ConfigurationError(f"redis.url: cannot use {safe_url(url)!r}: "
                                      f"{error}") from None
         shared = SharedLimits(redis)
     cache = diskcache.Cache(str(settings.data_dir / "source-cache"), size_limit=2**28) \
@@ -596,7 +597,7 @@ def answer_pages(settings: Settings, links: ShareLinks) -> AnswerPage | None:
 async def open_chat_services(settings: Settings, research: FrontEndServices
                              ) -> AsyncIterator[ChatServices]:
     """What the chat front ends share: limits and event dedupe in this process, or in Redis
-    when `chat.redis_url` is set (several bot processes behind one load balancer)."""
+    when `redis.url` is set (several bot processes behind one load balancer)."""
     from adapters.chat.dedupe import LocalEventLog, RedisEventLog
     from adapters.chat.limits import LocalQuestionLimiter, RedisQuestionLimiter
     from adapters.chat.services import ChatServices
@@ -604,7 +605,7 @@ async def open_chat_services(settings: Settings, research: FrontEndServices
     chat = settings.chat
     limits = (chat.user_questions_per_minute, chat.tenant_questions_per_minute, 60.0,
               chat.max_queue_seconds)
-    if chat.redis_url is None:
+    if settings.redis.url is None:
         yield ChatServices(research.jobs, research.conversations,
                            LocalQuestionLimiter(*limits), LocalEventLog(chat.event_ttl_seconds),
                            research.feedback, chat.depth, answer_pages(settings, research.links),
@@ -614,16 +615,16 @@ async def open_chat_services(settings: Settings, research: FrontEndServices
 
     from core.errors import ConfigurationError
 
-    url = chat.redis_url.get_secret_value()
+    url = settings.redis.url.get_secret_value()
     try:
         redis = Redis.from_url(url, socket_connect_timeout=10)
         await redis.ping()
     except Exception as error:  # bad URL or no server: stop at start-up, name the setting
         from core.redact import safe_url
 
-        raise ConfigurationError(f"chat.redis_url: cannot use {safe_url(url)!r}: "
+        raise ConfigurationError(f"redis.url: cannot use {safe_url(url)!r}: "
                                  f"{str(error).rstrip('.')}; start Redis there, fix "
-                                 "chat.redis_url, or unset it to keep limits in this "
+                                 "redis.url, or unset it to keep limits in this "
                                  "process") from error
     try:
         yield ChatServices(research.jobs, research.conversations,

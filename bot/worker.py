@@ -1,4 +1,4 @@
-"""`researchbot worker`: takes research jobs from the queue (`queue.url`), researches them and
+"""`researchbot worker`: takes research jobs from the queue (in `redis.url`), researches them and
 delivers the answers to Slack and Discord itself, with the credentials in its settings."""
 
 from __future__ import annotations
@@ -27,20 +27,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Prometheus scrapes workers from elsewhere: every address, like its exporters.
-METRICS_HOST = "0.0.0.0"
-
-
 async def run_worker_process(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT (or `stop`): then finish the jobs running here for up to
-    `queue.shutdown_grace_seconds` and hand the rest back to the queue."""
+    `advanced.queue.shutdown_grace_seconds` and hand the rest back to the queue."""
     from bot.doctor import require_models
     from bot.logs import configure_logging
     from core.jobs.queue_worker import run_worker
 
-    if settings.queue.url is None:
-        raise ConfigurationError("researchbot worker needs queue.url (redis://host:6379/0), "
-                                 "the queue the chat front ends submit to")
+    if settings.queue_url is None:
+        raise ConfigurationError("researchbot worker needs redis.url (redis://host:6379/0), "
+                                 "where the chat front ends queue jobs, and queue.enabled")
     configure_logging(settings.log)
     logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # a line per model call
     await require_models(settings)
@@ -54,14 +50,15 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
                       answer_pages(settings, research.links)):
         queue = research.jobs.queue
         assert queue is not None
-        async with metrics_server(settings.queue.metrics_port, queue):
+        async with metrics_server(settings.queue.metrics_port, queue,
+                                  settings.queue.metrics_host):
             await run_worker(research.jobs, queue, stop, name=worker_id(),
                              stale_after=timedelta(minutes=settings.store.stale_job_minutes))
 
 
 @asynccontextmanager
 async def metrics_server(port: int, queue: JobQueue | None,
-                         host: str = METRICS_HOST) -> AsyncIterator[None]:
+                         host: str = "127.0.0.1") -> AsyncIterator[None]:
     """GET /metrics on `port` while the block runs (port 0: no server). An aiohttp app in
     this event loop rather than prometheus_client's own server, which runs in a thread: the
     queue depth is read from Redis at each scrape, by the async client of this loop."""
@@ -87,7 +84,7 @@ async def metrics_server(port: int, queue: JobQueue | None,
             raise ConfigurationError(
                 f"queue.metrics_port: cannot serve metrics on port {port} "
                 f"({error.strerror or error}): choose a free port, or 0 for none") from None
-        log.info("serving metrics on port %d (GET /metrics)", port)
+        log.info("serving metrics on %s port %d (GET /metrics)", host, port)
         yield
     finally:
         await runner.cleanup()

@@ -116,11 +116,13 @@ class StoreSettings(_Section):
 
 
 class QueueSettings(_Section):
-    url: RedisUrl = Field(
-        default=None,
-        description="Redis URL of the job queue (redis://host:6379/0): chat front ends submit "
-        "jobs to it and `researchbot worker` processes answer them. Default: no queue, jobs "
-        "run in the process that took the question.")
+    """The job queue, in redis.url: chat front ends and the API submit jobs to it and
+    `researchbot worker` processes answer them."""
+
+    enabled: bool = Field(
+        default=True, description="With redis.url set, jobs go to the queue and `researchbot "
+        "worker` processes answer them. false: every process answers the questions it takes "
+        "and Redis shares only limits, event dedupe and source breakers.")
     concurrency: int = Field(default=8, ge=1, description="Quick and standard jobs one worker "
                              "runs at once.")
     deep_concurrency: int = Field(default=2, ge=1, description="Deep jobs one worker runs at "
@@ -142,9 +144,11 @@ class QueueSettings(_Section):
                                         "the rest back to the queue.")
     metrics_port: int = Field(default=0, ge=0, le=65535, description="`researchbot worker` "
                               "serves Prometheus metrics (GET /metrics, queue depth included) "
-                              "on this port, on every address; a port already taken stops the "
-                              "worker with a message naming this setting. 0: no metrics "
-                              "server.")
+                              "on this port; a port already taken stops the worker with a "
+                              "message naming this setting. 0: no metrics server.")
+    metrics_host: str = Field(default="127.0.0.1", description="Address the worker's metrics "
+                              "server listens on: this machine only by default; 0.0.0.0 for "
+                              "every address (a Prometheus on another host).")
 
 
 class EmbeddingSettings(_Section):
@@ -177,10 +181,6 @@ class KnowledgeBaseSettings(_Section):
                                "are skipped.")
     candidates: int = Field(default=40, ge=1, description="Candidates each retriever returns "
                             "before fusion.")
-    mmr_lambda: float = Field(
-        default=0.75, ge=0, le=1, description="MMR trade-off: 1 pure relevance, 0 pure diversity."
-    )
-    rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     refresh_hours: float = Field(
         default=24.0, ge=0, description="Web pages and sites indexed from a URL are read "
         "again this often by serve, the chat bots or a worker, each site by one process however "
@@ -204,15 +204,6 @@ class KnowledgeBaseSettings(_Section):
 
 class CacheSettings(_Section):
     enabled: bool = Field(default=True, description="Serve and store answers in the cache.")
-    similarity_threshold: float = Field(
-        default=0.80,
-        ge=0.5,
-        le=1.0,
-        description="Cosine similarity at or above which a past question may count as the same "
-        "(it must also ask the same thing word for word: core.answer.question_match). The "
-        "guard, not this, keeps near-misses out (they score up to 0.99); paraphrases it accepts "
-        "score from about 0.83, so a higher value only turns them away.",
-    )
     ttl_hours: float = Field(default=168.0, ge=0, description="Lifetime of a cached answer.")
     current_event_ttl_hours: float = Field(
         default=1.0, ge=0, description="Lifetime for current-event questions (0: never cached)."
@@ -223,7 +214,9 @@ class CacheSettings(_Section):
 
 
 class PipelineSettings(_Section):
-    source_timeout_s: float = Field(default=10.0, gt=0, description="Per-source search limit.")
+    source_timeout_s: float = Field(default=10.0, gt=0, description="Time one source may take "
+                                    "to answer one search, its retries included (set as "
+                                    "sources.timeout_s).")
     max_sources: int = Field(default=8, ge=1, le=50, description="Passages kept after ranking.")
     max_per_document: int = Field(
         default=3, ge=1, description="Passages kept from any one document."
@@ -266,9 +259,9 @@ class TierBudget(_Section):
 # The depth tiers, one table. The designs cap a research run at 60-120 s in every tier: deeper
 # tiers search more in that time, they do not wait longer. Without a model a tier runs
 # `plain_queries` query variations, then up to `plain_hops` searches for what the first
-# passages name (the second hop), and keeps `plain_sources` x pipeline.max_sources passages;
-# with a model the other
-# columns are its budget (each overridable: llm.quick.seconds, ...).
+# passages name (the second hop), and keeps `plain_sources` x pipeline.max_sources passages
+# (advanced.pipeline.max_sources); with a model the other columns are its budget (each
+# overridable: advanced.llm.quick.seconds, ...).
 TIERS: dict[str, dict[str, Any]] = {
     "quick": {"plain_queries": 2, "plain_hops": 2, "plain_sources": 0.625,
               "iterations": 2, "queries": 3, "sources": 5, "seconds": 60, "tokens": 30_000},
@@ -284,6 +277,16 @@ TIERS: dict[str, dict[str, Any]] = {
 def _budget(tier: str) -> dict[str, Any]:
     """A tier's columns that are a model's budget."""
     return {key: value for key, value in TIERS[tier].items() if not key.startswith("plain_")}
+
+
+def tier_defaults(data: Any) -> Any:
+    """A tier given in part (advanced.llm.quick.seconds = 30) keeps its other limits."""
+    if isinstance(data, dict):
+        for name in TIERS:
+            given = data.get(name)
+            if isinstance(given, dict):
+                data = {**data, name: {**_budget(name), **given}}
+    return data
 
 
 class LLMSettings(_Section):
@@ -314,9 +317,6 @@ class LLMSettings(_Section):
     check_at_start: bool = Field(
         default=True, description="`researchbot slack` and `discord` call each configured model "
         "once (one token) at start-up and refuse to start when a key or model is refused.")
-    evidence_llm_weight: float = Field(
-        default=0.6, ge=0, le=1, description="Weight of the LLM's relevance score against the "
-        "retrieval score when choosing evidence (PaperQA2-style; 0.6 LLM + 0.4 retrieval).")
     evidence_batch: int = Field(default=4, ge=1, le=20, description="Passages an evidence "
                                 "call scores together.")
     compact_facts_tokens: int = Field(
@@ -332,13 +332,7 @@ class LLMSettings(_Section):
     @model_validator(mode="before")
     @classmethod
     def _tier_defaults(cls, data: Any) -> Any:
-        """A tier given in part (RESEARCHBOT_LLM__QUICK__SECONDS=30) keeps its other limits."""
-        if isinstance(data, dict):
-            for name in TIERS:
-                given = data.get(name)
-                if isinstance(given, dict):
-                    data = {**data, name: {**_budget(name), **given}}
-        return data
+        return tier_defaults(data)
 
     @property
     def enabled(self) -> bool:
@@ -375,7 +369,10 @@ class SourcesSettings(_Section):
                                 description="E-utilities base URL.")
     tavily_api: HttpUrl = Field(default="https://api.tavily.com", description="Tavily API URL.")
     exa_api: HttpUrl = Field(default="https://api.exa.ai", description="Exa API URL.")
-    timeout_s: float = Field(default=10.0, gt=0, description="Limit of one source call.")
+    timeout_s: float = Field(default=10.0, gt=0, description="Time one source may take to "
+                             "answer one search, its retries included (each call is fitted "
+                             "inside it); a source past it is reported as failed, and the "
+                             "answer is written from the others.")
     attempts: int = Field(default=3, ge=1, le=5, description="Tries of a call on 429/5xx and "
                           "timeouts (backoff, Retry-After honoured).")
     concurrency: int = Field(default=4, ge=1, description="Calls in flight per source.")
@@ -405,7 +402,3 @@ class SourcesSettings(_Section):
     user_agent: str = Field(default="researchbot/0.1 (research assistant; reads robots.txt)",
                             description="User-Agent of every request (robots.txt is read for "
                             "the token 'researchbot').")
-    redis_url: RedisUrl = Field(
-        default=None, description="Redis URL (redis://host:6379/0): rate limits and circuit "
-        "breakers of the shared APIs, shared by every process. Default: rate limits kept in "
-        "each process, circuit breakers shared by the processes of the data dir.")

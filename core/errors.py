@@ -19,7 +19,7 @@
     ├── SourceError             a search source failed (outage, timeout); carries the source name
     │   ├── SourceTimeoutError
     │   ├── SourceUnreachableError  no connection (no network, name not found, refused)
-    │   ├── SourceResponseTooLargeError  its answer passed sources.max_response_mb
+    │   ├── SourceResponseTooLargeError  its answer passed advanced.sources.max_response_mb
     │   ├── SourceHttpError     it answered a non-2xx status (429 and 5xx are retried)
     │   ├── SourceDroppedError  the connection broke mid-call (retried)
     │   └── SourceBusyError     never sent: no turn (rate limit, concurrency) before the deadline
@@ -143,7 +143,7 @@ class SourceUnreachableError(SourceError):
 
 
 class SourceResponseTooLargeError(SourceError):
-    """A search source answered with more than `sources.max_response_mb`: it was not read
+    """A search source answered with more than `advanced.sources.max_response_mb`: it was not read
     further. Not retried (it would answer the same)."""
 
 

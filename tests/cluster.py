@@ -138,15 +138,16 @@ async def cluster(folder: Path, tenant: str, *, fresh: bool = False,
     env.update({
         "RESEARCHBOT_DATA_DIR": str(folder / "data"),
         "RESEARCHBOT_STORE__URL": POSTGRES_URL,
-        "RESEARCHBOT_QUEUE__URL": REDIS_URL,
-        "RESEARCHBOT_QUEUE__HEARTBEAT_SECONDS": "10",  # 2 s gave false take-ups on a busy machine
-        "RESEARCHBOT_QUEUE__SWEEP_SECONDS": "1",
-        "RESEARCHBOT_QUEUE__SHUTDOWN_GRACE_SECONDS": "20",
+        "RESEARCHBOT_REDIS__URL": REDIS_URL,
+        # 2 s gave false take-ups on a busy machine
+        "RESEARCHBOT_ADVANCED__QUEUE__HEARTBEAT_SECONDS": "10",
+        "RESEARCHBOT_ADVANCED__QUEUE__SWEEP_SECONDS": "1",
+        "RESEARCHBOT_ADVANCED__QUEUE__SHUTDOWN_GRACE_SECONDS": "20",
         "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true",
         "RESEARCHBOT_CACHE__ENABLED": "false",
-        "RESEARCHBOT_CHAT__USER_QUESTIONS_PER_MINUTE": "1000",
-        "RESEARCHBOT_CHAT__TENANT_QUESTIONS_PER_MINUTE": "1000",
-        "RESEARCHBOT_CHAT__DELIVERY_FIRST_WAIT_SECONDS": "0.2",
+        "RESEARCHBOT_ADVANCED__CHAT__USER_QUESTIONS_PER_MINUTE": "1000",
+        "RESEARCHBOT_ADVANCED__CHAT__TENANT_QUESTIONS_PER_MINUTE": "1000",
+        "RESEARCHBOT_ADVANCED__CHAT__DELIVERY_FIRST_WAIT_SECONDS": "0.2",
         **settings,
     })
     docs = folder / "docs"

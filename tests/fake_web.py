@@ -270,7 +270,7 @@ def wikipedia_only(web: FakeWeb) -> dict[str, str]:
     """Settings (as the environment of a bot process) whose only web source is `web`'s
     Wikipedia, with no source cache and no page reading."""
     return {"RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-            "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
+            "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{web.base}/w/api.php",
             "RESEARCHBOT_SOURCES__ARXIV": "false", "RESEARCHBOT_SOURCES__PUBMED": "false",
-            "RESEARCHBOT_SOURCES__CACHE_TTL_HOURS": "0",
-            "RESEARCHBOT_SOURCES__FETCH_PAGES": "0"}
+            "RESEARCHBOT_ADVANCED__SOURCES__CACHE_TTL_HOURS": "0",
+            "RESEARCHBOT_ADVANCED__SOURCES__FETCH_PAGES": "0"}

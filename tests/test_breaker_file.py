@@ -293,11 +293,12 @@ async def test_the_next_cli_question_makes_no_connection_to_a_failing_source(
     server = CountingServer()
     base = await server.start()
     env = {**os.environ, "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-           "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{base}/w/api.php",
-           "RESEARCHBOT_SOURCES__ARXIV_API": f"{base}/arxiv/query",
-           "RESEARCHBOT_SOURCES__PUBMED_API": f"{base}/eutils",
-           "RESEARCHBOT_SOURCES__ATTEMPTS": "1", "RESEARCHBOT_SOURCES__BREAKER_FAILURES": "1",
-           "RESEARCHBOT_SOURCES__FETCH_PAGES": "0"}
+           "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{base}/w/api.php",
+           "RESEARCHBOT_ENDPOINTS__ARXIV_API": f"{base}/arxiv/query",
+           "RESEARCHBOT_ENDPOINTS__PUBMED_API": f"{base}/eutils",
+           "RESEARCHBOT_ADVANCED__SOURCES__ATTEMPTS": "1",
+           "RESEARCHBOT_ADVANCED__SOURCES__BREAKER_FAILURES": "1",
+           "RESEARCHBOT_ADVANCED__SOURCES__FETCH_PAGES": "0"}
     try:
         await _researchbot("index", str(EXAMPLE_DOCS), env=env)
         question = ("ask", "How does researchbot check citations?", "--no-cache", "--json")

@@ -69,8 +69,7 @@ async def test_postgresql_and_redis_servers_are_ok(
     _server_up(5432, "PostgreSQL")
     _server_up(6379, "Redis")
     monkeypatch.setenv("RESEARCHBOT_STORE__URL", POSTGRES_URL)
-    monkeypatch.setenv("RESEARCHBOT_CHAT__REDIS_URL", REDIS_URL)
-    monkeypatch.setenv("RESEARCHBOT_QUEUE__URL", REDIS_URL)
+    monkeypatch.setenv("RESEARCHBOT_REDIS__URL", REDIS_URL)
     code, output = await _check(capsys, "--json")
     rows = _rows(output)
     assert code == 0, output
@@ -78,7 +77,7 @@ async def test_postgresql_and_redis_servers_are_ok(
     assert rows["database"]["status"] == "ok" and "postgresql" in rows["database"]["detail"]
     assert rows["redis"]["status"] == "ok" and "PING answered" in rows["redis"]["detail"]
     assert rows["source wikipedia"] == {"component": "source wikipedia",
-                                        "setting": "sources.wikipedia_api", "status": "off",
+                                        "setting": "endpoints.wikipedia_api", "status": "off",
                                         "detail": "pipeline.local_only = true"}
 
 
@@ -86,10 +85,9 @@ async def test_an_unreachable_redis_or_source_is_a_failed_row(
         clean_env: Path, web: FakeWeb, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     point_sources_at(web, monkeypatch)
-    monkeypatch.setenv("RESEARCHBOT_SOURCES__ARXIV_API", "http://127.0.0.1:1/arxiv/query")
+    monkeypatch.setenv("RESEARCHBOT_ENDPOINTS__ARXIV_API", "http://127.0.0.1:1/arxiv/query")
     monkeypatch.setenv("RESEARCHBOT_SOURCES__SEARXNG_URL", "")
-    monkeypatch.setenv("RESEARCHBOT_CHAT__REDIS_URL", f"redis://:{SECRET}@127.0.0.1:1/0")
-    monkeypatch.setenv("RESEARCHBOT_QUEUE__URL", f"redis://:{SECRET}@127.0.0.1:1/0")
+    monkeypatch.setenv("RESEARCHBOT_REDIS__URL", f"redis://:{SECRET}@127.0.0.1:1/0")
     web.fail("/eutils/esearch.fcgi", Failure(503))
     code, output = await _check(capsys, "--json")
     assert code == 1
@@ -115,7 +113,7 @@ async def test_models_are_checked_and_called_on_request(
     await fake.start()
     try:
         for name, value in {"LLM__FAST_MODEL": "openai/test-model",
-                            "LLM__STRONG_FALLBACKS": "nosuchprovider/foo",
+                            "ADVANCED__LLM__STRONG_FALLBACKS": "nosuchprovider/foo",
                             "LLM__API_BASE": fake.base_url, "LLM__API_KEY": "test-key",
                             "EMBEDDING__MODEL": "openai/test-embedder",
                             "EMBEDDING__API_BASE": fake.base_url,
@@ -124,11 +122,11 @@ async def test_models_are_checked_and_called_on_request(
         code, output = await _check(capsys, "--json")
         assert code == 1 and not fake.chats and not fake.requests
         fallback = [row for row in json.loads(output)["checks"]
-                    if row["setting"] == "llm.strong_fallbacks"]
+                    if row["setting"] == "advanced.llm.strong_fallbacks"]
         assert fallback[0]["status"] == "FAIL"
         assert "names no provider litellm knows" in fallback[0]["detail"]
 
-        monkeypatch.delenv("RESEARCHBOT_LLM__STRONG_FALLBACKS")
+        monkeypatch.delenv("RESEARCHBOT_ADVANCED__LLM__STRONG_FALLBACKS")
         code, output = await _check(capsys, "--json", "--call-models")
         rows = _rows(output)
         assert code == 0, output

@@ -150,12 +150,12 @@ def test_errors_are_one_line_with_an_exit_code(clean_env: Path, args: tuple[str,
 
 
 def test_invalid_settings_name_the_key(clean_env: Path) -> None:
-    result = _run("jobs", env_extra={"RESEARCHBOT_CACHE__SIMILARITY_THRESHOLD": "1.5"})
+    result = _run("jobs", env_extra={"RESEARCHBOT_CACHE__TTL_HOURS": "-1"})
     assert result.returncode == 1
-    assert "cache.similarity_threshold" in result.stderr
-    (clean_env.parent / "config.toml").write_text("[pipeline]\nmax_sources = 'many'\n")
+    assert "cache.ttl_hours" in result.stderr
+    (clean_env.parent / "config.toml").write_text("[advanced.pipeline]\nmax_sources = 'many'\n")
     result = _run("jobs")
-    assert result.returncode == 1 and "pipeline.max_sources" in result.stderr
+    assert result.returncode == 1 and "advanced.pipeline.max_sources" in result.stderr
     (clean_env.parent / "config.toml").write_text("[pipeline]\nnot_a_setting = 1\n")
     result = _run("jobs")
     assert result.returncode == 1 and "pipeline.not_a_setting" in result.stderr

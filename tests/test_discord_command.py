@@ -28,8 +28,8 @@ async def test_the_discord_command_answers_research(guild_docs: Path) -> None:
     fake = FakeDiscord()
     await fake.start()
     env = {**os.environ, "RESEARCHBOT_DISCORD__TOKEN": "fake-token",
-           "RESEARCHBOT_DISCORD__API_BASE_URL": fake.api_base,
-           "RESEARCHBOT_DISCORD__GATEWAY_URL": fake.gateway_url}
+           "RESEARCHBOT_ENDPOINTS__DISCORD_API": fake.api_base,
+           "RESEARCHBOT_ENDPOINTS__DISCORD_GATEWAY": fake.gateway_url}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "discord", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)

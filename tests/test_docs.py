@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from bot.cli import build_parser
-from bot.config import ENV_PREFIX, Settings, setting_variables
+from bot.config import ENV_PREFIX, MOVED, REMOVED, Settings, setting_variables
 from bot.reference import cli_reference, setting_rows, settings_reference
 from core.config import TIERS, QueueSettings
 
@@ -42,12 +42,28 @@ def test_every_setting_in_the_reference_is_described_typed_and_has_its_default()
     rows = _rows()
     assert all(description.strip() and type_.strip()
                for _variable, type_, _default, description in rows.values())
-    assert rows["queue.concurrency"][1:3] == ("integer, ≥ 1", str(QueueSettings().concurrency))
-    assert rows["llm.deep.tokens"][2] == str(TIERS["deep"]["tokens"])
+    assert rows["advanced.queue.concurrency"][1:3] == ("integer, ≥ 1",
+                                                       str(QueueSettings().concurrency))
+    assert rows["advanced.llm.deep.tokens"][2] == str(TIERS["deep"]["tokens"])
     assert rows["log.format"][1] == '"text" or "json"'
     assert rows["chat.depth"][2] == '"auto"'
     assert rows["sources.tavily_api_key"][1:3] == ("secret string", "unset")
     assert rows["data_dir"][2].startswith("~/")  # not the home folder of whoever built it
+
+
+def test_no_moved_or_removed_name_is_in_the_reference_or_the_pages() -> None:
+    """A name of the previous release is only in the deprecation table, never documented as
+    a setting; the reference lists the sections a person decides before advanced and
+    endpoints."""
+    reference = settings_reference()
+    rows = _rows()
+    for old in (*MOVED, *REMOVED):
+        assert not any(key == old or key.startswith(old + ".") for key in rows), old
+    headings = re.findall(r"^#+ (?:`([a-z_.]+)`|(Advanced settings))", reference, re.MULTILINE)
+    order = [name or title for name, title in headings]
+    first_advanced = order.index("Advanced settings")
+    assert all(not name.startswith(("advanced", "endpoints")) for name in order[:first_advanced])
+    assert order[-1] == "endpoints"
 
 
 def test_a_setting_added_to_the_tree_appears_without_an_edit() -> None:
@@ -109,7 +125,7 @@ def _inline_code(text: str) -> list[str]:
 
 def test_the_pages_and_readme_name_only_settings_that_exist() -> None:
     keys = {row.key for row in setting_rows()}
-    known = keys | {key.rsplit(".", 1)[0] for key in keys}
+    known = keys | {key.rsplit(".", end)[0] for key in keys for end in range(1, key.count(".") + 1)}
     sections = "|".join(name for name in Settings.model_fields if name in known)
     name = re.compile(rf"(?<![\w/.-])((?:{sections})\.[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)")
     named = {(path.name, match) for path in [ROOT / "README.md", *PAGES]

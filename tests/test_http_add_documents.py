@@ -272,8 +272,8 @@ async def test_with_a_queue_a_worker_adds_the_files(served_store: Path, redis: A
     from core.jobs.queue_worker import run_worker
     from tests.conftest import REDIS_URL
 
-    settings = api_settings(served_store, queue={"url": REDIS_URL, "heartbeat_seconds": 10,
-                                                 "sweep_seconds": 1})
+    settings = api_settings(served_store, redis={"url": REDIS_URL}, advanced={
+        "queue": {"heartbeat_seconds": 10, "sweep_seconds": 1}})
     async with running_api(settings) as api, api.client() as client:
         accepted = await client.post("/v1/documents", files=[
             ("file", ("rotation.docx", _docx("Key rotation policy", "Ada Byron", FACT),

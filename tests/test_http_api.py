@@ -540,7 +540,7 @@ async def test_readiness_reports_a_queue_that_went_away(store: Path) -> None:
                 break
             except OSError:
                 await asyncio.sleep(0.05)
-        settings = api_settings(store, queue={"url": f"redis://127.0.0.1:{port}/0"})
+        settings = api_settings(store, redis={"url": f"redis://127.0.0.1:{port}/0"})
         async with running_api(settings) as api, api.client() as client:
             ready = await client.get("/readyz")
             assert ready.status_code == 200
@@ -581,8 +581,8 @@ async def test_with_a_queue_the_server_queues_and_a_worker_answers(store: Path,
     from core.jobs.queue_worker import run_worker
     from tests.conftest import REDIS_URL
 
-    settings = api_settings(store, queue={"url": REDIS_URL, "heartbeat_seconds": 10,
-                                          "sweep_seconds": 1})
+    settings = api_settings(store, redis={"url": REDIS_URL}, advanced={
+        "queue": {"heartbeat_seconds": 10, "sweep_seconds": 1}})
     async with running_api(settings) as api, api.client() as client:
         assert (await client.get("/readyz")).json()["checks"]["vector_store"] == "not used"
         waiting = (await client.post("/v1/research", json={"question": QUESTION})).json()

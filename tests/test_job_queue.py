@@ -70,7 +70,7 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
         return web_client("xoxb-test", slack.base_url)
 
     registry.register("slack", SlackDeliveries(client_for, ConversationStore(sqlite_engine)))
-    queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, heartbeat_seconds=10,
+    queue = JobQueue(REDIS_URL, QueueSettings(heartbeat_seconds=10,
                                               sweep_seconds=1, max_attempts=2,
                                               shutdown_grace_seconds=0, concurrency=1,
                                               deep_concurrency=1))
@@ -207,7 +207,7 @@ async def test_deep_questions_wait_in_their_own_queue_and_never_hold_up_quick_on
 async def test_improve_is_queued_and_a_worker_revises_the_answer(redis: Any, lab: Any) -> None:
     """`improve` from a process that only queues (a chat front end, the API server): the
     request carries the earlier answer, so a worker with a model revises it like any job."""
-    queue = JobQueue(REDIS_URL, QueueSettings(url=REDIS_URL, sweep_seconds=1, concurrency=1))
+    queue = JobQueue(REDIS_URL, QueueSettings(sweep_seconds=1, concurrency=1))
     await queue.connect()
     front = build_jobs(None, lab.engine, RETRY, progress_interval_s=0.0, queue=queue)
     worker = build_jobs(lab.research(), lab.engine, RETRY, progress_interval_s=0.0,

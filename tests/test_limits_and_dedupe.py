@@ -1,4 +1,5 @@
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -79,3 +80,27 @@ async def test_processes_sharing_redis_answer_a_redelivery_once(redis: Any) -> N
     outcomes = await asyncio.gather(*(log.first_time("EvSame")
                                       for log in [first, second] * 5))
     assert sorted(outcomes) == [False] * 9 + [True]
+
+
+async def test_while_redis_is_away_limits_and_dedupe_hold_in_the_process(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """One Redis holds the queue, the limits and the dedupe: its outage keeps counting
+    questions and events in the process, with one warning, rather than failing them."""
+    from redis.asyncio import Redis
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    away = Redis.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=0.5)
+    try:
+        limiter = RedisQuestionLimiter(away, 1, 100, 60, 0)
+        assert await limiter.admit("T1", "U1") == 0
+        with pytest.raises(RateLimitedError):  # still counted, in this process
+            await limiter.admit("T1", "U1")
+        events = RedisEventLog(away)
+        assert await events.first_time("EvAway")
+        assert not await events.first_time("EvAway")
+    finally:
+        await away.aclose()
+    warned = [r.getMessage() for r in caplog.records if "question limits" in r.getMessage()]
+    assert len(warned) == 1 and "redis.url" in warned[0]

@@ -39,8 +39,8 @@ async def slow_web() -> AsyncIterator[FakeWeb]:
 
 def _web_settings(web: FakeWeb) -> dict[str, str]:
     return {**wikipedia_only(web), "RESEARCHBOT_TENANT": TENANT,
-            "RESEARCHBOT_WEB__QUESTIONS_PER_MINUTE": "100000",
-            "RESEARCHBOT_WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
+            "RESEARCHBOT_ADVANCED__WEB__QUESTIONS_PER_MINUTE": "100000",
+            "RESEARCHBOT_ADVANCED__WEB__TENANT_QUESTIONS_PER_MINUTE": "100000"}
 
 
 async def _serve(made: Cluster, name: str = "serve", port: int | None = None) -> str:
@@ -99,7 +99,8 @@ async def test_a_database_restart_and_a_queue_outage_lose_no_question(
 ) -> None:
     async with private_postgres() as pg, private_redis() as redis, \
             cluster(tmp_path, TENANT, fresh=True, RESEARCHBOT_STORE__URL=pg.url,
-                    RESEARCHBOT_QUEUE__URL=redis.url, RESEARCHBOT_QUEUE__LOST_JOB_SECONDS="5",
+                    RESEARCHBOT_REDIS__URL=redis.url,
+                    RESEARCHBOT_ADVANCED__QUEUE__LOST_JOB_SECONDS="5",
                     **_web_settings(slow_web)) as made:
         url = await _serve(made)
         await made.worker("worker-1")
@@ -179,7 +180,7 @@ async def test_jobs_in_flight_when_serve_is_killed_resume_when_it_starts_again(
     slow_web.latency["/w/api.php"] = 4.0
     store = f"sqlite+aiosqlite:///{tmp_path / 'data' / 'jobs.sqlite3'}"
     async with cluster(tmp_path, TENANT, fresh=True, RESEARCHBOT_STORE__URL=store,
-                       RESEARCHBOT_QUEUE__URL="", **_web_settings(slow_web)) as made:
+                       RESEARCHBOT_REDIS__URL="", **_web_settings(slow_web)) as made:
         port = free_port()
         url = await _serve(made, "serve-1", port)
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:

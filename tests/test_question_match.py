@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from core.answer.cache import SIMILARITY_THRESHOLD
 from core.answer.lexicon import lexicon
 from core.answer.question_match import same_question
-from core.config import CacheSettings
 
-THRESHOLD = CacheSettings().similarity_threshold
+THRESHOLD = SIMILARITY_THRESHOLD
 
 # (rule, cached question, a paraphrase of it, a near-miss of it)
 RULES = [

@@ -57,7 +57,7 @@ async def _slack_front(made: Cluster, slack: FakeSlack) -> SlackHarness:
 def _slack_settings(slack: FakeSlack) -> dict[str, str]:
     return {"RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
             "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
-            "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+            "RESEARCHBOT_ENDPOINTS__SLACK_API": slack.base_url}
 
 
 async def _ask_slack(harness: SlackHarness, count: int, first: int = 0) -> list[str]:
@@ -134,8 +134,8 @@ async def test_discord_and_two_workers_answer_each_question_once_when_one_is_kil
     await fake.start()
     try:
         async with cluster(tmp_path, GUILD_ID, RESEARCHBOT_DISCORD__TOKEN="fake-token",
-                           RESEARCHBOT_DISCORD__API_BASE_URL=fake.api_base,
-                           RESEARCHBOT_DISCORD__GATEWAY_URL=fake.gateway_url,
+                           RESEARCHBOT_ENDPOINTS__DISCORD_API=fake.api_base,
+                           RESEARCHBOT_ENDPOINTS__DISCORD_GATEWAY=fake.gateway_url,
                            **wikipedia_only(slow_web)) as made:
             await made.start("discord", "discord")
             await fake.wait_for(lambda: bool(fake.identified), 120)
@@ -184,7 +184,7 @@ async def test_a_late_worker_answers_queued_questions_and_a_stopped_one_hands_jo
     await slack.start()
     try:
         async with cluster(tmp_path, "T1", **_slack_settings(slack), **wikipedia_only(slow_web),
-                           RESEARCHBOT_QUEUE__SHUTDOWN_GRACE_SECONDS="1") as made:
+                           RESEARCHBOT_ADVANCED__QUEUE__SHUTDOWN_GRACE_SECONDS="1") as made:
             harness = await _slack_front(made, slack)
             threads = await _ask_slack(harness, 3)
             await wait_until(lambda: _count_jobs("pending", 3), 30)

@@ -128,11 +128,11 @@ async def web() -> AsyncIterator[FakeWeb]:
 async def test_ask_flags_reach_every_source_and_the_stored_job(
         clean_env: Path, web: FakeWeb) -> None:
     env = {"RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-           "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{web.base}/w/api.php",
-           "RESEARCHBOT_SOURCES__ARXIV_API": f"{web.base}/arxiv/query",
+           "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{web.base}/w/api.php",
+           "RESEARCHBOT_ENDPOINTS__ARXIV_API": f"{web.base}/arxiv/query",
            "RESEARCHBOT_SOURCES__PUBMED": "false",
            "RESEARCHBOT_SOURCES__SEARXNG_URL": f"{web.base}/searx",
-           "RESEARCHBOT_SOURCES__FETCH_PAGES": "0"}
+           "RESEARCHBOT_ADVANCED__SOURCES__FETCH_PAGES": "0"}
     code, out, err = await _run_beside(
         "ask", "Which paper introduced attention transformers?", "--json", "--recency", "week",
         "--exclude-domain", "https://Spam.example/x", "--include-domain", "wikipedia.org",

@@ -74,16 +74,17 @@ def _environment(echo: EchoServer, clean_env: Path, store_url: str | None) -> di
            "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
            "RESEARCHBOT_LLM__FAST_MODEL": "openai/fast",
            "RESEARCHBOT_LLM__API_BASE": f"{base}/v1",
-           "RESEARCHBOT_LLM__ATTEMPTS": "1",
-           "RESEARCHBOT_SOURCES__ATTEMPTS": "1",
-           "RESEARCHBOT_SOURCES__WIKIPEDIA_API": f"{base}/w/api.php",
-           "RESEARCHBOT_SOURCES__ARXIV_API": f"{base}/arxiv/query",
-           "RESEARCHBOT_SOURCES__PUBMED_API": f"{base}/eutils",
-           "RESEARCHBOT_SOURCES__TAVILY_API": f"{base}/tavily",
-           "RESEARCHBOT_SOURCES__EXA_API": f"{base}/exa",
-           "RESEARCHBOT_SLACK__API_BASE_URL": f"{base}/slack/api/",
-           "RESEARCHBOT_CHAT__REDIS_URL": REDIS_URL.replace("redis://",
-                                                            f"redis://:{REDIS_PASSWORD}@")}
+           "RESEARCHBOT_ADVANCED__LLM__ATTEMPTS": "1",
+           "RESEARCHBOT_ADVANCED__SOURCES__ATTEMPTS": "1",
+           "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{base}/w/api.php",
+           "RESEARCHBOT_ENDPOINTS__ARXIV_API": f"{base}/arxiv/query",
+           "RESEARCHBOT_ENDPOINTS__PUBMED_API": f"{base}/eutils",
+           "RESEARCHBOT_ENDPOINTS__TAVILY_API": f"{base}/tavily",
+           "RESEARCHBOT_ENDPOINTS__EXA_API": f"{base}/exa",
+           "RESEARCHBOT_ENDPOINTS__SLACK_API": f"{base}/slack/api/",
+           "RESEARCHBOT_REDIS__URL": REDIS_URL.replace("redis://",
+                                                       f"redis://:{REDIS_PASSWORD}@"),
+           "RESEARCHBOT_QUEUE__ENABLED": "false"}
     if store_url is not None:
         env["RESEARCHBOT_STORE__URL"] = store_url
     return env
@@ -196,10 +197,10 @@ async def test_a_bot_logs_no_secret(echo: EchoServer, clean_env: Path) -> None:
     Redis URL's password refused too: the bot says what is wrong without the values."""
     env = _environment(echo, clean_env, None)
     out, err = await _run("slack", env=env, seconds=20)
-    assert "chat.redis_url" in err  # the password is refused: no password is configured
+    assert "redis.url" in err  # the password is refused: no password is configured
     assert _leaks("stdout", out) + _leaks("stderr", err) == []
 
-    del env["RESEARCHBOT_CHAT__REDIS_URL"]
+    del env["RESEARCHBOT_REDIS__URL"]
     err = await _stderr_until("invalid_auth", "slack", env=env)
     assert "invalid_auth" in err, err[-2000:]
     assert _leaks("stderr", err) == []
@@ -226,9 +227,9 @@ def test_database_and_redis_urls_are_secrets_in_the_settings(clean_env: Path) ->
     from bot.config import Settings
 
     settings = Settings(store={"url": "postgresql+asyncpg://bot:pw-Store-91x@db.lan/research"},
-                        chat={"redis_url": "redis://:pw-Redis-44q@cache.lan:6379/0"})
+                        redis={"url": "redis://:pw-Redis-44q@cache.lan:6379/0"})
     shown = f"{settings!r} {settings.model_dump()} {settings.model_dump_json()}"
     assert "pw-Store-91x" not in shown and "pw-Redis-44q" not in shown
     assert settings.store_url == "postgresql+asyncpg://bot:pw-Store-91x@db.lan/research"
-    assert settings.chat.redis_url is not None
-    assert settings.chat.redis_url.get_secret_value().endswith("@cache.lan:6379/0")
+    assert settings.redis.url is not None
+    assert settings.redis.url.get_secret_value().endswith("@cache.lan:6379/0")

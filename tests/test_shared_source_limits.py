@@ -303,7 +303,7 @@ async def test_without_redis_every_process_keeps_its_own_limits(
     finally:
         await redis.aclose()
     warned = [r for r in caplog.records if r.name == "core.sources.shared_limits"]
-    assert len(warned) == 1 and "sources.redis_url" in warned[0].getMessage()
+    assert len(warned) == 1 and "redis.url" in warned[0].getMessage()
 
 
 def test_a_fractional_rate_is_a_window_of_whole_calls() -> None:
@@ -315,12 +315,12 @@ def test_a_fractional_rate_is_a_window_of_whole_calls() -> None:
 def test_the_redis_url_is_a_secret_and_must_be_redis() -> None:
     from pydantic import ValidationError
 
-    from core.config import SourcesSettings
+    from bot.config import RedisSettings
 
-    settings = SourcesSettings(redis_url="redis://:pw-Src-72k@cache.lan:6379/2")
+    settings = RedisSettings(url="redis://:pw-Src-72k@cache.lan:6379/2")
     assert "pw-Src-72k" not in f"{settings!r} {settings.model_dump_json()}"
-    assert settings.redis_url is not None
-    assert settings.redis_url.get_secret_value().endswith("@cache.lan:6379/2")
-    assert SourcesSettings(redis_url=" ").redis_url is None
+    assert settings.url is not None
+    assert settings.url.get_secret_value().endswith("@cache.lan:6379/2")
+    assert RedisSettings(url=" ").url is None
     with pytest.raises(ValidationError, match="not a Redis URL"):
-        SourcesSettings(redis_url="http://cache.lan:6379")
+        RedisSettings(url="http://cache.lan:6379")

@@ -29,11 +29,11 @@ def test_missing_tokens_are_named(clean_env: Path) -> None:
 def test_an_unreachable_redis_is_named_at_start(clean_env: Path) -> None:
     env = {**os.environ, "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
            "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
-           "RESEARCHBOT_CHAT__REDIS_URL": f"redis://127.0.0.1:{_free_port()}/0"}
+           "RESEARCHBOT_REDIS__URL": f"redis://127.0.0.1:{_free_port()}/0"}
     result = subprocess.run([sys.executable, "-m", "bot", "slack"], capture_output=True,
                             text=True, timeout=120, env=env)
     assert result.returncode == 1
-    assert "chat.redis_url: cannot use" in result.stderr and "Traceback" not in result.stderr
+    assert "redis.url: cannot use" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.fixture
@@ -50,10 +50,11 @@ async def test_the_slack_command_answers_a_mention(workspace_docs: Path, shared:
     env = {**os.environ, "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
            "RESEARCHBOT_SLACK__SIGNING_SECRET": SECRET,
            "RESEARCHBOT_SLACK__HOST": "127.0.0.1", "RESEARCHBOT_SLACK__PORT": str(port),
-           "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+           "RESEARCHBOT_ENDPOINTS__SLACK_API": slack.base_url}
     if shared == "redis":
         async with redis_server():  # reachable (or skipped), and emptied
-            env["RESEARCHBOT_CHAT__REDIS_URL"] = REDIS_URL
+            env["RESEARCHBOT_REDIS__URL"] = REDIS_URL  # dedupe and limits; no workers:
+            env["RESEARCHBOT_QUEUE__ENABLED"] = "false"  # this process answers
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "slack", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
@@ -85,7 +86,7 @@ async def test_socket_mode_answers_over_the_websocket(workspace_docs: Path) -> N
     await slack.start()
     env = {**os.environ, "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-test",
            "RESEARCHBOT_SLACK__APP_TOKEN": "xapp-test",
-           "RESEARCHBOT_SLACK__API_BASE_URL": slack.base_url}
+           "RESEARCHBOT_ENDPOINTS__SLACK_API": slack.base_url}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "slack", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)

@@ -32,7 +32,7 @@ async def web() -> AsyncIterator[FakeWeb]:
 def test_every_source_module_is_registered_once() -> None:
     names = [spec.name for spec in SOURCES]
     assert names == ["wikipedia", "arxiv", "pubmed", "searxng", "tavily", "exa"]
-    assert all(spec.setting.startswith("sources.") for spec in SOURCES)
+    assert all(spec.setting.startswith(("sources.", "endpoints.")) for spec in SOURCES)
 
 
 async def test_check_has_a_row_for_every_registered_source_probing_its_api(

@@ -282,8 +282,8 @@ async def test_calls_cut_off_from_outside_count_and_never_hold_the_circuit() -> 
 async def test_a_retry_after_a_stalled_attempt_fits_inside_the_search_stages_time(
     fake: FakeWeb, session: Any, name: str,
 ) -> None:
-    # The policy's own limit equals the stage's, as in the default settings (10 s and 10 s):
-    # before, the first attempt used all of it and no retry could ever run.
+    # The policy's own limit is the stage's (one setting, sources.timeout_s, sets both): the
+    # policy fits its attempts inside it, so a stalled first attempt leaves time for a retry.
     fake.fail(FIRST_PATH[name], Failure(delay_s=5))  # the first request stalls
     plan = ResearchPlan(queries=[PlannedQuery(text=QUESTIONS[name], purpose="", sources=[name])])
     outcome = await run_search(plan, _sources(fake, session, timeout_s=2.0, backoff_s=0.05),

@@ -174,9 +174,9 @@ async def test_a_source_outage_is_reported_as_one(
 async def test_the_ask_command_uses_the_configured_sources(web: FakeWeb, clean_env: Path
                                                            ) -> None:
     env = {**os.environ, "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-           "RESEARCHBOT_SOURCES__WIKIPEDIA_API": web.base + "/w/api.php",
-           "RESEARCHBOT_SOURCES__ARXIV_API": web.base + "/arxiv/query",
-           "RESEARCHBOT_SOURCES__PUBMED_API": web.base + "/eutils",
+           "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": web.base + "/w/api.php",
+           "RESEARCHBOT_ENDPOINTS__ARXIV_API": web.base + "/arxiv/query",
+           "RESEARCHBOT_ENDPOINTS__PUBMED_API": web.base + "/eutils",
            "RESEARCHBOT_SOURCES__SEARXNG_URL": web.base + "/searx"}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "ask", "How many hours a day do cats sleep?", "--json",

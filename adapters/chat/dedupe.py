@@ -1,10 +1,17 @@
 """Chat platforms re-deliver events they think were lost: remember recent event ids for a
-while so that one question gets one answer. In process by default, Redis across processes."""
+while so that one question gets one answer. In process by default, Redis across processes
+(and in process while Redis cannot be reached: a re-delivery then may be answered twice, which
+beats answering nothing)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Protocol
+
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 
 class EventLog(Protocol):
@@ -35,7 +42,13 @@ class RedisEventLog:
         self._redis = redis
         self._ttl_ms = int(ttl_s * 1000)
         self._prefix = prefix
+        self._in_process = LocalEventLog(ttl_s)
 
     async def first_time(self, event_id: str) -> bool:
-        return bool(await self._redis.set(f"{self._prefix}:{event_id}", b"1", nx=True,
-                                          px=self._ttl_ms))
+        try:
+            return bool(await self._redis.set(f"{self._prefix}:{event_id}", b"1", nx=True,
+                                              px=self._ttl_ms))
+        except (RedisError, OSError) as error:
+            log.warning("redis.url: Redis cannot be used (%s); event %s is checked against "
+                        "this process's events only", error, event_id)
+            return await self._in_process.first_time(event_id)

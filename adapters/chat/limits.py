@@ -2,16 +2,23 @@
 
 A question over the limit waits for the next free slot when that is near (`max_wait_s`), and
 is refused with the wait otherwise. The embedded limiter counts in this process; the Redis one
-counts across every process that shares the server."""
+counts across every process that shares the server, and in this process while that server
+cannot be reached (the one Redis of a deployment also holds the queue: its outage must not
+stop the questions the queue's own outage handling would refuse or accept)."""
 
 from __future__ import annotations
 
 import bisect
+import logging
 import time
 import uuid
 from typing import Any, Protocol
 
+from redis.exceptions import RedisError
+
 from core.errors import RateLimitedError
+
+log = logging.getLogger(__name__)
 
 
 class QuestionLimiter(Protocol):
@@ -82,11 +89,24 @@ class RedisQuestionLimiter:
         self._window_s = window_s
         self._max_wait_s = max_wait_s
         self._prefix = prefix
+        self._in_process = LocalQuestionLimiter(per_user, per_tenant, window_s, max_wait_s)
+        self._unreachable = False
 
     async def admit(self, tenant: str, user: str) -> float:
         keys = [f"{self._prefix}:{tenant}:user:{user}", f"{self._prefix}:{tenant}:all"]
-        admitted, wait, scope = await self._script(keys=keys, args=[
-            time.time(), self._window_s, *self._limits, self._max_wait_s, uuid.uuid4().hex])
+        try:
+            admitted, wait, scope = await self._script(keys=keys, args=[
+                time.time(), self._window_s, *self._limits, self._max_wait_s,
+                uuid.uuid4().hex])
+        except (RedisError, OSError) as error:
+            if not self._unreachable:
+                log.warning("redis.url: Redis cannot be used (%s); question limits are kept "
+                            "in this process until it answers", error)
+            self._unreachable = True
+            return await self._in_process.admit(tenant, user)
+        if self._unreachable:
+            log.info("redis.url: Redis answers again; question limits are shared again")
+            self._unreachable = False
         if not int(admitted):
             index = int(scope) - 1
             raise RateLimitedError(("user", "workspace")[index], self._limits[index],

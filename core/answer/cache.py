@@ -27,6 +27,11 @@ if TYPE_CHECKING:  # loaded with the vector store: an exact hit needs neither
     from core.retrieval.vectors import VectorCollection
 
 _NEIGHBOURS = 4
+# Cosine similarity at or above which a past question may count as the same (it must also ask
+# the same thing word for word: core.answer.question_match). Calibrated, not a setting: the
+# guard keeps near-misses out (they score up to 0.99) and paraphrases score from about 0.83;
+# a change must re-run the cache safety benchmark (bench/quality.py) before it ships.
+SIMILARITY_THRESHOLD = 0.80
 
 
 class CacheHit(BaseModel):
@@ -99,7 +104,7 @@ class SemanticAnswerCache:
                     question,
                     str(hit.metadata.get("question", "")),
                     hit.similarity,
-                    self._settings.similarity_threshold,
+                    SIMILARITY_THRESHOLD,
                 )
             ):
                 return _hit(hit.metadata, hit.document, hit.similarity)

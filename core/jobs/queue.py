@@ -5,8 +5,8 @@ Two queues, so that a deep question never holds up quick ones: `research` (quick
 jobs) and `research-deep`; a worker takes from both, each with its own concurrency. A queued
 item carries only the job id (the request, its delivery and its events are in the job
 store). Delivery is at least once: a running job proves its worker alive every third of
-`queue.heartbeat_seconds`; a job silent for longer is taken up again by any worker's sweep
-(every `queue.sweep_seconds`), and the job store's delivery steps make a second run post
+`advanced.queue.heartbeat_seconds`; a job silent for longer is taken up again by any worker's sweep
+(every `advanced.queue.sweep_seconds`), and the job store's delivery steps make a second run post
 nothing twice. SAQ also runs on PostgreSQL; Redis was measured the better fit (README)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A worker process's loop: SAQ workers on both queues (core.jobs.queue) that hand each job id
 to the job service, keep the job's heartbeat while it runs, and stop gracefully: on `stop`,
-jobs still running after `queue.shutdown_grace_seconds` go back to the queue. Every
-`queue.sweep_seconds` it also looks for unfinished jobs the queue has lost
+jobs still running after `advanced.queue.shutdown_grace_seconds` go back to the queue. Every
+`advanced.queue.sweep_seconds` it also looks for unfinished jobs the queue has lost
 (`JobService.sweep_queued`): none stays pending or in progress for good."""
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ def model_provider(setting: str, model: str, api_base: str | None = None) -> str
 def llm_models(settings: LLMSettings) -> list[tuple[str, str]]:
     """(setting, model) for every model the LLM settings name, fallbacks included."""
     named = [("llm.fast_model", settings.fast_model), ("llm.strong_model", settings.strong_model)]
-    named += [("llm.fast_fallbacks", model) for model in settings.fast_fallbacks]
-    named += [("llm.strong_fallbacks", model) for model in settings.strong_fallbacks]
+    named += [("advanced.llm.fast_fallbacks", model) for model in settings.fast_fallbacks]
+    named += [("advanced.llm.strong_fallbacks", model) for model in settings.strong_fallbacks]
     return [(setting, model) for setting, model in named if model]
 
 

@@ -67,8 +67,8 @@ UNCONFIRMED_ANSWER = ("The answer that was written is not shown: none of its sta
 @dataclass(frozen=True)
 class Tier:
     """How far one depth tier goes. Without a model: its query variations, the second hop's
-    searches, and a share of `pipeline.max_sources`. With a model: the tier's budget
-    (llm.quick, ...)."""
+    searches, and a share of `advanced.pipeline.max_sources`. With a model: the tier's budget
+    (advanced.llm.quick, ...)."""
 
     name: str
     queries: int  # searches in all rounds together

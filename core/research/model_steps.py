@@ -66,6 +66,9 @@ from core.retrieval.rank import rank_sources
 RESEARCH_SHARE = 0.6  # of the tier's seconds and tokens, for understanding and research
 WRITING_SHARE = 0.85  # of its seconds, by when the answer must be written
 CHECKING_SHARE = 0.97  # of its seconds, by when its sentences must be checked
+# Weight of the model's relevance score against the retrieval score when evidence is chosen
+# (PaperQA2's 0.6 model + 0.4 retrieval): a ranking constant, not a setting.
+EVIDENCE_LLM_WEIGHT = 0.6
 
 
 class JobClock:
@@ -217,7 +220,7 @@ class ModelSteps:
         return len(judged), sum(1 for item in judged if item.facts), unread
 
     def chosen(self, state: ResearchState) -> list[Source]:
-        weight = self._settings.evidence_llm_weight
+        weight = EVIDENCE_LLM_WEIGHT
         ranked = sorted(state.evidence.values(), key=lambda e: e.score(weight),
                         reverse=True)
         return [e.source for e in ranked

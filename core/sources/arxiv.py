@@ -86,7 +86,7 @@ def _probe(config: SourcesSettings) -> SourceProbe:
 
 
 SOURCE = SourceSpec(
-    name=ArxivSource.name, label=ArxivSource.label, setting="sources.arxiv_api",
+    name=ArxivSource.name, label=ArxivSource.label, setting="endpoints.arxiv_api",
     enabled=lambda config: config.arxiv, off_reason="sources.arxiv = false",
     endpoint=lambda config: config.arxiv_api, open=_open, probe=_probe)
 

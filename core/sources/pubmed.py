@@ -124,7 +124,7 @@ def _probe(config: SourcesSettings) -> SourceProbe:
 
 
 SOURCE = SourceSpec(
-    name=PubMedSource.name, label=PubMedSource.label, setting="sources.pubmed_api",
+    name=PubMedSource.name, label=PubMedSource.label, setting="endpoints.pubmed_api",
     enabled=lambda config: config.pubmed, off_reason="sources.pubmed = false",
     endpoint=lambda config: config.pubmed_api, open=_open, probe=_probe)
 

@@ -1,4 +1,4 @@
-"""Rate limits and circuit breakers shared by every process through Redis (`sources.redis_url`):
+"""Rate limits and circuit breakers shared by every process through Redis (`redis.url`):
 N workers together stay within one API's rate, and an outage that one of them meets pauses
 the source for all of them.
 
@@ -110,7 +110,7 @@ class SharedLimits:
             return await local()
         if self._down:
             self._down = False
-            log.info("sources.redis_url: Redis answers again; source rate limits and circuit "
+            log.info("redis.url: Redis answers again; source rate limits and circuit "
                      "breakers are shared again")
         return result
 
@@ -126,7 +126,7 @@ class SharedLimits:
         self._resting_until = time.monotonic() + self._rest_s
         if not self._down:
             self._down = True
-            log.warning("sources.redis_url: Redis cannot be used (%s); source rate limits are "
+            log.warning("redis.url: Redis cannot be used (%s); source rate limits are "
                         "kept in this process, and circuit breakers in the data dir (or this "
                         "process), until it answers again", error)
 

@@ -86,7 +86,7 @@ def _probe(config: SourcesSettings) -> SourceProbe:
 
 
 SOURCE = SourceSpec(
-    name=WikipediaSource.name, label=WikipediaSource.label, setting="sources.wikipedia_api",
+    name=WikipediaSource.name, label=WikipediaSource.label, setting="endpoints.wikipedia_api",
     enabled=lambda config: config.wikipedia, off_reason="sources.wikipedia = false",
     endpoint=lambda config: config.wikipedia_api, open=_open, probe=_probe)
 

@@ -11,10 +11,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.cli import build_parser
-from bot.reference import cli_reference, settings_reference
+from bot.reference import cli_reference, renamed_reference, settings_reference
 
 MARKERS = {
     "<!-- generated: settings -->": settings_reference,
+    "<!-- generated: renamed -->": renamed_reference,
     "<!-- generated: cli -->": lambda: cli_reference(build_parser()),
 }
 

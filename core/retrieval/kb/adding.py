@@ -61,7 +61,7 @@ class DocumentAdder:
 
     @property
     def max_bytes(self) -> int:
-        """The largest file accepted (knowledge_base.max_file_mb)."""
+        """The largest file accepted (advanced.knowledge_base.max_file_mb)."""
         return int(self._settings.max_file_mb * 1024 * 1024)
 
     async def admit_files(self, tenant: str, files: list[tuple[str, bytes]]
@@ -91,7 +91,7 @@ class DocumentAdder:
         if size > self.max_bytes:
             raise DocumentRefusedError(
                 f"{name} is larger than the {self._settings.max_file_mb:g} MB a file may be "
-                "(knowledge_base.max_file_mb)", "too_large")
+                "(advanced.knowledge_base.max_file_mb)", "too_large")
 
     async def admit_url(self, url: str, max_pages: int) -> str:
         """The URL to read, once the guarded fetcher may read it (http(s), no private
