@@ -76,8 +76,10 @@ def settings_reference() -> str:
         section = row.key.rsplit(".", 1)[0] if "." in row.key else ""
         sections.setdefault(section, []).append(row)
     parts = []
+    advanced_said = False
     for section, rows in sections.items():
-        if section == "advanced.store":
+        if section.startswith("advanced.") and not advanced_said:
+            advanced_said = True
             parts.append("## Advanced settings\n\n" + _escape(_section_doc("advanced")))
         heading = "###" if section.startswith("advanced.") else "##"
         parts.append(f"{heading} `{section}`" if section else "## Top-level keys")

@@ -58,7 +58,7 @@ async def run_worker_process(settings: Settings, stop: asyncio.Event | None = No
 
 @asynccontextmanager
 async def metrics_server(port: int, queue: JobQueue | None,
-                         host: str = "127.0.0.1") -> AsyncIterator[None]:
+                         host: str) -> AsyncIterator[None]:
     """GET /metrics on `port` while the block runs (port 0: no server). An aiohttp app in
     this event loop rather than prometheus_client's own server, which runs in a thread: the
     queue depth is read from Redis at each scrape, by the async client of this loop."""

@@ -4,7 +4,7 @@
     search_provider_latency_seconds{provider}       histogram: each call a search source made
     search_provider_errors_total{provider,kind}     a source call that failed, by kind
     search_failures_total{source,kind}              a source's search for one query that failed
-    research_loop_duration_seconds{depth}           histogram: a research run, plan to grade
+    research_loop_duration_seconds{depth}           histogram: a research run, reading to grade
     iterations_per_request{depth}                   histogram: the search rounds a run took
     llm_tokens_used_total{model,role}               prompt + completion tokens, by model and role
     llm_cost_usd_total{model}                       litellm's price of those calls
@@ -76,8 +76,9 @@ SEARCH_FAILURES = Counter(
     "attempt (retries and calls refused while the source is paused included), a search "
     "that failed and then succeeded on a retry is not counted here.", ["source", "kind"])
 RESEARCH_LOOP_DURATION = Histogram(
-    "research_loop_duration_seconds", "Time a research run took from planning to its graded "
-    "answer (not the queue wait, reading the question, the cache look-up or saving), by "
+    "research_loop_duration_seconds", "Time a research run took from its reading of the "
+    "question (the model's, when there is one) to its graded answer (not the queue wait, the "
+    "intake, the cache look-up or saving), by "
     "depth: the tier (quick, standard, deep), or improve for the revision of an earlier "
     "answer. Counted when the run has an answer: answers served from the cache, and runs "
     "that failed or were cancelled, are not research runs here.", ["depth"],

@@ -43,12 +43,19 @@ class RedisEventLog:
         self._ttl_ms = int(ttl_s * 1000)
         self._prefix = prefix
         self._in_process = LocalEventLog(ttl_s)
+        self._unreachable = False
 
     async def first_time(self, event_id: str) -> bool:
         try:
-            return bool(await self._redis.set(f"{self._prefix}:{event_id}", b"1", nx=True,
-                                              px=self._ttl_ms))
+            first = bool(await self._redis.set(f"{self._prefix}:{event_id}", b"1", nx=True,
+                                               px=self._ttl_ms))
         except (RedisError, OSError) as error:
-            log.warning("redis.url: Redis cannot be used (%s); event %s is checked against "
-                        "this process's events only", error, event_id)
+            if not self._unreachable:  # said once, not for every event of an outage
+                log.warning("redis.url: Redis cannot be used (%s); events are checked "
+                            "against this process's events only until it answers", error)
+            self._unreachable = True
             return await self._in_process.first_time(event_id)
+        if self._unreachable:
+            log.info("redis.url: Redis answers again; events are checked across processes")
+            self._unreachable = False
+        return first

@@ -427,9 +427,6 @@ def _disagreement(group: list[Claim]) -> Disagreement | None:
             classes.append([claim])
     if len(classes) < 2 or len({c.key for c in group}) < 2:
         return None
-    keys = [{c.key for c in members} for members in classes]
-    if not any(a != b or len(a) > 1 for n, a in enumerate(keys) for b in keys[n + 1:]):
-        return None  # one passage giving two values is its own business, not a disagreement
     subject = max((c.subject for c in group), key=len)
     attribute = group[0].attribute
     ordered = sorted(classes, key=lambda members: group.index(members[0]))

@@ -28,7 +28,7 @@ from tenacity import (
 from core.errors import ConfigurationError
 from core.metrics import DELIVERY_FAILURES
 from core.models import DocumentsOutcome, ProgressEvent, ResearchResult
-from core.redact import redact
+from core.redact import error_line, redact
 from core.store.deliveries import DeliveryStore
 
 log = logging.getLogger(__name__)
@@ -202,8 +202,8 @@ async def _recorded(call: Awaitable[T], job_id: str) -> T | None:
     try:
         return await call
     except Exception as error:
-        log.warning("job %s: delivery record not read or written: %s: %s", job_id,
-                    type(error).__name__, redact(str(error))[:300])
+        log.warning("job %s: delivery record not read or written: %s", job_id,
+                    error_line(error))
         return None
 
 

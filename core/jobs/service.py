@@ -625,21 +625,26 @@ class JobService(JobReader):
         that stops first leaves the job unfinished, to be researched again at the next
         start (`resume_abandoned`) or by a worker's sweep."""
         job = self._unsaved[job_id]
-        assert job.result is not None
-        wait_s = 1.0
-        while True:
-            await asyncio.sleep(wait_s)
-            try:
-                await self.store.complete(job_id, job.result, job.metrics, job.trace)
-                break
-            except Exception as error:
-                log.warning("job %s: its answer is still not stored: %s", job_id,
-                            error_line(error))
-            wait_s = min(30.0, wait_s * 2)
-        await self._outlast(lambda: self._events.append(job_id, "completed", message=message))
+        result = job.result
+        assert result is not None
+        writes: list[Callable[[], Awaitable[Any]]] = [
+            lambda: self.store.complete(job_id, result, job.metrics, job.trace),
+            lambda: self._events.append(job_id, "completed", message=message)]
         if delivered is not None:
-            await self._outlast(lambda: self._events.append(
+            writes.append(lambda: self._events.append(
                 job_id, "delivered" if delivered else "delivery_failed"))
+        wait_s = 1.0
+        for write in writes:  # each in turn, none given up while this process runs
+            while True:
+                await asyncio.sleep(wait_s)
+                try:
+                    await write()
+                    break
+                except Exception as error:
+                    log.warning("job %s: its answer is still not stored: %s", job_id,
+                                error_line(error))
+                wait_s = min(30.0, max(1.0, wait_s * 2))
+            wait_s = 0.0
         self._events.forget(job_id)
         del self._unsaved[job_id]
         log.info("job %s: its answer is stored now", job_id)
