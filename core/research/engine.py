@@ -153,15 +153,15 @@ class ResearchState:
 
     def spent(self, kind: str) -> None:
         """The tier's time or tokens ran out: the research is cut short, said once."""
-        if self.cut_short is not None or self.tier.budget is None:
+        budget = self.tier.budget
+        if budget is None:
             return
-        self.stopped_by = StoppedBy.TIME_LIMIT if kind == "time" else StoppedBy.TOKEN_LIMIT
         if kind == "time":
-            self.cut_short = (f"the {self.tier.name} tier's time limit of "
-                              f"{self.tier.budget.seconds:g} s")
+            self.stop(StoppedBy.TIME_LIMIT,
+                      f"the {self.tier.name} tier's time limit of {budget.seconds:g} s")
         else:
-            self.cut_short = (f"the {self.tier.name} tier's budget of "
-                              f"{self.tier.budget.tokens:,} tokens was spent")
+            self.stop(StoppedBy.TOKEN_LIMIT, f"the {self.tier.name} tier's budget of "
+                      f"{budget.tokens:,} tokens was spent")
 
 
 @dataclass
