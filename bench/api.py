@@ -56,10 +56,10 @@ import httpx
 import psutil
 
 from bench.tables import table
-from tests.api_harness import read_events
-from tests.cluster import free_port
-from tests.conftest import CORPUS
-from tests.fake_web import Article, FakeWeb
+from tests.support.api_harness import read_events
+from tests.support.cluster import free_port
+from tests.support.corpus import CORPUS
+from tests.support.fake_web import Article, FakeWeb
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "How many hours a day do cats sleep?"

@@ -33,10 +33,10 @@ from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
-from tests.chat_harness import Options
-from tests.conftest import CORPUS, Indexed
-from tests.discord_harness import serve_discord
-from tests.slack_harness import mention, serve_slack
+from tests.support.chat_harness import Options
+from tests.support.corpus import CORPUS, Indexed
+from tests.support.discord_harness import serve_discord
+from tests.support.slack_harness import mention, serve_slack
 
 QUESTIONS = ["How many hours a day do cats sleep?", "Which city did Mount Vesuvius bury?",
              "How much caffeine is in black tea?", "Why does sourdough bread taste sour?",

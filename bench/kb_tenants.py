@@ -46,7 +46,7 @@ from core.retrieval.kb.search import KnowledgeSearch
 from core.retrieval.vectors import TenantCollections, VectorStore, open_chroma
 from core.store.catalogue import CatalogueChunk, CatalogueFile, KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
-from tests.conftest import CORPUS
+from tests.support.corpus import CORPUS
 
 LARGE = "large"
 QUESTIONS = ["How many hours a day do cats sleep?", "Which city did Mount Vesuvius bury?",

@@ -3,7 +3,7 @@
     .venv/bin/python bench/llm_faults.py [--seeds 30] [--verifier-error 0.1]
 
 The pipeline runs with a language model against the local OpenAI-compatible server playing
-tests/flawed_model.py: it answers from the passages, but at the fault rate (0, 20%, 50%)
+tests/support/flawed_model.py: it answers from the passages, but at the fault rate (0, 20%, 50%)
 invents sentences, cites [99], leaves sentences out of its `claims`, writes uncited ones and
 sometimes sends no `claims`; its verdicts are wrong at --verifier-error and sometimes missing.
 Every question of the test corpus is asked once per seed. Prints, per fault rate: fabricated
@@ -42,9 +42,9 @@ from core.retrieval.vectors import open_chroma
 from core.store.answers import CachedAnswerStore
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
-from tests.conftest import CORPUS
-from tests.fake_openai import FakeOpenAI
-from tests.flawed_model import FlawedModel, survivors
+from tests.support.corpus import CORPUS
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.flawed_model import FlawedModel, survivors
 
 QUESTIONS = [
     "How many hours a day do domestic cats sleep?",

@@ -36,10 +36,10 @@ from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import open_chroma
 from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
-from tests.chat_harness import SlowSource
-from tests.conftest import CORPUS
-from tests.fake_openai import Chat, FakeOpenAI
-from tests.scripted_analyst import script
+from tests.support.chat_harness import SlowSource
+from tests.support.corpus import CORPUS
+from tests.support.fake_openai import Chat, FakeOpenAI
+from tests.support.scripted_analyst import script
 
 
 def _reflect_until(rounds: int) -> Any:

@@ -46,10 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 
 from bench.tables import table
-from tests.cluster import Cluster, cluster, free_port, wait_until
-from tests.fake_web import Article, FakeWeb
-from tests.private_servers import private_chroma, private_postgres, private_redis
-from tests.test_outages import QUESTIONS, TENANT, _rows, _serve, _web_settings
+from tests.core.jobs.test_outages import QUESTIONS, TENANT, _rows, _serve, _web_settings
+from tests.support.cluster import Cluster, cluster, free_port, wait_until
+from tests.support.fake_web import Article, FakeWeb
+from tests.support.private_servers import private_chroma, private_postgres, private_redis
 
 CONCURRENCY = 20
 

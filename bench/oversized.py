@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from aiohttp import web  # noqa: E402
 
 from bench.tables import table  # noqa: E402
-from tests.local_server import LocalServer  # noqa: E402
+from tests.support.local_server import LocalServer  # noqa: E402
 
 HUGE = 50 * 1024 * 1024
 CHUNK = 64 * 1024

@@ -36,7 +36,7 @@ from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.shared_limits import SharedLimits
 from core.sources.single_flight import SingleFlight
-from tests.fake_web import Article, FakeWeb
+from tests.support.fake_web import Article, FakeWeb
 
 T = TypeVar("T")
 PROCESSES = 4

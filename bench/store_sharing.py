@@ -88,7 +88,7 @@ async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.store.catalogue import KnowledgeCatalogue
     from core.store.database import open_database, sqlite_url
-    from tests.conftest import CORPUS
+    from tests.support.corpus import CORPUS
 
     data, docs = workdir / "data", workdir / "docs"
     docs.mkdir(parents=True)

@@ -40,7 +40,7 @@ from core.sources.tavily import TavilySource
 from core.sources.wikipedia import WikipediaSource
 from core.web.fetch import PageFetcher
 from core.web.net import AddressGuard, guarded_session
-from tests.fake_web import Article, FakeWeb
+from tests.support.fake_web import Article, FakeWeb
 
 LATENCY_S = {"/tavily/search": 0.30, "/w/api.php": 0.12, "/arxiv/query": 0.25,
              "/eutils/esearch.fcgi": 0.10, "/eutils/esummary.fcgi": 0.10,

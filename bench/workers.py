@@ -39,12 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psutil
 
 from bench.tables import table
-from tests.cluster import Cluster, cluster, free_port
-from tests.fake_openai import FakeOpenAI
-from tests.fake_slack import FakeSlack
-from tests.fake_web import Article, FakeWeb
-from tests.scripted_analyst import script
-from tests.slack_harness import SECRET, SlackHarness, mention
+from tests.support.cluster import Cluster, cluster, free_port
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_slack import FakeSlack
+from tests.support.fake_web import Article, FakeWeb
+from tests.support.scripted_analyst import script
+from tests.support.slack_harness import SECRET, SlackHarness, mention
 
 QUESTIONS = ["How many hours a day do cats sleep?", "Why does sourdough bread taste sour?",
              "When did Mount Vesuvius bury Pompeii?", "How much caffeine is in black tea?",

@@ -2,7 +2,9 @@ import socket
 
 import pytest
 
-from tests.conftest import NetworkGuardError
+from tests.support.network_guard import NetworkGuardError
+
+pytestmark = pytest.mark.integration
 
 
 def test_non_loopback_connection_is_refused() -> None:

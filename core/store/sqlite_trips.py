@@ -11,7 +11,7 @@ no transaction is open. (SQLite's rows are read from a local file, so fetching t
 once is what the adapter did anyway: it keeps no server-side cursor for SQLite.)
 
 It leans on two names aiosqlite keeps for itself, `_execute` and `_conn`, at the version the
-project pins; tests/test_sqlite_trips.py checks them."""
+project pins; tests/core/store/test_sqlite_trips.py checks them."""
 
 from __future__ import annotations
 

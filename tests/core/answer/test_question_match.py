@@ -1,0 +1,139 @@
+"""The cache guard's rules, each pinned by a paraphrase it must accept (at the shipped
+threshold, with the real embedder's similarity) and the near-miss it could be confused with,
+which it must refuse even when the embedding calls the two identical."""
+
+from typing import Any
+
+import pytest
+
+from core.answer.cache import SIMILARITY_THRESHOLD
+from core.answer.lexicon import lexicon
+from core.answer.question_match import same_question
+
+pytestmark = pytest.mark.unit
+
+THRESHOLD = SIMILARITY_THRESHOLD
+
+# (rule, cached question, a paraphrase of it, a near-miss of it)
+RULES = [
+    ("the asked phrase may move but keeps its order",
+     "How many legs does a spider have?", "A spider has how many legs?",
+     "How many spiders have legs?"),
+    ("who did it is not whom it was done to",
+     "Who defeated Napoleon at Waterloo?", "Who was Napoleon defeated by at Waterloo?",
+     "Who did Napoleon defeat at Waterloo?"),
+    ("what does it is not what it is done to",
+     "Which plants do deer eat?", "Which plants are eaten by deer?",
+     "Which plants eat deer?"),
+    ("passive with its agent asked first",
+     "Who founded the Red Cross?", "By whom was the Red Cross founded?",
+     "Who funded the Red Cross?"),
+    ("passive with its agent asked last",
+     "Who wrote Hamlet?", "Hamlet was written by whom?", "Who was written by Hamlet?"),
+    ("a yes/no passive keeps who did it",
+     "Did France invade England?", "Was England invaded by France?",
+     "Was France invaded by England?"),
+    ("a passive asked inside a polite request",
+     "Who discovered insulin?", "Can you tell me who insulin was discovered by?",
+     "Can you tell me what was discovered by insulin?"),
+    ("synonyms among WordNet's first senses",
+     "Who is the author of Dracula?", "Who is the writer of Dracula?",
+     "Who is the publisher of Dracula?"),
+    ("start / begin, but not end",
+     "When did the Crimean War start?", "When did the Crimean War begin?",
+     "When did the Crimean War end?"),
+    ("a rare shared sense does not make synonyms (write / publish)",
+     "Who wrote Dracula?", "Who was Dracula written by?", "Who published Dracula?"),
+    ("delete / remove",
+     "How do I remove a Docker image?", "How do I delete a Docker image?",
+     "How do I remove a Docker container?"),
+    ("tallest / highest, but not oldest",
+     "What is the tallest tree in the world?", "What is the highest tree in the world?",
+     "What is the oldest tree in the world?"),
+    ("a possessive name of several words",
+     "Who was the husband of Catherine the Great?", "Who was Catherine the Great's husband?",
+     "Who was Catherine the Great's son?"),
+    ("an institution's possessive",
+     "What is the base rate of the Bank of England?", "What is the Bank of England's base rate?",
+     "What is the European Central Bank's base rate?"),
+    ("a particle that governs a noun phrase stays a preposition",
+     "Where do Arctic terns go in summer?", "In summer, where do Arctic terns go?",
+     "Where do Arctic terns go in winter?"),
+    ("a phrasal verb at the end of the clause",
+     "When did oil prices go up?", "When did oil prices rise?", "When did oil prices go down?"),
+    ("two phrases under one preposition, one moved to the front",
+     "What is the best diet for a dog for weight loss?",
+     "For weight loss, what is the best diet for a dog?",
+     "For weight loss, what is the best diet for a cat?"),
+    ("'in which year' inside a polite request",
+     "When did the Suez Canal open?", "Could you tell me in which year the Suez Canal opened?",
+     "When did the Panama Canal open?"),
+    ("how many people live in X is X's population",
+     "What is the population of Peru?", "How many people live in Peru?",
+     "What is the population density of Peru?"),
+    ("how to / how do I",
+     "How do I make a sourdough starter?", "Please explain how to make a sourdough starter.",
+     "How do I feed a sourdough starter?"),
+    ("weight asked three ways",
+     "What is the weight of an adult elephant?", "How much does an adult elephant weigh?",
+     "What is the height of an adult elephant?"),
+    ("duration asked by its noun",
+     "How long did the Apollo 11 mission last?",
+     "What was the duration of the Apollo 11 mission?",
+     "How long did the Apollo 13 mission last?"),
+    ("a length is not a duration",
+     "How long does a marathon last?", "Could you tell me how long a marathon lasts?",
+     "How long is a marathon?"),
+    ("how many Y does X have / are in X",
+     "How many calories are in a banana?", "How many calories does a banana have?",
+     "How many carbohydrates does a banana have?"),
+    ("how many Y X has, asked inside a polite request",
+     "How many calories are in a banana?", "Please tell me how many calories a banana has.",
+     "How many calories are in a banana split?"),
+    ("take place / occur / happen",
+     "When did the Battle of Waterloo take place?", "When did the Battle of Waterloo occur?",
+     "Where did the Battle of Waterloo take place?"),
+    ("the name of X is X",
+     "What is the largest moon of Neptune?", "What is the name of the largest moon of Neptune?",
+     "What is the name of the smallest moon of Neptune?"),
+    ("where is X located is where is X",
+     "Where is Machu Picchu?", "Where is Machu Picchu located?", "When was Machu Picchu built?"),
+    ("another form of a stop-word verb",
+     "What currency does Brazil use?", "Please tell me what currency Brazil uses.",
+     "What currency does Portugal use?"),
+    ("articles and the plural",
+     "What do hedgehogs eat?", "What does a hedgehog eat?", "What eats hedgehogs?"),
+]
+
+
+@pytest.mark.parametrize(("rule", "cached", "paraphrase", "near_miss"), RULES,
+                         ids=[rule[0] for rule in RULES])
+def test_each_rule_accepts_its_paraphrase_and_refuses_its_near_miss(
+    embedder: Any, rule: str, cached: str, paraphrase: str, near_miss: str
+) -> None:
+    cached_vector, paraphrase_vector = embedder.embed([cached, paraphrase])
+    similarity = float(cached_vector @ paraphrase_vector)
+    assert same_question(paraphrase, cached, similarity, THRESHOLD), (rule, similarity)
+    assert not same_question(near_miss, cached, 1.0, THRESHOLD), rule
+
+
+def test_only_a_shared_principal_sense_makes_synonyms() -> None:
+    words = lexicon()
+    assert words.synonyms("buy", "purchase") and words.synonyms("biggest", "largest")
+    assert not words.synonyms("write", "publish")  # shared only as the third sense of both
+    assert not words.synonyms("largest", "smallest")
+
+
+def test_past_participles_are_read_back_to_their_verb() -> None:
+    words = lexicon()
+    assert [words.participle_base(w) for w in ("written", "destroyed", "eaten", "founded")] \
+        == ["write", "destroy", "eat", "found"]
+    assert words.participle_base("red") is None and words.participle_base("Rome") is None
+
+
+def test_a_purpose_added_after_a_preposition_is_another_question() -> None:
+    from core.answer.question_match import same_question
+
+    assert not same_question("Do I need a visa to visit Portugal for work?",
+                             "Do I need a visa to visit Portugal?", 0.95, 0.8)
+    assert same_question("How does a heat pump work?", "How do heat pumps work?", 0.95, 0.8)

@@ -1,0 +1,369 @@
+"""Answers to real multi-hop questions without a model: the second hop searched and led
+with, yes/no and either-or questions answered first, only passages that earn their place
+cited, limitations that name things. Every example is made up here (not from the shared
+evaluation set)."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.answer.citations import verify_citations
+from core.answer.grading import grade, mentions
+from core.answer.synthesis.extractive import UNSETTLED, ExtractiveSynthesizer
+from core.models import Confidence, ResearchRequest, Source, SourceMetadata
+from core.research.intake import detect_intent
+from core.retrieval.rank import bridge_queries
+from core.text import phrase
+from tests.core.research.test_pipeline import _client
+from tests.support.job_client import JobClient
+
+pytestmark = pytest.mark.integration
+
+
+def _page(n: int, title: str, text: str, relevance: float = 0.6) -> Source:
+    return Source(id=f"s{n}", title=title, path=f"/kb/{n}.md", content=text,
+                  document_id=f"d{n}", metadata=SourceMetadata(relevance=relevance))
+
+
+PAINTER = _page(1, "Anna Lindqvist", "Anna Lindqvist (born 14 March 1950) is a Swedish painter "
+                "and printmaker known for her winter landscapes.")
+SCULPTOR = _page(2, "Pierre Dufresne", "Pierre Dufresne (2 June 1901 – 8 May 1960) was a French "
+                 "sculptor and painter who worked in bronze.")
+POTTER = _page(3, "Mirela Vasquez", "Mirela Vasquez (born 1962) is a Swedish potter who trained "
+               "in Kyoto.")
+PEAKS = [_page(4, "Korvatind", "Korvatind is a mountain in the Lyngen Alps. Its summit rises to "
+               "1,834 m above sea level."),
+         _page(5, "Storhorn", "Storhorn is a mountain in northern Norway with an elevation of "
+               "1,412 m.")]
+
+
+async def _answer(embedder: Any, question: str, sources: list[Source]) -> Any:
+    return await ExtractiveSynthesizer(embedder).synthesize(
+        question, detect_intent(question), sources)
+
+
+# ---- yes or no, first ----------------------------------------------------------------------
+
+async def test_a_shared_description_is_answered_yes_with_both_passages(embedder: Any) -> None:
+    question = "Are Anna Lindqvist and Pierre Dufresne both painters?"
+    draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
+    assert draft.summary.startswith("Yes: Anna Lindqvist")
+    assert {c.source_id for c in draft.citations} == {"s1", "s2"}
+
+
+async def test_a_description_one_lacks_is_answered_no(embedder: Any) -> None:
+    question = "Are Anna Lindqvist and Pierre Dufresne both printmakers?"
+    draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
+    assert draft.summary.startswith("No: ")
+    assert "bronze" in draft.summary  # the passage that lacks it is quoted as the reason
+
+
+async def test_nationalities_are_compared_from_each_passage(embedder: Any) -> None:
+    same = "Were Anna Lindqvist and Mirela Vasquez of the same nationality?"
+    other = "Were Anna Lindqvist and Pierre Dufresne of the same nationality?"
+    assert (await _answer(embedder, same, [PAINTER, POTTER])).summary.startswith("Yes: ")
+    assert (await _answer(embedder, other, [PAINTER, SCULPTOR])).summary.startswith("No: ")
+    asked = "Are Anna Lindqvist and Mirela Vasquez both from Sweden?"
+    assert (await _answer(embedder, asked, [PAINTER, POTTER])).summary.startswith("Yes: ")
+
+
+async def test_without_a_passage_about_each_the_answer_says_it_is_not_settled(
+        embedder: Any) -> None:
+    question = "Are Anna Lindqvist and Tomas Berglund both painters?"
+    draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
+    assert not draft.summary.startswith(("Yes", "No"))
+    assert UNSETTLED in draft.notes
+
+
+# ---- either-or, the winner first -----------------------------------------------------------
+
+async def test_the_older_of_two_is_named_first_from_their_birth_years(embedder: Any) -> None:
+    draft = await _answer(embedder, "Who was born first, Anna Lindqvist or Pierre "
+                                "Dufresne?", [PAINTER, SCULPTOR])
+    assert draft.summary.startswith("Pierre Dufresne: ")
+    draft = await _answer(embedder, "Who is younger, Mirela Vasquez or Anna "
+                                "Lindqvist?", [PAINTER, POTTER])
+    assert draft.summary.startswith("Mirela Vasquez: ") and "1962" in draft.summary
+
+
+async def test_a_height_decides_which_is_higher(embedder: Any) -> None:
+    draft = await _answer(embedder, "Which mountain is higher, Storhorn or Korvatind?",
+                                PEAKS)
+    assert draft.summary.startswith("Korvatind: ") and "1,834 m" in draft.summary
+
+
+async def test_a_measure_the_passages_do_not_give_is_not_guessed(embedder: Any) -> None:
+    draft = await _answer(embedder, "Which mountain is older, Storhorn or Korvatind?",
+                                PEAKS)
+    assert not draft.summary.startswith(("Storhorn:", "Korvatind:"))
+    assert UNSETTLED in draft.notes
+
+
+# ---- the second hop ------------------------------------------------------------------------
+
+LIBRARY = _page(6, "Corvel Library", "The Corvel Library is a public library in Tarnby. It was "
+                "designed by the architect Halvard Moen and opened in 1974.", 0.7)
+ARCHITECT = _page(7, "Halvard Moen", "Halvard Moen (born 3 May 1931) is a Norwegian architect "
+                  "known for civic buildings.", 0.35)
+MUSEUM = _page(8, "Tarnby Museum", "The Tarnby Museum is a public museum of local history. "
+               "The museum holds a library of maps.", 0.5)
+
+
+def test_the_second_hop_searches_what_the_first_passage_names() -> None:
+    question = "In what year was the architect of the Corvel Library born?"
+    queries = bridge_queries(question, [LIBRARY, MUSEUM], [LIBRARY, MUSEUM], 2)
+    assert queries[0].startswith("Halvard Moen") and "born" in queries[0]
+    # a passage already found about it needs no search
+    assert not any(q.startswith("Halvard Moen")
+                   for q in bridge_queries(question, [LIBRARY], [LIBRARY, ARCHITECT], 2))
+
+
+async def test_the_answer_leads_with_the_second_hop_and_cites_no_bystander(
+        embedder: Any) -> None:
+    question = "In what year was the architect of the Corvel Library born?"
+    draft = await _answer(embedder, question, [LIBRARY, MUSEUM, ARCHITECT])
+    assert "1931" in draft.summary
+    assert "Corvel Library" in draft.detail  # the link of the chain follows
+    assert "s8" not in {c.source_id for c in draft.citations}  # shares words, answers nothing
+
+
+async def test_a_job_searches_the_second_hop_and_cites_it(
+        sqlite_engine: Any, chroma: Any, embedder: Any, knowledge_base: Any,
+        tmp_path: Path) -> None:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    for page in (LIBRARY, ARCHITECT, MUSEUM):
+        (folder / f"{page.id}.md").write_text(f"# {page.title}\n\n{page.content}\n")
+    for n in range(30):  # passages that match the question's words better than the architect
+        (folder / f"prize{n}.md").write_text(
+            f"# Tarnby architecture prize {1950 + n}\n\nThe Tarnby architecture prize of "
+            f"{1950 + n} went to a student architect born in Tarnby that year.\n")
+    await knowledge_base.index([folder], "t1")
+    client: JobClient = _client(sqlite_engine, chroma, embedder, knowledge_base)
+    result = await client.run(ResearchRequest(
+        question="In what year was the architect of the Corvel Library born?", tenant="t1"))
+    job = await client.jobs.result(result.job_id)
+    assert job is not None
+    rounds = job.trace.iterations
+    assert len(rounds) == 2 and any(q.startswith("Halvard Moen") for q in rounds[1].queries)
+    assert "1931" in result.answer.summary
+    assert {s.title for s in result.sources} <= {"Corvel Library", "Halvard Moen"}
+
+
+# ---- limitations name things ---------------------------------------------------------------
+
+ALTARPIECE = _page(9, "Brask Altarpiece", "The Brask Altarpiece is an altarpiece painted by "
+                   "Anna Lindqvist for Brask church.")
+
+
+def _limitations(question: str) -> list[str]:
+    verified = verify_citations(_draft(ALTARPIECE), [ALTARPIECE])
+    return grade(verified, [ALTARPIECE], detect_intent(question), [], only_local=True,
+                 question=question).limitations
+
+
+def test_limitations_never_report_a_common_word_of_the_question_missing() -> None:
+    limitations = _limitations("What nationality was the painter of the Brask Altarpiece?")
+    assert not any("nationality" in line for line in limitations)
+
+
+def test_a_missing_name_is_still_reported() -> None:
+    limitations = _limitations("What nationality was the painter of the Brask Altarpiece in "
+                               "Velden?")
+    assert any("Velden" in line for line in limitations)
+
+
+def test_a_name_with_an_initial_is_found_with_the_full_middle_name() -> None:
+    assert mentions("Robert K. Halvorsen", phrase("Robert Kare Halvorsen (born 1940) is ..."))
+    assert not mentions("Robert K Halvorsen", phrase("Robert Moen met Halvorsen in Oslo"))
+    assert not mentions("Velvet Quarry", phrase("a quarry of velvet stone"))
+
+
+def _draft(page: Source) -> Any:
+    from core.answer.synthesis.base import Draft
+    from core.models import Citation
+
+    sentence = page.content or ""
+    return Draft(summary=f"{sentence[:-1]} [1].", citations=[
+        Citation(claim=sentence, source_id=page.id, quote=sentence)])
+
+
+def test_an_unsettled_question_is_low_and_insufficient_when_a_side_has_no_passage() -> None:
+
+    question = "Who was born first, Anna Lindqvist or Tomas Berglund?"
+    berglund = _page(10, "Tomas Berglund", "Tomas Berglund is a Swedish painter of seascapes "
+                     "who exhibited in Anna Lindqvist's gallery.")
+
+    def graded(pages: list[Source]) -> Any:
+        draft = _draft(pages[0])
+        if len(pages) > 1:
+            draft = draft.model_copy(update={
+                "summary": f"{draft.summary} {(pages[1].content or '')[:-1]} [2].",
+                "citations": draft.citations + _draft(pages[1]).citations})
+        verified = verify_citations(draft, pages)
+        return grade(verified, pages, detect_intent(question), [], only_local=True,
+                     question=question, notes=[UNSETTLED])
+
+    pupil = _page(11, "Anna Lindqvist", "Anna Lindqvist (born 14 March 1950) is a Swedish "
+                  "painter who studied with Tomas Berglund.")
+    assert graded([pupil]).confidence == Confidence.INSUFFICIENT  # he is named, not described
+    both = graded([PAINTER, berglund])
+    assert both.confidence == Confidence.LOW
+
+
+async def test_a_comparison_searches_the_side_it_has_no_passage_about(
+        embedder: Any, knowledge_base: Any) -> None:
+    from core.config import PipelineSettings
+    from core.models import Depth
+    from core.research.engine import ResearchQuestion, ResearchState, tier
+    from core.research.heuristic_steps import SecondHop
+    from core.research.search import SearchScope
+    from core.sources.local import LocalKnowledgeBaseSource
+
+    question = "Who was born first, Anna Lindqvist or Pierre Dufresne?"
+    reading = ResearchQuestion(question=question, subject=question,
+                               intent=detect_intent(question), checklist=[question])
+    scope = SearchScope({"local": LocalKnowledgeBaseSource(knowledge_base, 3)})
+    state = ResearchState(tier=tier(Depth.QUICK, PipelineSettings(), None), rounds=1,
+                          found=[[PAINTER, _page(12, "Lindqvist retrospective", "A show of "
+                                                 "Anna Lindqvist and Pierre Dufresne.")]])
+    plan, verdict = await SecondHop().reflect(reading, scope, state)
+    assert [q.text for q in plan.queries] == ["Pierre Dufresne"]
+    state.found.append([SCULPTOR])
+    state.rounds = 1
+    plan, verdict = await SecondHop().reflect(reading, scope, state)
+    assert plan.queries == [] and verdict == {"sufficient": True, "second_hop": []}
+
+
+async def test_an_area_decides_which_is_larger_whatever_its_unit(embedder: Any) -> None:
+    parks = [_page(13, "Storpark", "Storpark is a national park in Sweden. It covers 3,960 "
+                   "hectares of pine forest."),
+             _page(14, "Eldvik Park", "Eldvik Park is a national park in Sweden covering "
+                   "22 square miles of marsh.")]
+    draft = await _answer(embedder, "Which is larger, Storpark or Eldvik Park?", parks)
+    assert draft.summary.startswith("Eldvik Park: ")  # 57 km² against 39.6 km²
+
+
+async def test_between_a_and_b_is_an_either_or_question(embedder: Any) -> None:
+    draft = await _answer(embedder, "Between Korvatind and Storhorn, which mountain is "
+                          "higher?", PEAKS)
+    assert draft.summary.startswith("Korvatind: ")
+
+
+async def test_a_kind_of_what_the_question_says_counts_as_saying_it(embedder: Any) -> None:
+    singers = [_page(15, "Mirela Vasquez", "Mirela Vasquez (born 1962) is a Swedish singer and "
+                     "songwriter."),
+               _page(16, "Tomas Berglund", "Tomas Berglund (born 1958) is a Swedish guitarist "
+                     "who played in several bands.")]
+    draft = await _answer(embedder, "Are Mirela Vasquez and Tomas Berglund both musicians?",
+                          singers)
+    assert draft.summary.startswith("Yes: ")  # a singer and a guitarist are musicians
+    draft = await _answer(embedder, "Are Mirela Vasquez and Tomas Berglund both actors?",
+                          singers)
+    assert draft.summary.startswith("No: ")
+
+
+def test_a_how_question_with_or_is_no_either_or() -> None:
+    from core.answer.verdict import either_or
+
+    def options(question: str) -> list[str]:
+        return either_or(question, detect_intent(question))
+
+    assert options("How do I install or upgrade the bot?") == []
+    assert options("Should I use PostgreSQL or SQLite for production?") == [
+        "PostgreSQL", "SQLite"]
+
+
+# ---- the things a comparison weighs --------------------------------------------------------
+
+async def test_a_birthplace_before_the_nationality_is_not_the_nationality(embedder: Any
+                                                                          ) -> None:
+    emigre = _page(15, "Lucien Marchetti", "Lucien Marchetti (1890 – 1961) was a French-born "
+                   "American film director of westerns.")
+    local = _page(16, "Dana Whitcombe", "Dana Whitcombe (born 1958) is an American screenwriter "
+                  "and producer.")
+    question = "Are both Dana Whitcombe and Lucien Marchetti American?"
+    draft = await _answer(embedder, question, [local, emigre])
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_a_country_said_of_one_side_is_not_a_side(embedder: Any) -> None:
+    question = "Are Anna Lindqvist from Sweden, and French Pierre Dufresne, both painters?"
+    assert {"Anna Lindqvist", "Pierre Dufresne"} <= set(detect_intent(question).entities)
+    draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
+    assert draft.summary.startswith("Yes: Anna Lindqvist")
+    verified = verify_citations(draft, [PAINTER, SCULPTOR])
+    graded = grade(verified, [PAINTER, SCULPTOR], detect_intent(question), [], only_local=True,
+                   question=question)
+    assert graded.confidence != Confidence.INSUFFICIENT
+    assert not any("Sweden" in line for line in graded.limitations)  # "Swedish" says it
+
+
+async def test_a_duo_has_fewer_members_than_a_trio(embedder: Any) -> None:
+    bands = [_page(17, "Glass Harbour", "Glass Harbour is an indie pop duo from Leeds, made up "
+                   "of two cousins."),
+             _page(18, "The Tallow Lamps", "The Tallow Lamps are a folk band from Cork. The "
+                   "band is a trio of fiddle, banjo and voice.")]
+    question = "Which band has more members, Glass Harbour or The Tallow Lamps?"
+    draft = await _answer(embedder, question, bands)
+    assert draft.summary.startswith("Tallow Lamps: ")
+
+
+async def test_a_passage_about_a_named_side_is_kept_below_the_relevance_floor(embedder: Any
+                                                                             ) -> None:
+    from core.retrieval.rank import rank_sources
+
+    question = "Were Anna Lindqvist and Pierre Dufresne both painters known for landscapes?"
+    other = _page(19, "Pierre Dufresne", "Pierre Dufresne worked in bronze.")
+    names = detect_intent(question).entities
+    unfloored = {s.id: s.metadata.relevance for s in await rank_sources(
+        question, [[PAINTER, other]], embedder, 5, 2, 0.0)}
+    assert unfloored["s1"] > unfloored["s19"] + 0.02  # the painter matches the question better
+    floor = (unfloored["s1"] + unfloored["s19"]) / 2
+    floored = await rank_sources(question, [[PAINTER, other]], embedder, 5, 2, floor)
+    assert [s.id for s in floored] == ["s1"]  # the floor alone drops Dufresne's passage
+    named = await rank_sources(question, [[PAINTER, other]], embedder, 5, 2, floor, names=names)
+    assert [s.id for s in named] == ["s1", "s19"]  # he is a side: his passage stays
+
+
+async def test_the_only_one_counts_as_one(embedder: Any) -> None:
+    genera = [_page(20, "Velloria", "Velloria is a genus of mosses. It holds some 40 species "
+                    "of damp rock faces."),
+              _page(21, "Quarrelia", "Quarrelia alpina is a small herb of scree slopes, and the "
+                    "only species in the genus Quarrelia.")]
+    draft = await _answer(embedder, "Which genus has more species, Velloria or Quarrelia?",
+                          genera)
+    assert draft.summary.startswith("Velloria: Velloria is a genus of mosses. It holds")
+
+
+async def test_what_two_share_is_the_description_both_openings_give(embedder: Any) -> None:
+    pair = [_page(22, "Ines Halvorsen", "Ines Halvorsen (born 1971) is a Norwegian-Swedish "
+                  "painter and printmaker known for her winter landscapes."),
+            _page(23, "Oskar Brandt", "Oskar Brandt (1902 – 1977) was a Swedish painter and "
+                  "printmaker of harbour scenes.")]
+    draft = await _answer(embedder, "What profession do Ines Halvorsen and Oskar Brandt have "
+                          "in common?", pair)
+    assert draft.summary.startswith("Both are described as Swedish painter and printmaker: ")
+    assert {c.source_id for c in draft.citations} == {"s22", "s23"}
+    asks_where = await _answer(embedder, "Which university did both Ines Halvorsen and Oskar "
+                               "Brandt attend?", pair)
+    assert not asks_where.summary.startswith("Both")  # a place is not in their descriptions
+
+
+async def test_a_kind_of_the_asked_word_supports_a_side(embedder: Any) -> None:
+    pair = [_page(24, "Lena Sorvik", "Lena Sorvik (born 1988) is a Finnish singer and actress "
+                  "from Turku."),
+            _page(25, "Matti Halonen", "Matti Halonen (born 1950) is a Finnish composer of "
+                  "choral music.")]
+    draft = await _answer(embedder, "Who was also an actor, Lena Sorvik or Matti Halonen?", pair)
+    assert draft.summary.startswith("Lena Sorvik: Lena Sorvik")
+    assert [c.source_id for c in draft.citations] == ["s24", "s25"]  # and what the other is
+
+
+async def test_a_duo_and_two_members_are_the_same_number(embedder: Any) -> None:
+    bands = [_page(26, "Glass Harbour", "Glass Harbour is an indie pop duo from Leeds."),
+             _page(27, "Salt Ferns", "Salt Ferns is a folk band from Cork with two members.")]
+    draft = await _answer(embedder, "Do Glass Harbour and Salt Ferns have the same number of "
+                          "members?", bands)
+    assert draft.summary.startswith("Yes: ")

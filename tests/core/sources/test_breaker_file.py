@@ -1,0 +1,317 @@
+"""Circuit breakers shared by the processes of one data dir (core.sources.breaker_file): two
+SourcePolicy instances, each with its own BreakerFile on one path (two processes), against a
+fake source on 127.0.0.1. A source one process found down is refused by the other without a
+request, for the reset time; then one trial decides for both. With Redis configured the
+breaker lives there, and in the file while Redis cannot be reached. Two `researchbot ask`
+processes in a row: the second makes no connection to the source the first found failing."""
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from core.answer.grading import outage_notes
+from core.errors import SourceError, SourceUnreachableError
+from core.models import QueryIntent
+from core.research.planning import PlannedQuery, ResearchPlan
+from core.research.search import run_search
+from core.sources.breaker import CircuitBreaker
+from core.sources.breaker_file import BreakerFile
+from core.sources.policy import SourcePolicy
+from core.sources.protocol import SearchQuery
+from core.sources.searxng import SearxngSource
+from core.sources.shared_limits import SharedLimits
+from tests.support import PROJECT
+from tests.support.fake_web import Article, Failure, FakeWeb
+from tests.support.services import REDIS_URL, redis_server
+
+pytestmark = pytest.mark.system
+
+EXAMPLE_DOCS = PROJECT / "examples" / "docs"
+
+
+class Clock:
+    """The wall clock the shared breakers read, moved by the test instead of slept past."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class NotedWeb(FakeWeb):
+    """FakeWeb that says when a request has arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived = asyncio.Event()
+
+    async def _scripted(self, request: web.Request) -> web.Response | None:
+        self.arrived.set()
+        return await super()._scripted(request)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[NotedWeb]:
+    server = NotedWeb()
+    await server.start()
+    server.articles = [Article(title="Domestic cat", url=f"{server.base}/pages/cat",
+                               text="Domestic cats sleep between 12 and 16 hours a day.")]
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def files(tmp_path: Path, clock: Clock) -> Iterator[list[BreakerFile]]:
+    """Two processes' view of one data dir's breakers."""
+    opened = [BreakerFile(tmp_path / "source-breakers.sqlite3", clock=clock) for _ in range(2)]
+    yield opened
+    for file in opened:
+        file.close()
+
+
+def _policy(**options: Any) -> SourcePolicy:
+    values: dict[str, Any] = {"timeout_s": 2.0, "attempts": 1, "backoff_s": 0.05,
+                              "rate_per_s": 100.0, "breaker": CircuitBreaker(2, 60)}
+    return SourcePolicy("searxng", **(values | options))
+
+
+def _searx(url: str, session: aiohttp.ClientSession, policy: SourcePolicy) -> SearxngSource:
+    return SearxngSource(session, policy, url + "/searx")
+
+
+def _query(text: str = "domestic cat") -> SearchQuery:
+    return SearchQuery(text=text, tenant="t", limit=5, intent=QueryIntent())
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_breaker_opened_in_one_process_is_open_in_the_other_for_its_reset_time(
+    fake: NotedWeb, session: Any, files: list[BreakerFile], clock: Clock,
+) -> None:
+    first, second = (_searx(fake.base, session, _policy(breakers=file)) for file in files)
+    fake.fail("/searx/search", Failure(500), Failure(500))
+    for _ in range(2):
+        with pytest.raises(SourceError, match="HTTP 500"):
+            await first.search(_query())
+    with pytest.raises(SourceError, match="circuit open") as paused:
+        await second.search(_query())
+    assert paused.value.status == 500  # the failure that opened it, told in either process
+    clock.advance(59)
+    with pytest.raises(SourceError, match="circuit open"):
+        await second.search(_query())
+    assert len(fake.hits) == 2
+    # The rest is over: one process's trial goes out, the other's call is refused meanwhile.
+    clock.advance(2)
+    fake.latency["/searx/search"] = 0.5
+    fake.arrived.clear()
+    trial = asyncio.create_task(second.search(_query()))
+    await fake.arrived.wait()
+    with pytest.raises(SourceError, match="circuit open"):
+        await first.search(_query("domestic cat again"))
+    assert await trial
+    assert await first.search(_query("domestic cat again"))  # the trial closed it for both
+    assert len(fake.hits) == 4
+
+
+async def test_a_failed_trial_rests_the_source_another_reset_time_everywhere(
+    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: Clock,
+) -> None:
+    first, second = (_searx(fake.base, session, _policy(breakers=file)) for file in files)
+    fake.fail("/searx/search", *[Failure(503)] * 3)
+    for source in (first, second):  # the failure count is shared: one each opens it
+        with pytest.raises(SourceError, match="HTTP 503"):
+            await source.search(_query())
+    clock.advance(61)
+    with pytest.raises(SourceError, match="HTTP 503"):  # the trial
+        await first.search(_query())
+    clock.advance(59)
+    with pytest.raises(SourceError, match="circuit open"):
+        await second.search(_query())
+    assert len(fake.hits) == 3
+    clock.advance(2)
+    assert await second.search(_query())
+
+
+async def test_a_source_one_process_cannot_reach_is_not_called_by_the_next(
+    fake: FakeWeb, session: Any, files: list[BreakerFile],
+) -> None:
+    unreachable = _searx(f"http://127.0.0.1:{_closed_port()}", session,
+                         _policy(breakers=files[0]))
+    with pytest.raises(SourceUnreachableError):  # the first "cannot connect" opens it
+        await unreachable.search(_query())
+    # The next process would reach it: still it waits out the reset time, and says why.
+    later = _searx(fake.base, session, _policy(breakers=files[1]))
+    plan = ResearchPlan(queries=[PlannedQuery(text="domestic cat", purpose="",
+                                              sources=["searxng"])])
+    outcome = await run_search(plan, {"searxng": later}, "t", QueryIntent(), 5, 5.0)
+    assert fake.hits == []
+    assert [f.kind for f in outcome.failures] == ["unreachable"]
+    assert outage_notes(outcome.failures) == [
+        "The web (SearXNG) could not be reached, so its results are missing from this answer."]
+
+
+async def test_a_failure_count_nobody_added_to_for_an_hour_is_forgotten(
+    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: Clock,
+) -> None:
+    first, second = (_searx(fake.base, session, _policy(breakers=file)) for file in files)
+    fake.fail("/searx/search", Failure(500), Failure(500))
+    with pytest.raises(SourceError, match="HTTP 500"):
+        await first.search(_query())
+    clock.advance(3600)
+    with pytest.raises(SourceError, match="HTTP 500"):
+        await second.search(_query())
+    assert await first.search(_query())  # one failure in a row, not two: still closed
+    assert len(fake.hits) == 3
+
+
+async def test_a_file_that_cannot_be_used_leaves_each_process_its_own_breaker(
+    fake: FakeWeb, session: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="core.sources.breaker_file")
+    file = BreakerFile(tmp_path)  # a folder: SQLite cannot open it
+    policy = _policy(breakers=file, breaker=CircuitBreaker(1, 60))
+    source = _searx(fake.base, session, policy)
+    assert await source.search(_query())
+    fake.fail("/searx/search", Failure(500))
+    with pytest.raises(SourceError, match="HTTP 500"):
+        await source.search(_query("domestic cat again"))
+    assert policy.breaker.state == "open"  # this process's breaker took over
+    with pytest.raises(SourceError, match="circuit open"):
+        await source.search(_query("domestic cat once more"))
+    assert len(fake.hits) == 2
+    warned = [r for r in caplog.records if r.name == "core.sources.breaker_file"]
+    assert len(warned) == 1 and str(tmp_path) in warned[0].getMessage()
+
+
+async def test_with_redis_the_breaker_is_shared_there_and_in_the_file_while_it_is_away(
+    fake: FakeWeb, session: Any, files: list[BreakerFile], tmp_path: Path, clock: Clock,
+) -> None:
+    async with redis_server() as first_redis:
+        second_redis = Redis.from_url(REDIS_URL)
+        try:
+            first, second = (
+                _searx(fake.base, session, _policy(breakers=file,
+                                                   shared=SharedLimits(redis, clock=clock)))
+                for file, redis in zip(files, (first_redis, second_redis), strict=True))
+            fake.fail("/searx/search", Failure(500), Failure(500))
+            for source in (first, second):
+                with pytest.raises(SourceError, match="HTTP 500"):
+                    await source.search(_query())
+            with pytest.raises(SourceError, match="circuit open"):
+                await first.search(_query())
+            assert await first_redis.exists("researchbot:sources:breaker:searxng")
+        finally:
+            await second_redis.aclose()
+    # Redis is the one store while it answers: the data dir's file is not even opened.
+    assert not (tmp_path / "source-breakers.sqlite3").exists()
+    # While Redis cannot be reached, the processes share the breaker through the file.
+    away = [Redis.from_url(f"redis://127.0.0.1:{_closed_port()}/0", socket_connect_timeout=1.0,
+                           socket_timeout=1.0, retry=Retry(NoBackoff(), 1)) for _ in files]
+    try:
+        first, second = (
+            _searx(fake.base, session, _policy(breakers=file, breaker=CircuitBreaker(1, 60),
+                                               shared=SharedLimits(redis, clock=clock)))
+            for file, redis in zip(files, away, strict=True))
+        fake.fail("/searx/search", Failure(500))
+        with pytest.raises(SourceError, match="HTTP 500"):
+            await first.search(_query("domestic cat away"))
+        with pytest.raises(SourceError, match="circuit open"):
+            await second.search(_query("domestic cat away"))
+        assert len(fake.hits) == 3
+    finally:
+        for redis in away:
+            await redis.aclose()
+
+
+class CountingServer:
+    """An HTTP server on 127.0.0.1 that counts the connections made to it and answers every
+    request 503 Service Unavailable."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                         b"Connection: close\r\n\r\n")
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _researchbot(*args: str, env: dict[str, str]) -> str:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *args, env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_the_next_cli_question_makes_no_connection_to_a_failing_source(
+    clean_env: Path,
+) -> None:
+    server = CountingServer()
+    base = await server.start()
+    env = {**os.environ, "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
+           "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{base}/w/api.php",
+           "RESEARCHBOT_ENDPOINTS__ARXIV_API": f"{base}/arxiv/query",
+           "RESEARCHBOT_ENDPOINTS__PUBMED_API": f"{base}/eutils",
+           "RESEARCHBOT_ADVANCED__SOURCES__ATTEMPTS": "1",
+           "RESEARCHBOT_ADVANCED__SOURCES__BREAKER_FAILURES": "1",
+           "RESEARCHBOT_ADVANCED__SOURCES__FETCH_PAGES": "0"}
+    try:
+        await _researchbot("index", str(EXAMPLE_DOCS), env=env)
+        question = ("ask", "How does researchbot check citations?", "--no-cache", "--json")
+        first = json.loads(await _researchbot(*question, env=env))
+        called = server.connections
+        second = json.loads(await _researchbot(*question, env=env))
+    finally:
+        await server.stop()
+    assert called >= 1
+    assert server.connections == called  # the second process remembered the failure
+    told = first["answer"]["limitations"]
+    assert any("returned an error" in note for note in told)
+    assert second["answer"]["limitations"] == told  # and tells the person the same
