@@ -17,11 +17,15 @@ import pytest
 
 from tests.support.corpus import CHAT_TENANTS, Indexed, copy_store, write_corpus
 from tests.support.network_guard import install_network_guard
-from tests.support.services import open_postgres_engine, redis_server
+from tests.support.services import create_worker_database, open_postgres_engine, redis_server
 
 install_network_guard()
 
 TIERS = ("unit", "integration", "system")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    create_worker_database()
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: every test is checked

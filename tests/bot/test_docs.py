@@ -15,7 +15,7 @@ from bot.reference import cli_reference, setting_rows, settings_reference
 from core.config import TIERS, QueueSettings
 from tests.support import PROJECT
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 ROOT = PROJECT
 PAGES = sorted((ROOT / "docs").rglob("*.md"))

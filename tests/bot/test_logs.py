@@ -21,7 +21,7 @@ from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.store.catalogue import KnowledgeCatalogue
 from tests.support.chat_harness import BrokenSynthesizer
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 QUESTION = "How many hours a day do cats sleep?"
 SECRET = "zq-configured-secret-8812"

@@ -5,9 +5,6 @@ new place; every listener on this machine's own address unless told otherwise.
 This file names the previous release's names on purpose (test_config_errors' scan of the
 repository's RESEARCHBOT_* names skips it)."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -19,7 +16,7 @@ from bot.reference import setting_rows
 from core.errors import ConfigurationError
 from tests.support.cluster import free_port
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.integration
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -154,13 +151,6 @@ def test_a_removed_setting_is_ignored_with_a_warning_not_a_crash(
                                "is no longer a setting") for line in warned)
 
 
-def test_the_cli_prints_one_warning_line_and_runs(clean_env: Path) -> None:
-    _config(clean_env, "[chat]\nmax_queue_seconds = 5\n")
-    done = subprocess.run([sys.executable, "-m", "bot", "jobs"], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == [
-        "chat.max_queue_seconds is deprecated: use advanced.chat.max_queue_seconds"]
 
 
 def test_the_visible_settings_are_few_and_the_rest_apart() -> None:

@@ -36,8 +36,21 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+def create_worker_database() -> None:
+    """Under pytest-xdist, CREATE DATABASE test_gwN unless it exists (at the session's start, so
+    that tests that only hand POSTGRES_URL to a process find it). Where the server cannot be
+    reached, nothing: the tests that need it skip, or fail under REQUIRE_SERVICES."""
+    import asyncio
+
+    if not _WORKER_NUMBER or "RESEARCHBOT_TEST_POSTGRES_URL" in os.environ:
+        return
+    try:
+        asyncio.run(_create_worker_database())
+    except Exception:  # the server is down or refuses: reported by the tests that use it
+        return
+
+
 async def _create_worker_database() -> None:
-    """CREATE DATABASE test_gwN once, from the server's `postgres` database."""
     from sqlalchemy import text
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -61,8 +74,6 @@ async def open_postgres_engine() -> Any:
 
     probe = create_async_engine(POSTGRES_URL)
     try:
-        if _WORKER_NUMBER and "RESEARCHBOT_TEST_POSTGRES_URL" not in os.environ:
-            await _create_worker_database()
         async with probe.begin() as connection:
             await connection.run_sync(metadata.drop_all)
     except Exception as error:  # any failure here means "no usable server"

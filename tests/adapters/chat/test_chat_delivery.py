@@ -3,23 +3,19 @@ errors on the answer, failing progress updates, rate limits beyond the client's 
 a forbidden thread. Each scenario runs the real bolt app or discord.py client against the
 fake platform, the job service and the real pipeline."""
 
-import asyncio
 import json
-import os
-import sys
 from typing import Any
 
 import pytest
 
 from core.models import JobStatus
 from tests.support.chat_harness import Options
-from tests.support.corpus import Indexed
 from tests.support.discord_harness import DiscordHarness
 from tests.support.fake_discord import APP_ID, CHANNEL_ID
 from tests.support.fake_slack import Fault
 from tests.support.slack_harness import SlackHarness, mention
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.integration
 
 QUESTION = "How many hours a day do cats sleep?"
 
@@ -96,33 +92,6 @@ async def test_slack_rate_limits_beyond_the_clients_retries_lose_nothing(
     assert server.slack.named("reactions.remove")[0]["name"] == "eyes"
 
 
-@pytest.mark.parametrize("server", [Options(give_up_delivery_s=0.5)], indirect=True)
-async def test_slack_a_delivery_that_finally_fails_is_recorded_on_the_job(
-    server: SlackHarness, indexed: Indexed,
-) -> None:
-    fault = Fault("chat.update", times=1000, status=503, matches=_carries_answer)
-    server.slack.faults.append(fault)
-    assert await server.post(mention(QUESTION)) == 200
-    assert server.desk is not None
-    await server.slack.wait_for(lambda: fault.hits >= 2)
-    (job,) = await _jobs(server)
-    await server.desk.jobs.wait(job.id)
-    delivery = await server.desk.jobs.delivery(job.id)
-    assert delivery is not None and delivery.status == "failed"
-    assert "HTTP 503" in str(delivery.error)
-    # `researchbot show` prints it (the job itself completed: its answer is stored).
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("RESEARCHBOT_")}
-    env["RESEARCHBOT_STORE__URL"] = f"sqlite+aiosqlite:///{indexed.folder / 'test.sqlite3'}"
-    env["RESEARCHBOT_DATA_DIR"] = str(indexed.folder / "data")
-    show = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "show", job.id, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(show.communicate(), 120)
-    assert show.returncode == 0, err.decode()
-    shown = out.decode()
-    assert "delivery to slack: failed after" in shown
-    assert "HTTP 503" in shown and "12 and 16 hours" in shown
 
 
 def _answer_embed(body: Any) -> bool:

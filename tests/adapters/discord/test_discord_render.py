@@ -16,7 +16,7 @@ from tests.adapters.slack.test_slack_render import _result
 from tests.support import PROJECT
 from tests.support.discord_limits import assert_within_limits
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 HOSTILE = ("@everyone @here <@123456789012345678> <@&223456789012345678> **bold** "
            "[click me](https://evil.example) # Heading")

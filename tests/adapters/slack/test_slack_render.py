@@ -26,7 +26,7 @@ from core.models import (
     SourceMetadata,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 HOSTILE = "Ping <!channel> and <!here> and <@U123> & <https://evil.example|click> <!subteam^S1>"
 

@@ -17,7 +17,7 @@ from core.models import Citation, Confidence, ResearchRequest, Source, SourceMet
 from core.research.intake import detect_intent
 from tests.support.job_client import JobClient
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 
 def _found(*passages: tuple[str, str]) -> list[Any]:

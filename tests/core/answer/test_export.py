@@ -7,10 +7,6 @@ one under results/; the API serves one to a key or the page's token, and the pag
 from __future__ import annotations
 
 import io
-import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -35,9 +31,8 @@ from core.models import (
     ResearchResult,
     Source,
 )
-from tests.support.corpus import CORPUS
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.integration
 
 HOSTILE = '<script>alert(1)</script> [click me](javascript:alert(1)) **Loud** # Heading'
 
@@ -143,38 +138,8 @@ def test_the_file_name_is_the_question_and_the_time() -> None:
     assert export_filename(hostile, "md", when) == "etc-passwd_20261126-093005.md"
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True,
-                          text=True, env=dict(os.environ), timeout=180)
 
 
-def test_save_writes_the_latest_answer_under_results(clean_env: Path) -> None:
-    nothing = _run("save")
-    assert nothing.returncode == 2 and "no answered question to save yet" in nothing.stderr
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text)
-    assert _run("index", str(docs)).returncode == 0
-    asked = _run("ask", "What gives sourdough bread its sour taste?", "--json")
-    job_id = json.loads(asked.stdout)["job_id"]
-
-    saved = _run("save")
-    assert saved.returncode == 0, saved.stderr
-    path = Path(saved.stdout.strip())
-    assert path.parent == Path("results") and path.name.startswith(
-        "what-gives-sourdough-bread-its-sour-taste_") and path.suffix == ".md"
-    assert "acid" in (clean_env.parent / path).read_text()
-
-    out = clean_env.parent / "exports"
-    out.mkdir()
-    as_pdf = _run("save", job_id, "--format", "pdf", "-o", str(out))
-    assert as_pdf.returncode == 0, as_pdf.stderr
-    written = Path(as_pdf.stdout.strip())
-    assert written.parent == out and "acid" in _text_of("pdf", written.read_bytes())
-    missing = _run("save", "nosuchjob")
-    assert missing.returncode != 0 and "Traceback" not in missing.stderr
-    assert len(missing.stderr.strip().splitlines()) == 1
 
 
 async def test_the_api_serves_an_export_to_a_key_or_the_page_token(served_store: Path) -> None:

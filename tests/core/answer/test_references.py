@@ -30,7 +30,7 @@ from core.research.model_steps import _renumbered
 from tests.support.corpus import write_pdf
 from tests.support.job_client import JobClient
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 PAPER = SourceMetadata(author="Ashish Vaswani, Noam Shazeer, Niki Parmar",
                        published_at=datetime(2017, 6, 12, tzinfo=UTC))

@@ -18,7 +18,7 @@ from core.text import phrase
 from tests.core.research.test_pipeline import _client
 from tests.support.job_client import JobClient
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 
 def _page(n: int, title: str, text: str, relevance: float = 0.6) -> Source:

@@ -16,7 +16,7 @@ from core.store.answers import CachedAnswerStore
 from core.store.jobs import JobStore
 from tests.support.job_client import JobClient
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 
 class _DownSource:

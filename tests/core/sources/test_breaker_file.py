@@ -6,11 +6,8 @@ breaker lives there, and in the file while Redis cannot be reached. Two `researc
 processes in a row: the second makes no connection to the source the first found failing."""
 
 import asyncio
-import json
 import logging
-import os
 import socket
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -38,7 +35,7 @@ from tests.support import PROJECT
 from tests.support.fake_web import Article, Failure, FakeWeb
 from tests.support.services import REDIS_URL, redis_server
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.integration
 
 EXAMPLE_DOCS = PROJECT / "examples" / "docs"
 
@@ -250,68 +247,7 @@ async def test_with_redis_the_breaker_is_shared_there_and_in_the_file_while_it_i
             await redis.aclose()
 
 
-class CountingServer:
-    """An HTTP server on 127.0.0.1 that counts the connections made to it and answers every
-    request 503 Service Unavailable."""
-
-    def __init__(self) -> None:
-        self.connections = 0
-        self._server: asyncio.Server | None = None
-
-    async def start(self) -> str:
-        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-
-    async def _answer(self, reader: asyncio.StreamReader,
-                      writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            await reader.readuntil(b"\r\n\r\n")
-            writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                         b"Connection: close\r\n\r\n")
-            await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
 
 
-async def _researchbot(*args: str, env: dict[str, str]) -> str:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env=env, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
 
 
-async def test_the_next_cli_question_makes_no_connection_to_a_failing_source(
-    clean_env: Path,
-) -> None:
-    server = CountingServer()
-    base = await server.start()
-    env = {**os.environ, "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "false",
-           "RESEARCHBOT_ENDPOINTS__WIKIPEDIA_API": f"{base}/w/api.php",
-           "RESEARCHBOT_ENDPOINTS__ARXIV_API": f"{base}/arxiv/query",
-           "RESEARCHBOT_ENDPOINTS__PUBMED_API": f"{base}/eutils",
-           "RESEARCHBOT_ADVANCED__SOURCES__ATTEMPTS": "1",
-           "RESEARCHBOT_ADVANCED__SOURCES__BREAKER_FAILURES": "1",
-           "RESEARCHBOT_ADVANCED__SOURCES__FETCH_PAGES": "0"}
-    try:
-        await _researchbot("index", str(EXAMPLE_DOCS), env=env)
-        question = ("ask", "How does researchbot check citations?", "--no-cache", "--json")
-        first = json.loads(await _researchbot(*question, env=env))
-        called = server.connections
-        second = json.loads(await _researchbot(*question, env=env))
-    finally:
-        await server.stop()
-    assert called >= 1
-    assert server.connections == called  # the second process remembered the failure
-    told = first["answer"]["limitations"]
-    assert any("returned an error" in note for note in told)
-    assert second["answer"]["limitations"] == told  # and tells the person the same

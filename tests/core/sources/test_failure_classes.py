@@ -11,7 +11,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from core.jobs.delivery import http_status, transient
 from core.llm.gateway import _transient
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.unit
 
 
 class _Response:

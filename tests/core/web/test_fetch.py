@@ -21,7 +21,7 @@ from core.web.net import (
 from tests.support.corpus import write_pdf
 from tests.support.fake_web import FakeWeb
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.integration
 
 BOILERPLATE = """<html><head><title>How long do cats sleep?</title>
 <meta name="author" content="Dr. Whiskers"><meta property="article:published_time"
