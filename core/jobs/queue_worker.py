@@ -24,6 +24,22 @@ class _Worker(Worker):
     # each claim SIGTERM, and only the last would hear it.
     SIGNALS = []  # noqa: RUF012
 
+    _housekeeping: list[asyncio.Task[None]]
+
+    async def upkeep(self) -> list[asyncio.Task[None]]:
+        tasks = await super().upkeep()
+        # SAQ 0.26 starts them in this order: abort, schedule, sweep, worker_info. All but
+        # abort (which still cancels a job someone cancels during the grace period) sleep
+        # their whole timer (worker_info 10 s) before they look at the stop event again.
+        self._housekeeping = tasks[1:]
+        return tasks
+
+    async def stop(self) -> None:
+        """Stop at once when idle: SAQ's stop waits for every upkeep task to wake up."""
+        for task in getattr(self, "_housekeeping", ()):
+            task.cancel()
+        await super().stop()
+
 
 async def run_worker(service: JobService, queue: JobQueue, stop: asyncio.Event,
                      name: str = "", stale_after: timedelta = timedelta(hours=1)) -> None:
