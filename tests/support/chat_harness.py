@@ -55,16 +55,31 @@ class Options:
 
 
 class SlowSource:
-    """A remote source that takes its time and finds nothing."""
+    """A remote source that takes its time and finds nothing: `delay_s` a search (a
+    benchmark's latency), and while held (`held`, `hold`) until `release`, so that a test
+    keeps a job in its search exactly as long as it needs. `searching` is set once a search
+    has begun."""
 
     name = "slow"
     label = "a slow archive"
     capabilities = Capabilities(SourceKind.REFERENCE)
 
-    def __init__(self, delay_s: float) -> None:
+    def __init__(self, delay_s: float = 0.0, *, held: bool = False) -> None:
         self._delay_s = delay_s
+        self._released = asyncio.Event()
+        if not held:
+            self._released.set()
+        self.searching = asyncio.Event()
+
+    def hold(self) -> None:
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
 
     async def search(self, query: SearchQuery) -> list[Source]:
+        self.searching.set()
+        await self._released.wait()
         await asyncio.sleep(self._delay_s)
         return []
 
