@@ -293,11 +293,11 @@ def point_sources_at(web: FakeWeb, monkeypatch: Any, **more: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def slow_wikipedia(latency_s: float, article: Article | None = None
+async def slow_wikipedia(latency_s: float = 0.0, article: Article | None = None
                          ) -> AsyncIterator[FakeWeb]:
     """A Wikipedia knowing one article (a cat's, by default) whose every call takes
     `latency_s`: jobs are still running while a test watches or breaks something. A test
-    that waits for one job to reach a point holds Wikipedia instead (`hold`, `release`)."""
+    that needs one job to stay at a point holds its calls instead (`hold`, `release`)."""
     web = FakeWeb()
     web.articles.append(article or Article(
         "Cat", "The cat is a small domesticated carnivorous mammal.",
