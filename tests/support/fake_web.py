@@ -1,6 +1,7 @@
 """Fake search APIs and web pages on 127.0.0.1, shaped like the real ones: Tavily and Exa (JSON),
 MediaWiki (JSON), arXiv (Atom), PubMed E-utilities (JSON esearch/esummary, XML efetch),
-SearXNG (JSON), and plain pages with a robots.txt. Failures are scripted per path."""
+SearXNG (JSON), and plain pages with a robots.txt. Failures, latency and held requests are
+scripted per path."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ class Failure:
     body: str | None = None  # answer 200 with this (malformed) body
 
 
-class Stopped(Exception):
+class _Stopped(Exception):
     """The server stops: a request it holds or delays is answered now, with 503."""
 
 
@@ -96,7 +97,7 @@ class FakeWeb(LocalServer):
         await super().stop()
 
     async def _wait(self, until: Awaitable[Any]) -> None:
-        """`until`, unless the server stops first (Stopped)."""
+        """`until`, unless the server stops first (_Stopped)."""
         waiting = asyncio.ensure_future(until)
         stopping = asyncio.ensure_future(self._stopping.wait())
         try:
@@ -105,7 +106,7 @@ class FakeWeb(LocalServer):
             waiting.cancel()
             stopping.cancel()
         if self._stopping.is_set():
-            raise Stopped
+            raise _Stopped
 
     def _matches(self, query: str) -> list[Article]:
         words = {w.lower() for w in query.replace(":", " ").split() if len(w) > 3}
@@ -129,7 +130,7 @@ class FakeWeb(LocalServer):
             if failure.delay_s:
                 await self._wait(asyncio.sleep(failure.delay_s))
                 return None
-        except Stopped:
+        except _Stopped:
             return web.Response(status=503, text="the fake server stopped")
         if failure.body is not None:
             return web.Response(text=failure.body, content_type="application/json")
