@@ -7,11 +7,13 @@ import time
 
 
 class FakeClock:
-    """Seconds that move only when told. It starts at the wall clock's time, so that it can
-    stand for time.time (stored times, shared breakers) as well as time.monotonic."""
+    """Seconds that move only when told. It starts at the wall clock's second, so that it
+    can stand for time.time (stored times, shared breakers) as well as time.monotonic; a
+    whole second, so that a time stored where fewer digits are kept (Chroma's metadata)
+    reads back the same."""
 
     def __init__(self, start: float | None = None) -> None:
-        self.now = time.time() if start is None else start
+        self.now = float(int(time.time())) if start is None else start
 
     def __call__(self) -> float:
         return self.now
