@@ -10,6 +10,7 @@ import ipaddress
 import logging
 import shutil
 import signal
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bot.config import Settings
 from bot.wiring import FrontEndServices, ResearchServices, open_front_end, searcher
 from core.errors import ConfigurationError
+from core.models import Clock
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -39,10 +41,11 @@ def is_loopback(host: str) -> bool:
 
 
 @asynccontextmanager
-async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
+async def open_api(settings: Settings, host: str, *,
+                   clock: Clock = time.monotonic) -> AsyncIterator[FastAPI]:
     """The app with everything it serves from opened; closed on the way out. Refuses (a
     ConfigurationError) to serve a non-loopback address without keys unless
-    web.allow_anonymous is set."""
+    web.allow_anonymous is set. `clock` times how often questions probe readiness."""
     from adapters.http.app import ApiServices, create_app
     from core.store.access import ApiKeys
 
@@ -71,7 +74,7 @@ async def open_api(settings: Settings, host: str) -> AsyncIterator[FastAPI]:
             limiter=limiter, default_tenant=settings.tenant,
             loopback=local, allow_anonymous=web.allow_anonymous,
             readiness=(readiness := _readiness(front, settings)),
-            admission=_admission(readiness),
+            admission=_admission(readiness, clock),
             metrics=_metrics(front) if web.metrics else None,
             search=search, mcp=mcp, host=host)
         yield create_app(services)
@@ -208,7 +211,7 @@ _NEEDED = ("queue", "vector_store", "disk")
 ADMISSION_PROBE_S = 2.0
 
 
-def _admission(readiness: Callable[[], Awaitable[dict[str, str]]]
+def _admission(readiness: Callable[[], Awaitable[dict[str, str]]], clock: Clock
                ) -> Callable[[], Awaitable[str | None]]:
     """Why a question would be refused now (None: it is taken), from the readiness probes,
     run at most once every ADMISSION_PROBE_S whatever the load; questions asked while they
@@ -217,7 +220,7 @@ def _admission(readiness: Callable[[], Awaitable[dict[str, str]]]
     probing = asyncio.Lock()
 
     async def refusal() -> str | None:
-        now = asyncio.get_running_loop().time()
+        now = clock()
         if now - last["at"] >= ADMISSION_PROBE_S and not probing.locked():
             async with probing:
                 checks = await readiness()

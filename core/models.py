@@ -6,6 +6,7 @@ import contextlib
 import enum
 import re
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -19,6 +20,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+# A clock: seconds, read by calling it. time.monotonic times intervals within one process;
+# time.time where other processes (a shared file, Redis) or stored rows must agree on the
+# time. What times a window, a reset or an expiry takes one (`clock`), so that a test moves
+# a fake clock (tests/support/clock.py) instead of sleeping.
+Clock = Callable[[], float]
 
 
 def utcnow() -> datetime:

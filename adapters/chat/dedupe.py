@@ -1,7 +1,7 @@
 """Chat platforms re-deliver events they think were lost: remember recent event ids for a
 while so that one question gets one answer. In process by default, Redis across processes
 (and in process while Redis cannot be reached: a re-delivery then may be answered twice, which
-beats answering nothing)."""
+beats answering nothing). Redis times the ids itself (PX); the in-process log reads `clock`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import time
 from typing import Any, Protocol
 
 from redis.exceptions import RedisError
+
+from core.models import Clock
 
 log = logging.getLogger(__name__)
 
@@ -21,12 +23,13 @@ class EventLog(Protocol):
 
 
 class LocalEventLog:
-    def __init__(self, ttl_s: float = 3600.0) -> None:
+    def __init__(self, ttl_s: float = 3600.0, *, clock: Clock = time.monotonic) -> None:
         self._ttl_s = ttl_s
+        self._clock = clock
         self._seen: dict[str, float] = {}
 
     async def first_time(self, event_id: str) -> bool:
-        now = time.monotonic()
+        now = self._clock()
         # Insertion order is arrival order: expired ids are at the front.
         while self._seen and now - next(iter(self._seen.values())) >= self._ttl_s:
             del self._seen[next(iter(self._seen))]

@@ -4,7 +4,8 @@ A question over the limit waits for the next free slot when that is near (`max_w
 is refused with the wait otherwise. The embedded limiter counts in this process; the Redis one
 counts across every process that shares the server, and in this process while that server
 cannot be reached (the one Redis of a deployment also holds the queue: its outage must not
-stop the questions the queue's own outage handling would refuse or accept)."""
+stop the questions the queue's own outage handling would refuse or accept). Each reads its
+`clock`: this process's seconds, or for Redis the wall clock every process shares."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 
 from core.errors import RateLimitedError
+from core.models import Clock
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +32,15 @@ class QuestionLimiter(Protocol):
 
 class LocalQuestionLimiter:
     def __init__(self, per_user: int, per_tenant: int, window_s: float = 60.0,
-                 max_wait_s: float = 20.0) -> None:
+                 max_wait_s: float = 20.0, *, clock: Clock = time.monotonic) -> None:
         self._limits = {"user": per_user, "workspace": per_tenant}
         self._window_s = window_s
         self._max_wait_s = max_wait_s
+        self._clock = clock
         self._starts: dict[tuple[str, str], list[float]] = {}
 
     async def admit(self, tenant: str, user: str) -> float:
-        now = time.monotonic()
+        now = self._clock()
         keys = {"user": (tenant, user), "workspace": (tenant, "")}
         start, scope = now, "user"
         for name, key in keys.items():
@@ -82,13 +85,15 @@ class RedisQuestionLimiter:
     """The same window kept in Redis sorted sets, updated atomically by one script."""
 
     def __init__(self, redis: Any, per_user: int, per_tenant: int, window_s: float = 60.0,
-                 max_wait_s: float = 20.0, prefix: str = "researchbot:limit") -> None:
+                 max_wait_s: float = 20.0, prefix: str = "researchbot:limit", *,
+                 clock: Clock = time.time) -> None:
         self._redis = redis
         self._script = redis.register_script(_ADMIT)
         self._limits = (per_user, per_tenant)
         self._window_s = window_s
         self._max_wait_s = max_wait_s
         self._prefix = prefix
+        self._clock = clock
         self._in_process = LocalQuestionLimiter(per_user, per_tenant, window_s, max_wait_s)
         self._unreachable = False
 
@@ -96,7 +101,7 @@ class RedisQuestionLimiter:
         keys = [f"{self._prefix}:{tenant}:user:{user}", f"{self._prefix}:{tenant}:all"]
         try:
             admitted, wait, scope = await self._script(keys=keys, args=[
-                time.time(), self._window_s, *self._limits, self._max_wait_s,
+                self._clock(), self._window_s, *self._limits, self._max_wait_s,
                 uuid.uuid4().hex])
         except (RedisError, OSError) as error:
             if not self._unreachable:

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from core.config import CacheSettings
-from core.models import Confidence, QueryIntent, QuestionType, ResearchResult
+from core.models import Clock, Confidence, QueryIntent, QuestionType, ResearchResult
 from core.store.answers import CachedAnswer, CachedAnswerStore
 from core.text import normalise
 
@@ -55,7 +54,7 @@ async def exact_hit(answers: CachedAnswerStore, question: str, tenant: str, scop
 
 class SemanticAnswerCache:
     def __init__(self, answers: CachedAnswerStore, chroma: Any, embedder: Embedder,
-                 settings: CacheSettings, clock: Callable[[], float] = time.time) -> None:
+                 settings: CacheSettings, clock: Clock = time.time) -> None:
         """`answers`: the exact half's rows; `chroma`, the semantic half's collections.
         `clock`: seconds since the epoch (tests move it instead of waiting)."""
         self._answers = answers

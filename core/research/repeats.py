@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from core.answer.cache import CacheHit, exact_hit
 from core.metrics import CACHE_LOOKUPS
-from core.models import QueryIntent, ResearchRequest, ResearchResult, Stage
+from core.models import Clock, QueryIntent, ResearchRequest, ResearchResult, Stage
 from core.research.intake import detect_intent, standalone_question
 from core.research.record import ProgressSink, Research, ResearchOutcome, ResearchRecord, ms
 from core.store.answers import CachedAnswerStore
@@ -128,7 +128,7 @@ class CacheFirstResearch:
 
     def __init__(self, answers: CachedAnswerStore, scope: ScopeFunction,
                  open_research: Callable[[], Awaitable[Research]], can_improve: bool,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Clock = time.time) -> None:
         """`scope`: the tenant's cache scope, as the research core computes it. `clock`:
         seconds since the epoch, the cache's clock."""
         self._answers = answers

@@ -12,7 +12,8 @@ never stalls the event loop.
 
 When the file cannot be used (a read-only or full disk, a lock held longer than
 `op_timeout_s`), every source falls back to this process's breaker (logged once) and the file
-is tried again after a rest: the file never fails a question.
+is tried again after a rest (`rest_s` on `rest_clock`, this process's own seconds): the file
+never fails a question.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from core.errors import SourceError
+from core.models import Clock
 from core.sources.failure_kinds import failure_kind, paused_error
 from core.sources.guards import SourceGuard
 
@@ -46,10 +48,12 @@ class BreakerFile:
     """The breakers' SQLite file, one BreakerFileGuard a source. Opened on first use, closed
     by the caller (bot/wiring.py)."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time,
-                 op_timeout_s: float = FILE_OP_S, rest_s: float = FILE_REST_S) -> None:
+    def __init__(self, path: Path, *, clock: Clock = time.time,
+                 rest_clock: Clock = time.monotonic, op_timeout_s: float = FILE_OP_S,
+                 rest_s: float = FILE_REST_S) -> None:
         self.path = path
         self.clock = clock
+        self._rest_clock = rest_clock
         self._op_timeout_s = op_timeout_s
         self._rest_s = rest_s
         self._resting_until = 0.0
@@ -64,7 +68,7 @@ class BreakerFile:
                      local: Callable[[], Awaitable[T]]) -> T:
         """`shared(connection)` in a transaction, or `await local()` while the file cannot
         be used (tried again after a rest)."""
-        if time.monotonic() < self._resting_until:
+        if self._rest_clock() < self._resting_until:
             return await local()
         try:
             result = await asyncio.to_thread(self._run, shared)
@@ -117,7 +121,7 @@ class BreakerFile:
         return self._connection
 
     def _rest(self, error: Exception) -> None:
-        self._resting_until = time.monotonic() + self._rest_s
+        self._resting_until = self._rest_clock() + self._rest_s
         if not self._down:
             self._down = True
             log.warning("%s cannot be used (%s); source circuit breakers are kept in this "

@@ -10,8 +10,8 @@ Times are wall-clock seconds (`clock`), as every process must read the same cloc
 
 When Redis cannot be reached or answers slowly, every source falls back to its in-process
 limiter and to the breaker below (the data dir's, core.sources.breaker_file, or the process's
-own; logged once) and Redis is tried again after a rest: a Redis hiccup never
-fails a question.
+own; logged once) and Redis is tried again after a rest (`rest_s` on `rest_clock`, this
+process's own seconds): a Redis hiccup never fails a question.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from core.errors import SourceError
+from core.models import Clock
 from core.sources.failure_kinds import failure_kind, paused_error
 from core.sources.guards import SourceGuard
 
@@ -75,11 +76,12 @@ class SharedLimits:
     is the caller's (opened and closed in bot/wiring.py)."""
 
     def __init__(self, redis: Redis, *, prefix: str = "researchbot:sources",
-                 clock: Callable[[], float] = time.time, op_timeout_s: float = REDIS_OP_S,
-                 rest_s: float = REDIS_REST_S) -> None:
+                 clock: Clock = time.time, rest_clock: Clock = time.monotonic,
+                 op_timeout_s: float = REDIS_OP_S, rest_s: float = REDIS_REST_S) -> None:
         self.redis = redis
         self.prefix = prefix
         self.clock = clock
+        self._rest_clock = rest_clock
         # The limiter talks through the caller's client's connections (its typing knows
         # only scalar options, hence the dict).
         pool: dict[str, Any] = {"connection_pool": redis.connection_pool}
@@ -101,7 +103,7 @@ class SharedLimits:
                      local: Callable[[], Awaitable[T]], *, bounded: bool = True) -> T:
         """`shared()`, or `local()` while Redis cannot be reached (tried again after a rest).
         A `bounded` shared() is a Redis round trip or two: slower is Redis failing."""
-        if time.monotonic() < self._resting_until:
+        if self._rest_clock() < self._resting_until:
             return await local()
         try:
             result = await (self.command(shared()) if bounded else shared())
@@ -123,7 +125,7 @@ class SharedLimits:
             raise RedisTimeoutError(f"no answer within {self._op_timeout_s:g} s") from None
 
     def _rest(self, error: RedisError) -> None:
-        self._resting_until = time.monotonic() + self._rest_s
+        self._resting_until = self._rest_clock() + self._rest_s
         if not self._down:
             self._down = True
             log.warning("redis.url: Redis cannot be used (%s); source rate limits are "

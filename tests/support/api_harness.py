@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ import uvicorn
 
 from bot.config import Settings
 from bot.serve import open_api
+from core.models import Clock
 from core.store.access import ApiKeys
 from core.store.database import open_database, sqlite_url
 
@@ -52,8 +54,10 @@ class RunningApi:
 
 
 @contextlib.asynccontextmanager
-async def running_api(settings: Settings, host: str = "127.0.0.1") -> AsyncIterator[RunningApi]:
-    async with open_api(settings, host) as app:
+async def running_api(settings: Settings, host: str = "127.0.0.1",
+                      clock: Clock = time.monotonic) -> AsyncIterator[RunningApi]:
+    """`clock`: open_api's (a FakeClock lets a test move past the readiness probe's rest)."""
+    async with open_api(settings, host, clock=clock) as app:
         config = uvicorn.Config(app, host=host, port=0, log_config=None, access_log=False,
                                 lifespan="on")
         server = uvicorn.Server(config)

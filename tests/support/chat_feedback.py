@@ -1,10 +1,11 @@
-"""What the chat feedback tests share: waiting for ratings to be stored, and reading the
-answer-page link out of a posted message."""
+"""What the chat feedback tests share: waiting for ratings to be stored and for the chat
+library's event handlers to end, and reading the answer-page link out of a posted message."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -28,6 +29,26 @@ async def ratings_become(engine: Any, job_id: str, wanted: list[tuple[str, str]]
             if sorted((f.rater, f.rating.value) for f in found) == sorted(wanted):
                 return found
             await asyncio.sleep(0.05)
+
+
+def slack_listener(task: asyncio.Task[Any]) -> bool:
+    """A bolt listener, run in a task of its own once its event was acknowledged."""
+    name = getattr(task.get_coro(), "__qualname__", "")
+    return name.endswith("run_ack_function_asynchronously")
+
+
+def discord_handler(task: asyncio.Task[Any]) -> bool:
+    """A discord.py event handler (`on_...`), which runs in a task it names."""
+    return task.get_name().startswith("discord.py: on_")
+
+
+async def handlers_ended(is_handler: Callable[[asyncio.Task[Any]], bool],
+                         within_s: float = 10.0) -> None:
+    """Wait until no event handler is running (`is_handler` picks out their tasks): all
+    that the events delivered so far would store is stored."""
+    async with asyncio.timeout(within_s):
+        while running := [t for t in asyncio.all_tasks() if is_handler(t) and not t.done()]:
+            await asyncio.wait(running)
 
 
 async def every_rating(engine: Any) -> list[tuple[str, str, str]]:

@@ -37,6 +37,7 @@ from core.web.net import AddressGuard, guarded_session
 @dataclass
 class Options:
     delay_s: float = 0.0  # a remote source that takes this long and finds nothing
+    held: bool = False  # a remote source that holds every search until harness.slow.release()
     per_user: int = 100
     per_tenant: int = 1000
     max_wait_s: float = 20.0
@@ -55,16 +56,31 @@ class Options:
 
 
 class SlowSource:
-    """A remote source that takes its time and finds nothing."""
+    """A remote source that takes its time and finds nothing: `delay_s` a search (a
+    benchmark's latency), and while held (`held`, `hold`) until `release`, so that a test
+    keeps a job in its search exactly as long as it needs. `searching` is set once a search
+    has begun."""
 
     name = "slow"
     label = "a slow archive"
     capabilities = Capabilities(SourceKind.REFERENCE)
 
-    def __init__(self, delay_s: float) -> None:
+    def __init__(self, delay_s: float = 0.0, *, held: bool = False) -> None:
         self._delay_s = delay_s
+        self._released = asyncio.Event()
+        if not held:
+            self._released.set()
+        self.searching = asyncio.Event()
+
+    def hold(self) -> None:
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
 
     async def search(self, query: SearchQuery) -> list[Source]:
+        self.searching.set()
+        await self._released.wait()
         await asyncio.sleep(self._delay_s)
         return []
 
@@ -100,15 +116,23 @@ class _RecordingJobs:
         return getattr(self._jobs, name)
 
 
+def slow_source(options: Options) -> SlowSource | None:
+    """The remote source `options` ask for (`delay_s`, `held`), if any."""
+    if options.delay_s or options.held:
+        return SlowSource(options.delay_s, held=options.held)
+    return None
+
+
 async def research_desk(options: Options, engine: Any, chroma: Any, embedder: Any,
-                        knowledge_base: Any, requests: list[ResearchRequest]) -> ChatServices:
-    """The real pipeline over the tenant's knowledge base (plus a slow source when asked),
+                        knowledge_base: Any, requests: list[ResearchRequest],
+                        slow: SlowSource | None = None) -> ChatServices:
+    """The real pipeline over the tenant's knowledge base (plus `slow`, a remote source),
     behind the job service and a ChatServices; each request submitted is noted in
     `requests`. With `options.public_url`, answers link to their page as bot/wiring.py's
     `answer_pages` does."""
     sources: dict[str, Any] = {"local": LocalKnowledgeBaseSource(knowledge_base, 3)}
-    if options.delay_s:
-        sources["slow"] = SlowSource(options.delay_s)
+    if slow is not None:
+        sources["slow"] = slow
     llm = LLMSettings(fast_model="openai/fast", strong_model="openai/strong",
                       api_base=options.model_url, api_key="test-key") \
         if options.model_url else None

@@ -18,7 +18,7 @@ from bot.config import DiscordSettings
 from bot.discord import point_at
 from core.models import ResearchRequest
 from core.web.net import AddressGuard
-from tests.support.chat_harness import Options, research_desk
+from tests.support.chat_harness import Options, SlowSource, research_desk, slow_source
 from tests.support.corpus import Indexed
 from tests.support.fake_discord import GUILD_ID, FakeDiscord
 
@@ -28,6 +28,7 @@ class DiscordHarness:
     discord: FakeDiscord
     client: ResearchBot
     requests: list[ResearchRequest] = field(default_factory=list)
+    slow: SlowSource | None = None  # the remote source Options asked for
 
     def reactions(self) -> list[str]:
         """Messages the bot put 🔁 on: its answers."""
@@ -52,7 +53,9 @@ async def serve_discord(options: Options, world: Indexed, embedder: Any,
     fake.guild_roles = options.guild_roles
     await fake.start()
     requests: list[ResearchRequest] = []
-    desk = await research_desk(options, engine, chroma, embedder, knowledge_base, requests)
+    slow = slow_source(options)
+    desk = await research_desk(options, engine, chroma, embedder, knowledge_base, requests,
+                               slow)
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     point_at(DiscordSettings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
     # READY lists no guilds: discord.py would wait guild_ready_timeout (2 s) for them.
@@ -66,7 +69,7 @@ async def serve_discord(options: Options, world: Indexed, embedder: Any,
     try:
         async with asyncio.timeout(30):
             await client.wait_until_ready()
-        yield DiscordHarness(fake, client, requests)
+        yield DiscordHarness(fake, client, requests, slow)
     finally:
         await client.close()
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -1,13 +1,14 @@
 """Fake search APIs and web pages on 127.0.0.1, shaped like the real ones: Tavily and Exa (JSON),
 MediaWiki (JSON), arXiv (Atom), PubMed E-utilities (JSON esearch/esummary, XML efetch),
-SearXNG (JSON), and plain pages with a robots.txt. Failures are scripted per path."""
+SearXNG (JSON), and plain pages with a robots.txt. Failures, latency and held requests are
+scripted per path."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,10 @@ class Failure:
     retry_after: float | None = None
     delay_s: float = 0.0  # answer late (a timeout) instead of with an error
     body: str | None = None  # answer 200 with this (malformed) body
+
+
+class _Stopped(Exception):
+    """The server stops: a request it holds or delays is answered now, with 503."""
 
 
 @dataclass
@@ -45,10 +50,13 @@ class FakeWeb(LocalServer):
         self.robots = "User-agent: *\nDisallow: /private/\n"
         self.failures: dict[str, list[Failure]] = {}
         self.hits: list[tuple[str, dict[str, str]]] = []
-        self.latency: dict[str, float] = {}  # path -> seconds every answer takes
-        # path -> an event every answer waits for first (a test opens it when it has seen
-        # what happens while the answer is held back)
+        # path -> seconds every answer takes (a benchmark's latency, a job kept running)
+        self.latency: dict[str, float] = {}
+        # path -> an event every answer waits for first: `hold` and `release` (a job stays
+        # in progress exactly as long as the test looks at it)
         self.gates: dict[str, asyncio.Event] = {}
+        self._stopping = asyncio.Event()
+        self._hit = asyncio.Condition()
         router = self.app.router
         router.add_post("/tavily/search", self._tavily)
         router.add_post("/exa/search", self._exa)
@@ -66,8 +74,39 @@ class FakeWeb(LocalServer):
     def fail(self, path: str, *failures: Failure) -> None:
         self.failures.setdefault(path, []).extend(failures)
 
+    def hold(self, path: str) -> None:
+        """Keep every request to `path` waiting from now until `release(path)`."""
+        self.gates.setdefault(path, asyncio.Event())
+
+    def release(self, path: str) -> None:
+        """Let the requests held on `path` go on, and answer those after them at once."""
+        gate = self.gates.pop(path, None)
+        if gate is not None:
+            gate.set()
+
     def hit_paths(self) -> list[str]:
         return [path for path, _ in self.hits]
+
+    async def requested(self, path: str, times: int = 1, within_s: float = 30.0) -> None:
+        """Wait until `path` has been asked for `times` times in all (held ones count)."""
+        async with asyncio.timeout(within_s), self._hit:
+            await self._hit.wait_for(lambda: self.hit_paths().count(path) >= times)
+
+    async def stop(self) -> None:
+        self._stopping.set()  # what is held or delayed ends now, not at its time
+        await super().stop()
+
+    async def _wait(self, until: Awaitable[Any]) -> None:
+        """`until`, unless the server stops first (_Stopped)."""
+        waiting = asyncio.ensure_future(until)
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait([waiting, stopping], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            stopping.cancel()
+        if self._stopping.is_set():
+            raise _Stopped
 
     def _matches(self, query: str) -> list[Article]:
         words = {w.lower() for w in query.replace(":", " ").split() if len(w) > 3}
@@ -77,17 +116,22 @@ class FakeWeb(LocalServer):
 
     async def _scripted(self, request: web.Request) -> web.Response | None:
         self.hits.append((request.path, dict(request.query)))
-        if request.path in self.gates:
-            await self.gates[request.path].wait()
-        if request.path in self.latency:
-            await asyncio.sleep(self.latency[request.path])
-        queued = self.failures.get(request.path)
-        if not queued:
-            return None
-        failure = queued.pop(0)
-        if failure.delay_s:
-            await asyncio.sleep(failure.delay_s)
-            return None
+        async with self._hit:
+            self._hit.notify_all()
+        try:
+            if request.path in self.gates:
+                await self._wait(self.gates[request.path].wait())
+            if request.path in self.latency:
+                await self._wait(asyncio.sleep(self.latency[request.path]))
+            queued = self.failures.get(request.path)
+            if not queued:
+                return None
+            failure = queued.pop(0)
+            if failure.delay_s:
+                await self._wait(asyncio.sleep(failure.delay_s))
+                return None
+        except _Stopped:
+            return web.Response(status=503, text="the fake server stopped")
         if failure.body is not None:
             return web.Response(text=failure.body, content_type="application/json")
         headers = {"Retry-After": f"{failure.retry_after:g}"} if failure.retry_after else {}
@@ -250,10 +294,11 @@ def point_sources_at(web: FakeWeb, monkeypatch: Any, **more: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def slow_wikipedia(latency_s: float, article: Article | None = None
+async def slow_wikipedia(latency_s: float = 0.0, article: Article | None = None
                          ) -> AsyncIterator[FakeWeb]:
     """A Wikipedia knowing one article (a cat's, by default) whose every call takes
-    `latency_s`: jobs are still running while a test watches, cancels or breaks something."""
+    `latency_s`: jobs are still running while a test watches or breaks something. A test
+    that needs one job to stay at a point holds its calls instead (`hold`, `release`)."""
     web = FakeWeb()
     web.articles.append(article or Article(
         "Cat", "The cat is a small domesticated carnivorous mammal.",

@@ -19,7 +19,7 @@ from adapters.chat.services import ChatServices, FileHosts
 from adapters.slack.app import build_app, web_app, web_client
 from core.models import ResearchRequest
 from core.web.net import AddressGuard
-from tests.support.chat_harness import Options, research_desk
+from tests.support.chat_harness import Options, SlowSource, research_desk, slow_source
 from tests.support.corpus import Indexed
 from tests.support.fake_slack import FakeSlack
 from tests.support.local_server import LocalServer
@@ -34,6 +34,7 @@ class SlackHarness:
     requests: list[ResearchRequest] = field(default_factory=list)
     desk: ChatServices | None = None
     bodies: list[str] = field(default_factory=list)  # what the app answered each post
+    slow: SlowSource | None = None  # the remote source Options asked for
 
     async def post(self, payload: dict[str, Any], *, secret: str = SECRET,
                    timestamp: int | None = None, form: bool = False,
@@ -91,8 +92,9 @@ async def serve_slack(options: Options, world: Indexed, embedder: Any
         await knowledge_base.index([world.corpus], team)
     slack = FakeSlack()
     await slack.start()
-    harness = SlackHarness("", slack)
-    desk = await research_desk(options, engine, chroma, embedder, knowledge_base, harness.requests)
+    harness = SlackHarness("", slack, slow=slow_source(options))
+    desk = await research_desk(options, engine, chroma, embedder, knowledge_base,
+                               harness.requests, harness.slow)
     harness.desk = desk
     if options.oauth:
         app = build_app(desk, SECRET, web_client(None, slack.base_url),

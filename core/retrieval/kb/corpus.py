@@ -18,11 +18,11 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import KnowledgeBaseSettings
+from core.models import Clock
 from core.store.catalogue import KnowledgeCatalogue, Passage
 from core.text import terms
 
@@ -66,7 +66,7 @@ class TenantCorpora:
         catalogue: KnowledgeCatalogue,
         settings: KnowledgeBaseSettings,
         index_cache: Any = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = time.monotonic,
     ) -> None:
         """`index_cache`, a diskcache.Cache, keeps each tenant's BM25 index between
         processes (building it tokenizes every chunk: ~2 s for 7k chunks). `clock`: seconds,
@@ -195,7 +195,7 @@ class _LoadedTenants:
     An OrderedDict rather than cachetools: an entry's idle time runs from its last use (a
     TTLCache counts from insertion), and the entries hold rebuild tasks, not cached values."""
 
-    def __init__(self, limit: int, idle: float, clock: Callable[[], float]) -> None:
+    def __init__(self, limit: int, idle: float, clock: Clock) -> None:
         self._limit = limit
         self._idle = idle
         self._clock = clock

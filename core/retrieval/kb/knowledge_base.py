@@ -8,14 +8,13 @@ keeps each tenant's BM25 corpus in memory; `KnowledgeSearch` (search.py) ranks p
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.config import KnowledgeBaseSettings
-from core.models import Source, utcnow
+from core.models import Clock, Source, utcnow
 from core.retrieval.embedding import Embedder
 from core.retrieval.kb.corpus import TenantCorpora
 from core.retrieval.kb.indexer import FileEvent, Indexer, IndexReport, SentFile, WorkerAlive
@@ -60,7 +59,7 @@ class KnowledgeBase:
         index_cache: Any = None,
         worker: str = "",
         worker_alive: WorkerAlive | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = time.monotonic,
     ) -> None:
         """`index_cache` (a diskcache.Cache) and `clock`: see `TenantCorpora`; `worker` and
         `worker_alive`: see `Indexer`."""

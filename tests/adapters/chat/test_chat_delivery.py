@@ -64,14 +64,16 @@ async def test_slack_a_server_error_on_the_answer_is_retried_until_it_arrives_on
     assert [t.question for t in server.requests[1].history] == [QUESTION]
 
 
-@pytest.mark.parametrize("server", [Options(delay_s=1.2)], indirect=True)
+@pytest.mark.parametrize("server", [Options(held=True)], indirect=True)
 async def test_slack_failing_progress_updates_never_fail_the_job(server: SlackHarness) -> None:
+    assert server.slow is not None
     fault = Fault("chat.update", times=50,
                   matches=lambda args: str(args.get("text", "")).startswith(":hourglass"))
     server.slack.faults.append(fault)
     assert await server.post(mention(QUESTION)) == 200
+    await server.slack.wait_for(lambda: fault.hits >= 1)  # progress tried, refused, skipped
+    server.slow.release()
     await server.wait_answers(1)
-    assert fault.hits >= 1  # progress was tried, refused, skipped
     assert len(_answers(server)) == 1
     (job,) = await _jobs(server)
     assert job.status == JobStatus.COMPLETED
@@ -104,13 +106,17 @@ def _progress_embed(body: Any) -> bool:
         str(e.get("description", "")).startswith("⏳") for e in body.get("embeds") or [])
 
 
-@pytest.mark.parametrize("bot", [Options(delay_s=1.2)], indirect=True)
+@pytest.mark.parametrize("bot", [Options(held=True)], indirect=True)
 async def test_discord_failing_progress_edits_neither_stall_nor_fail_the_job(
     bot: DiscordHarness,
 ) -> None:
     fake = bot.discord
+    assert bot.slow is not None
     fake.fail_when("PATCH", _progress_embed, 500, times=5)
     await fake.interaction(QUESTION)
+    await fake.wait_for(lambda: any(_progress_embed(c.body)  # refused while it searches
+                                    for c in fake.named("PATCH", "/messages/@original")))
+    bot.slow.release()
     await bot.wait_answers(1, within_s=15)
     answers = [c for c in fake.named("PATCH", "/messages/@original") if _answer_embed(c.body)]
     assert len(answers) == 1

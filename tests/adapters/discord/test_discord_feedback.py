@@ -2,7 +2,6 @@
 client, gateway events from the fake Discord); answers link to their page when
 web.public_url is set."""
 
-import asyncio
 import json
 from typing import Any
 
@@ -12,7 +11,9 @@ from core.store.feedback import Rating
 from tests.support.chat_feedback import (
     PUBLIC_URL,
     assert_signed_page_link,
+    discord_handler,
     every_rating,
+    handlers_ended,
     ratings_become,
 )
 from tests.support.chat_harness import Options
@@ -66,7 +67,7 @@ async def test_reactions_elsewhere_or_by_the_bot_rate_nothing_and_retry_still_wo
     await bot.wait_answers(2)
     await fake.reaction(CHANNEL_ID, answer, "👎", user_id=OTHER)
     await ratings_become(engine, job_id, [(f"discord:{OTHER}", "down")])
-    await asyncio.sleep(0.2)
+    await handlers_ended(discord_handler)  # those rating nothing too
     assert await every_rating(engine) == [(job_id, f"discord:{OTHER}", "down")]
     assert bot.requests[1].bypass_cache
 

@@ -6,7 +6,6 @@ Screenshots at desktop and phone widths are saved under test-artifacts/screensho
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -65,11 +64,10 @@ async def store(tmp_path: Path, served_store: Path, embedder: Any, kb_settings: 
 
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """The page is open while the job runs (4 s: long enough to see it run on a busy
-    machine)."""
-    async with slow_wikipedia(4.0, Article("Otter", "Sea otters sleep floating on their "
-                                           "backs.", "https://en.wikipedia.org/wiki/Sea_otter")
-                              ) as web:
+    """Wikipedia, whose calls a test holds while it looks at a running job's page."""
+    async with slow_wikipedia(article=Article(
+            "Otter", "Sea otters sleep floating on their backs.",
+            "https://en.wikipedia.org/wiki/Sea_otter")) as web:
         yield web
 
 
@@ -120,7 +118,7 @@ async def _shot(page: Any, name: str) -> None:
 
 async def test_a_running_job_page_shows_progress_then_the_answer(
         api: RunningApi, browser: Any, slow_web: FakeWeb) -> None:
-    slow_web.gates[WIKIPEDIA] = asyncio.Event()  # Wikipedia answers once the test has looked
+    slow_web.hold(WIKIPEDIA)  # Wikipedia answers once the test has looked
     job = await _ask(api)
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
@@ -139,7 +137,7 @@ async def test_a_running_job_page_shows_progress_then_the_answer(
     assert searching.startswith("Round 1/2: searching the knowledge base: '")
     assert f"Wikipedia: '{QUESTION}'" in searching  # each source with the query it is sent
     await _shot(page, "answer-page-running-desktop.png")
-    slow_web.gates[WIKIPEDIA].set()  # the search may finish now
+    slow_web.release(WIKIPEDIA)  # the search may finish now
 
     await page.locator("#answer").wait_for(timeout=30_000)  # the page reloads with it
     assert await page.locator("#question").inner_text() == QUESTION

@@ -40,11 +40,15 @@ def store(served_store: Path) -> Path:
     return served_store
 
 
+WIKIPEDIA = "/w/api.php"
+
+
 @pytest.fixture
 async def slow_web() -> AsyncIterator[FakeWeb]:
-    """A job is still running while a test watches, disconnects or cancels it, on a busy
-    machine too."""
-    async with slow_wikipedia(3.0) as web:
+    """A job is still running while a test watches, disconnects or cancels it: Wikipedia
+    holds its calls until the test releases them."""
+    async with slow_wikipedia() as web:
+        web.hold(WIKIPEDIA)
         yield web
 
 
@@ -168,6 +172,7 @@ async def test_reconnecting_with_last_event_id_resumes_without_gaps_or_repeats(
         for _ in range(100):  # a client that drops the connection after every 3 events
             part = await _events(client, f"/v1/jobs/{job_id}/events", last, limit=3)
             seen += part
+            slow_web.release(WIKIPEDIA)  # the first three came while the job ran
             if part[-1]["event"] == "result":
                 break
             last = part[-1]["id"]

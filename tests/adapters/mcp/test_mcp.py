@@ -118,11 +118,12 @@ INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 
 
 async def test_a_long_job_outlives_a_short_client_timeout(served_store: Path) -> None:
-    """Wikipedia takes 4 s: the client allows a call 2 s, the tool waits 1 s and returns the
-    job to poll; get_job follows it to its answer."""
+    """Wikipedia holds the search: the client allows a call 2 s, the tool waits 1 s and
+    returns the job to poll; get_job follows it to its answer once Wikipedia answers."""
     from tests.support.fake_web import slow_wikipedia
 
-    async with slow_wikipedia(4.0) as web:
+    async with slow_wikipedia() as web:
+        web.hold("/w/api.php")
         settings = api_settings(served_store, pipeline={"local_only": False}, sources={
             "wikipedia_api": f"{web.base}/w/api.php", "arxiv": False, "pubmed": False,
             "cache_ttl_hours": 0, "fetch_pages": 0})
@@ -132,6 +133,7 @@ async def test_a_long_job_outlives_a_short_client_timeout(served_store: Path) ->
                 "research", {"question": "What kind of animal is a cat?", "wait_seconds": 1},
                 read_timeout_seconds=2))
             assert started["status"] in ("pending", "in_progress"), started
+            web.release("/w/api.php")
             for _ in range(300):
                 job = _payload(await session.call_tool("get_job",
                                                        {"job_id": started["job_id"]}))

@@ -278,18 +278,25 @@ async def test_installing_through_oauth_stores_the_workspace(
             "xoxb-installed"}
 
 
-@pytest.mark.parametrize("server", [Options(delay_s=1.2)], indirect=True)
+@pytest.mark.parametrize("server", [Options(held=True)], indirect=True)
 async def test_progress_shows_in_the_status_message_at_most_once_a_second(
     server: SlackHarness,
 ) -> None:
+    assert server.slow is not None
+
+    def progress() -> list[str]:
+        return [u["text"] for u in server.slack.named("chat.update")
+                if u["text"].startswith(":hourglass_flowing_sand:")]
+
     assert await server.post(mention(QUESTION)) == 200
+    # the search is held until its progress is shown (a second after the first update)
+    await server.slack.wait_for(lambda: any("searching" in t for t in progress()))
+    server.slow.release()
     await server.wait_answers(1)
     updates = [u["text"] for u in server.slack.named("chat.update")]
-    progress = [t for t in updates if t.startswith(":hourglass_flowing_sand:")]
-    assert progress  # the slow search holds the research past the first second
-    assert len(progress) <= 2  # ~1.3 s of research: never one update per stage
+    assert len(progress()) <= 2  # the research's every stage, but not one update each
     assert not updates[-1].startswith(":hourglass")  # no late progress replaces the answer
     # the round of the tier's maximum, and the query each source is sent
     assert any(t.startswith(":hourglass_flowing_sand: Round 1/2: searching the knowledge "
                             f"base: '{QUESTION}'") and "a slow archive: '" in t
-               for t in progress), progress
+               for t in progress()), progress()

@@ -1,7 +1,6 @@
 """👍/👎 on a Slack answer are stored as the reader's rating of its job (the real bolt app,
 signed requests, the fake Web API); answers link to their page when web.public_url is set."""
 
-import asyncio
 import json
 from typing import Any
 
@@ -12,7 +11,9 @@ from tests.support.chat_feedback import (
     PUBLIC_URL,
     assert_signed_page_link,
     every_rating,
+    handlers_ended,
     ratings_become,
+    slack_listener,
 )
 from tests.support.chat_harness import Options
 from tests.support.slack_harness import SlackHarness, envelope, mention
@@ -67,7 +68,7 @@ async def test_reactions_elsewhere_or_by_the_bot_rate_nothing_and_retry_still_wo
     await server.wait_answers(2)
     await server.post(envelope(_reaction("reaction_added", "-1", answer, "U4"), "EvU4"))
     await ratings_become(engine, job_id, [("slack:T1:U4", "down")])
-    await asyncio.sleep(0.2)
+    await handlers_ended(slack_listener)  # those rating nothing too
     assert await every_rating(engine) == [(job_id, "slack:T1:U4", "down")]
     assert server.requests[1].bypass_cache
 

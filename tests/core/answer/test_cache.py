@@ -10,6 +10,7 @@ from core.models import Confidence, JobStatus, ResearchAnswer, ResearchResult
 from core.research.intake import detect_intent
 from core.store.answers import CachedAnswerStore
 from core.store.database import cached_answers
+from tests.support.clock import FakeClock
 
 pytestmark = pytest.mark.integration
 
@@ -147,9 +148,9 @@ async def test_under_load_no_question_is_served_another_ones_answer(
 async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
     sqlite_engine: Any, chroma: Any, embedder: Any,
 ) -> None:
-    now = [1_800_000_000.0]
+    clock = FakeClock(start=1_800_000_000.0)
     cache = SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
-                                CacheSettings(), clock=lambda: now[0])
+                                CacheSettings(), clock=clock)
     question = "How many hours a day do cats sleep?"
     unchecked = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 0})
     assert not await cache.store(question, "t1", detect_intent(question), unchecked)
@@ -157,7 +158,7 @@ async def test_a_result_may_shorten_or_forbid_its_time_in_the_cache(
     brief = _result("Cats sleep.").model_copy(update={"max_cache_seconds": 2.0})
     assert await cache.store(question, "t1", detect_intent(question), brief)
     assert await cache.lookup(question, "t1") is not None
-    now[0] += 2.1
+    clock.advance(2.1)
     assert await cache.lookup(question, "t1") is None
 
 
@@ -167,23 +168,23 @@ async def test_an_exact_repeat_is_answered_from_the_database_alone(
     """The exact half needs neither the embedder nor the vector store: `exact_hit` reads the
     job database (SQLite and PostgreSQL), honours scope, tenant and expiry, and a cache
     that stores again replaces the answer and drops the tenant's expired ones."""
-    now = [1_800_000_000.0]
+    clock = FakeClock(start=1_800_000_000.0)
     answers = CachedAnswerStore(any_engine)
     cache = SemanticAnswerCache(answers, chroma, embedder, CacheSettings(ttl_hours=1),
-                                clock=lambda: now[0])
+                                clock=clock)
     question = "How many hours a day do cats sleep?"
     await _store(cache, question, scope="kb3", summary="Twelve to sixteen.")
-    hit = await exact_hit(answers, "  how many HOURS a day do cats sleep ", "t1", "kb3", now[0])
+    hit = await exact_hit(answers, "  how many HOURS a day do cats sleep ", "t1", "kb3", clock())
     assert hit is not None and hit.exact and hit.result.answer.summary == "Twelve to sixteen."
-    assert hit.cached_at.timestamp() == now[0]
-    assert await exact_hit(answers, question, "t1", "kb4", now[0]) is None
-    assert await exact_hit(answers, question, "t2", "kb3", now[0]) is None
-    assert await exact_hit(answers, question, "t1", "kb3", now[0] + 3601) is None
+    assert hit.cached_at.timestamp() == clock()
+    assert await exact_hit(answers, question, "t1", "kb4", clock()) is None
+    assert await exact_hit(answers, question, "t2", "kb3", clock()) is None
+    assert await exact_hit(answers, question, "t1", "kb3", clock() + 3601) is None
 
     await _store(cache, question, scope="kb3", summary="About fourteen.")
-    again = await exact_hit(answers, question, "t1", "kb3", now[0])
+    again = await exact_hit(answers, question, "t1", "kb3", clock())
     assert again is not None and again.result.answer.summary == "About fourteen."
-    now[0] += 7200  # the first answers expired; storing another sweeps them
+    clock.advance(7200)  # the first answers expired; storing another sweeps them
     await _store(cache, "What do cats eat?", scope="kb3")
     async with any_engine.connect() as connection:
         kept = (await connection.execute(select(cached_answers.c.question))).scalars().all()

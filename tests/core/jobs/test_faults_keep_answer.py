@@ -109,7 +109,7 @@ async def _stored_to_the_end(engine: Any, job_id: str, within_s: float) -> list[
 async def _running(engine: Any, sources: dict[str, Any], embedder: Any
                    ) -> tuple[JobService, ChatThread, str]:
     """A job service on `engine` and a question submitted to it to a chat thread, once the
-    job has started (its research then waits on the slow source)."""
+    job is in its search (held there while `sources["slow"]` is)."""
     jobs = build_jobs(build_research(sources, embedder, PipelineSettings()), engine,
                       QUICK_RETRY, progress_interval_s=0.0)
     store, thread = JobStore(engine), ChatThread()
@@ -119,6 +119,8 @@ async def _running(engine: Any, sources: dict[str, Any], embedder: Any
         return (await store.get(job_id)).status == JobStatus.IN_PROGRESS
 
     await wait_until(started, within_s=10)
+    async with asyncio.timeout(10):
+        await sources["slow"].searching.wait()
     return jobs, thread, job_id
 
 
@@ -206,11 +208,12 @@ async def test_a_job_database_that_goes_away_mid_research_still_returns_the_answ
     research waits on a slow source, and started again once the answer is out."""
     knowledge_base = await _knowledge_base(sqlite_engine, chroma, embedder, corpus)
     sources = local_sources(knowledge_base, PipelineSettings())
-    sources["slow"] = SlowSource(3.0)
+    sources["slow"] = slow = SlowSource(held=True)
     async with private_postgres() as postgres:
         engine = await open_database(postgres.url)
         jobs, thread, job_id = await _running(engine, sources, embedder)
         await postgres.stop()
+        slow.release()
         job = await asyncio.wait_for(jobs.wait(job_id), timeout=60)
         assert job.status == JobStatus.COMPLETED
         assert job.result is not None and "12 and 16 hours" in job.result.answer.summary
@@ -294,11 +297,12 @@ async def test_an_answer_finished_when_its_data_folder_fills_up_is_kept_and_stor
     space is freed."""
     knowledge_base = await _knowledge_base(sqlite_engine, chroma, embedder, corpus)
     sources = local_sources(knowledge_base, PipelineSettings())
-    sources["slow"] = SlowSource(2.0)
+    sources["slow"] = slow = SlowSource(held=True)
     with _small_disk(tmp_path / "data", 8) as data:
         engine = await open_database(sqlite_url(str(data / "jobs.sqlite3")))
         jobs, thread, job_id = await _running(engine, sources, embedder)
         filler = _fill(data)
+        slow.release()
         job = await asyncio.wait_for(jobs.wait(job_id), timeout=60)
         assert job.status == JobStatus.COMPLETED
         assert job.result is not None and "12 and 16 hours" in job.result.answer.summary

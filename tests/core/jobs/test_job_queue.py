@@ -29,6 +29,7 @@ from core.store.catalogue import KnowledgeCatalogue
 from core.store.conversations import ConversationStore
 from core.store.jobs import JobStore
 from tests.support.chat_harness import SlowSource
+from tests.support.cluster import wait_until
 from tests.support.fake_slack import FakeSlack
 from tests.support.services import REDIS_URL
 
@@ -45,6 +46,7 @@ class Deployment:
     queue: JobQueue
     slack: FakeSlack
     engine: Any
+    slow: SlowSource  # answers at once until a test holds it
 
     def delivery(self, status_ts: str = "1700000000.000001") -> SlackDelivery:
         return SlackDelivery(web_client("xoxb-test", self.slack.base_url),
@@ -62,7 +64,8 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
     knowledge_base = KnowledgeBase(KnowledgeCatalogue(sqlite_engine), chroma, embedder,
                                    KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
-    sources = {**local_sources(knowledge_base, PipelineSettings()), "slow": SlowSource(3.0)}
+    slow = SlowSource()
+    sources = {**local_sources(knowledge_base, PipelineSettings()), "slow": slow}
     research = build_research(sources, embedder, PipelineSettings())
     slack = FakeSlack()
     await slack.start()
@@ -81,7 +84,7 @@ async def deployment(redis: Any, sqlite_engine: Any, chroma: Any, embedder: Any,
                        deliveries_for=registry)
     worker = build_jobs(research, sqlite_engine, RETRY, progress_interval_s=0.0, queue=queue,
                         deliveries_for=registry)
-    yield Deployment(front, worker, queue, slack, sqlite_engine)
+    yield Deployment(front, worker, queue, slack, sqlite_engine, slow)
     await queue.close()
     await slack.stop()
 
@@ -91,6 +94,7 @@ def _shown(slack: FakeSlack, text: str) -> list[dict[str, Any]]:
 
 
 async def test_a_cancel_reaches_the_worker_running_the_job(deployment: Deployment) -> None:
+    deployment.slow.hold()  # the search goes on until the cancel ends it
     stop, running = await deployment.run_worker()
     job_id = await deployment.front.submit(ResearchRequest(question=QUESTION, tenant="t1"),
                                            deployment.delivery())
@@ -118,8 +122,10 @@ async def test_a_cancel_before_any_worker_took_the_job_takes_it_off_the_queue(
     assert (await deployment.front.result(job_id)).status == JobStatus.CANCELLED
     assert _shown(deployment.slack, CANCELLED.split(" before")[0])
     assert (await deployment.queue.stats())["research"].queued == 0
-    stop, running = await deployment.run_worker()  # nothing left for it
-    await asyncio.sleep(0.5)
+    later = await deployment.front.submit(ResearchRequest(question=QUESTION, tenant="t1"))
+    stop, running = await deployment.run_worker()  # it takes the question asked later
+    async with asyncio.timeout(60):
+        assert (await deployment.front.wait(later)).status == JobStatus.COMPLETED
     stop.set()
     await running
     kinds = [e.kind for e in await deployment.front.stored_events(job_id)]
@@ -195,7 +201,17 @@ async def test_deep_questions_wait_in_their_own_queue_and_never_hold_up_quick_on
         question=QUESTION, tenant="t1", depth=Depth.QUICK, bypass_cache=True))
     assert (await queue.stats())["research-deep"].queued == 2
     assert (await queue.stats())["research"].queued == 1
+    deployment.slow.hold()  # every job stays in its search until the test has looked
     stop, running = await deployment.run_worker()
+
+    async def quick_one_started_beside_the_first_deep_one() -> bool:
+        first, _, asked_last = [(await deployment.front.result(job_id)).status
+                                     for job_id in (*deep, quick)]
+        return first == JobStatus.IN_PROGRESS and asked_last != JobStatus.PENDING
+
+    await wait_until(quick_one_started_beside_the_first_deep_one, 60, every_s=0.05)
+    assert (await deployment.front.result(deep[1])).status == JobStatus.PENDING
+    deployment.slow.release()
     done = [await deployment.front.wait(job_id) for job_id in (*deep, quick)]
     stop.set()
     await running

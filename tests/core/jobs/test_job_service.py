@@ -36,14 +36,14 @@ QUESTION = "How many hours a day do cats sleep?"
 
 
 async def _service(engine: Any, chroma: Any, embedder: Any, corpus: Path,
-                   slow_s: float = 0.0, synthesizer: Any = None,
+                   slow: SlowSource | None = None, synthesizer: Any = None,
                    cached: bool = False) -> JobService:
     knowledge_base = KnowledgeBase(KnowledgeCatalogue(engine), chroma, embedder,
                                    KnowledgeBaseSettings())
     await knowledge_base.index([corpus], "t1")
     sources = local_sources(knowledge_base, PipelineSettings())
-    if slow_s:
-        sources["slow"] = SlowSource(slow_s)
+    if slow is not None:
+        sources["slow"] = slow
     cache = SemanticAnswerCache(CachedAnswerStore(engine), chroma, embedder,
                                 CacheSettings()) if cached else None
     research = build_research(sources, embedder, PipelineSettings(), synthesizer=synthesizer,
@@ -74,11 +74,12 @@ async def test_events_are_stored_in_order_and_replay_from_any_point(
 async def test_a_cancelled_job_stops_and_says_so(
     any_engine: Any, chroma: Any, embedder: Any, corpus: Path,
 ) -> None:
-    service = await _service(any_engine, chroma, embedder, corpus, slow_s=30.0)
+    service = await _service(any_engine, chroma, embedder, corpus,
+                             slow=SlowSource(held=True))
     job_id = await service.submit(ResearchRequest(question=QUESTION, tenant="t1"))
     async for event in service.events(job_id):
         if event.stage is not None and event.stage.value == "search":
-            break  # the search is under way (and would take 30 s)
+            break  # the search is under way (and held until the job ends)
     assert await service.cancel(job_id)
     job = await service.result(job_id)
     assert job.status == JobStatus.CANCELLED and job.result is None

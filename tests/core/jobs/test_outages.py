@@ -17,8 +17,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from bot.serve import ADMISSION_PROBE_S
 from core.store.database import job_events, jobs
 from tests.support.api_harness import api_settings, running_api
+from tests.support.clock import FakeClock
 from tests.support.cluster import Cluster, cluster, free_port, wait_until
 from tests.support.fake_web import FakeWeb, slow_wikipedia, wikipedia_only
 from tests.support.private_servers import private_chroma, private_postgres, private_redis
@@ -30,6 +32,7 @@ QUESTIONS = ["How many hours a day do cats sleep?", "Why does sourdough bread ta
              "When did Mount Vesuvius bury Pompeii?", "How much caffeine is in black tea?",
              "What do cats need to eat?", "How do cats see in the dark?"]
 UNFINISHED = ("pending", "in_progress")
+WIKIPEDIA = "/w/api.php"
 
 
 @pytest.fixture
@@ -118,10 +121,14 @@ async def test_a_database_restart_and_a_queue_outage_lose_no_question(
             stop = asyncio.Event()
             reading = asyncio.create_task(_read_until(client, ids, stop, seen))
             await pg.stop()
-            await asyncio.sleep(1)
+
+            async def readers_refused() -> bool:
+                return seen[503] > 0
+
+            await wait_until(readers_refused, 30, every_s=0.05)
             for refused in await _ask(client, 3, first=100):
                 _refused_for_now(refused)
-            await asyncio.sleep(5)
+            await asyncio.sleep(5)  # the outage lasts while the running jobs go on
             await pg.start()
             await wait_until(lambda: _all_ended(pg.url), 120, every_s=0.5)
             stop.set()
@@ -179,7 +186,8 @@ async def test_jobs_in_flight_when_serve_is_killed_resume_when_it_starts_again(
     """Without a queue, a `serve` killed (SIGKILL) with jobs running: the next `serve` runs
     them again from their stored request, their events continuing on the same stream, and
     the answer page says what happened."""
-    slow_web.latency["/w/api.php"] = 4.0
+    slow_web.latency.clear()
+    slow_web.hold(WIKIPEDIA)  # the jobs stay in their search until a `serve` is gone
     store = f"sqlite+aiosqlite:///{tmp_path / 'data' / 'jobs.sqlite3'}"
     async with cluster(tmp_path, TENANT, fresh=True, RESEARCHBOT_STORE__URL=store,
                        RESEARCHBOT_REDIS__URL="", **_web_settings(slow_web)) as made:
@@ -194,7 +202,7 @@ async def test_jobs_in_flight_when_serve_is_killed_resume_when_it_starts_again(
         await made.processes[0].handle.wait()
         assert await _some(store, "in_progress", 4)  # nobody ended them
 
-        slow_web.latency["/w/api.php"] = 0.2
+        slow_web.release(WIKIPEDIA)
         url = await _serve(made, "serve-2", port)
         await wait_until(lambda: _all_ended(store), 60, every_s=0.5)
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
@@ -211,7 +219,7 @@ async def test_jobs_in_flight_when_serve_is_killed_resume_when_it_starts_again(
         assert kinds.index("resumed") < kinds.index("completed") == len(kinds) - 1
 
         # Stopped gracefully (SIGTERM), `serve` hands its running jobs back for the next start.
-        slow_web.latency["/w/api.php"] = 4.0
+        slow_web.hold(WIKIPEDIA)
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
             stopped = [r.json()["job_id"] for r in await _ask(client, 2, first=10)]
         await wait_until(lambda: _some(store, "in_progress", 2), 60)
@@ -219,7 +227,7 @@ async def test_jobs_in_flight_when_serve_is_killed_resume_when_it_starts_again(
         assert await made.processes[-1].handle.wait() == 0
         rows = {row["id"]: row for row in await _rows(store)}
         assert [rows[i]["status"] for i in stopped] == ["pending"] * 2
-        slow_web.latency["/w/api.php"] = 0.2
+        slow_web.release(WIKIPEDIA)
         url = await _serve(made, "serve-3", port)
         await wait_until(lambda: _all_ended(store), 60, every_s=0.5)
         rows = {row["id"]: row for row in await _rows(store)}
@@ -247,13 +255,19 @@ async def test_a_full_disk_or_a_stopped_chroma_turns_the_api_not_ready(
 
     async with private_chroma(tmp_path) as chroma:
         settings = api_settings(store, knowledge_base={"chroma_url": chroma.url})
-        async with running_api(settings) as api, api.client() as client:
+        clock = FakeClock()
+        async with running_api(settings, clock=clock) as api, api.client() as client:
             assert (await client.get("/readyz")).status_code == 200
+            # A blank question is judged (400) only once admitted: a look without a job.
+            blank = {"question": "   "}
+            assert (await client.post("/v1/research", json=blank)).status_code == 400
             await chroma.stop()
             ready = await client.get("/readyz")
             assert ready.status_code == 503
             assert ready.json()["checks"]["vector_store"] != "ok"
-            await asyncio.sleep(2.1)  # the refusal is probed at most every 2 s
+            clock.advance(ADMISSION_PROBE_S - 0.1)  # the last probe's answer still holds
+            assert (await client.post("/v1/research", json=blank)).status_code == 400
+            clock.advance(0.1)  # the next question probes again
             refused = await client.post("/v1/research", json={"question": QUESTIONS[0]})
             _refused_for_now(refused)
             assert "vector_store" in refused.json()["error"]["message"]

@@ -179,7 +179,8 @@ async def test_discord_and_two_workers_answer_each_question_once_when_one_is_kil
 async def test_a_late_worker_answers_queued_questions_and_a_stopped_one_hands_jobs_back(
     tmp_path: Path, slow_web: FakeWeb,
 ) -> None:
-    slow_web.latency["/w/api.php"] = 8.0
+    slow_web.latency.clear()
+    slow_web.hold("/w/api.php")  # the first worker's jobs stay in their search
     slack = FakeSlack()
     await slack.start()
     try:
@@ -198,7 +199,7 @@ async def test_a_late_worker_answers_queued_questions_and_a_stopped_one_hands_jo
             handed = [e for e in await _rows(job_events) if e["kind"] == "requeued"]
             assert len(handed) == 3
 
-            slow_web.latency["/w/api.php"] = 0.2
+            slow_web.release("/w/api.php")
             await made.worker("worker-2")
             await slack.wait_for(lambda: len(_slack_answered(slack, threads)) == 3, 120)
             await wait_until(lambda: _all_delivered(3), 30)

@@ -2,8 +2,8 @@
 limitations in plain words, outages that neither linger in the cache nor cost every question
 a timeout."""
 
-import asyncio
 import contextlib
+import select
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -29,6 +29,7 @@ from core.sources.protocol import SearchQuery
 from core.sources.wikipedia import WikipediaSource
 from core.store.answers import CachedAnswerStore
 from core.web.net import api_session
+from tests.support.clock import FakeClock
 from tests.support.job_client import JobClient
 
 pytestmark = pytest.mark.integration
@@ -144,7 +145,8 @@ def black_hole() -> Iterator[int]:
         with contextlib.suppress(BlockingIOError):
             client.connect(("127.0.0.1", port))
         waiting.append(client)
-    time.sleep(0.1)
+    _, connected, _ = select.select([], waiting, [], 5.0)  # the first fills the backlog
+    assert connected, "no connection reached the backlog"
     yield port
     for client in waiting:
         client.close()
@@ -203,17 +205,18 @@ async def test_an_outage_shaped_answer_is_cached_briefly_and_says_so(
     assert any("Researched while Wikipedia could not be used" in line
                and "at most 10 minutes" in line for line in again.answer.limitations)
 
-    brief = SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
-                                CacheSettings(outage_ttl_minutes=0.001))
-    client = _client(sqlite_engine, embedder, arenas, brief,
+    clock = FakeClock()
+    timed = SemanticAnswerCache(CachedAnswerStore(sqlite_engine), chroma, embedder,
+                                CacheSettings(), clock=clock)
+    client = _client(sqlite_engine, embedder, arenas, timed,
                          wikipedia=_wikipedia(api, _closed_port()))
-    first = await client.run(ResearchRequest(question="Where is Riverside Stadium?",
-                                             tenant="t1"))
+    where = ResearchRequest(question="Where is Riverside Stadium?", tenant="t1")
+    first = await client.run(where)
     assert first.answer.confidence != Confidence.INSUFFICIENT
-    await asyncio.sleep(0.1)
-    later = await client.run(ResearchRequest(question="Where is Riverside Stadium?",
-                                             tenant="t1"))
-    assert not later.cached
+    clock.advance(timed.outage_ttl_seconds - 1)
+    assert (await client.run(where)).cached
+    clock.advance(2)  # past 10 minutes, not the answer's usual day
+    assert not (await client.run(where)).cached
 
 
 def _passages(*pages: tuple[str, str], relevance: float = 0.75) -> list[Source]:

@@ -16,6 +16,7 @@ from core.retrieval.kb.indexer import file_id_of
 from core.retrieval.kb.knowledge_base import KnowledgeBase
 from core.retrieval.vectors import VectorCollection
 from core.store.catalogue import KnowledgeCatalogue, Passage
+from tests.support.clock import FakeClock
 
 pytestmark = pytest.mark.unit
 
@@ -247,15 +248,15 @@ async def test_at_most_max_loaded_tenants_stay_loaded(
 async def test_a_tenant_idle_too_long_is_dropped(
     sqlite_engine: Any, chroma: Any, embedder: Any, tmp_path: Path
 ) -> None:
-    now = [0.0]
+    clock = FakeClock(start=0.0)
     kb = _knowledge_base(sqlite_engine, chroma, embedder, tenant_idle_seconds=60,
-                         clock=lambda: now[0])
+                         clock=clock)
     for tenant in "ab":
         await _index(kb, tmp_path / tenant, tenant, {"cats.md": CATS})
     await kb.search("cats sleep", "a")
-    now[0] = 30.0
+    clock.advance(30)
     await kb.search("cats sleep", "b")
-    now[0] = 61.0
+    clock.advance(31)
     await kb.search("cats sleep", "b")
     assert kb.corpora.loaded_tenants() == ["b"]
     await kb.search("cats sleep", "a")

@@ -8,14 +8,12 @@ processes in a row: the second makes no connection to the source the first found
 import asyncio
 import logging
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -32,6 +30,7 @@ from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.shared_limits import SharedLimits
 from tests.support import PROJECT
+from tests.support.clock import FakeClock
 from tests.support.fake_web import Article, Failure, FakeWeb
 from tests.support.services import REDIS_URL, redis_server
 
@@ -40,34 +39,9 @@ pytestmark = pytest.mark.integration
 EXAMPLE_DOCS = PROJECT / "examples" / "docs"
 
 
-class Clock:
-    """The wall clock the shared breakers read, moved by the test instead of slept past."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class NotedWeb(FakeWeb):
-    """FakeWeb that says when a request has arrived."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived = asyncio.Event()
-
-    async def _scripted(self, request: web.Request) -> web.Response | None:
-        self.arrived.set()
-        return await super()._scripted(request)
-
-
 @pytest.fixture
-async def fake() -> AsyncIterator[NotedWeb]:
-    server = NotedWeb()
+async def fake() -> AsyncIterator[FakeWeb]:
+    server = FakeWeb()
     await server.start()
     server.articles = [Article(title="Domestic cat", url=f"{server.base}/pages/cat",
                                text="Domestic cats sleep between 12 and 16 hours a day.")]
@@ -76,12 +50,12 @@ async def fake() -> AsyncIterator[NotedWeb]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
-def files(tmp_path: Path, clock: Clock) -> Iterator[list[BreakerFile]]:
+def files(tmp_path: Path, clock: FakeClock) -> Iterator[list[BreakerFile]]:
     """Two processes' view of one data dir's breakers."""
     opened = [BreakerFile(tmp_path / "source-breakers.sqlite3", clock=clock) for _ in range(2)]
     yield opened
@@ -110,7 +84,7 @@ def _closed_port() -> int:
 
 
 async def test_a_breaker_opened_in_one_process_is_open_in_the_other_for_its_reset_time(
-    fake: NotedWeb, session: Any, files: list[BreakerFile], clock: Clock,
+    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: FakeClock,
 ) -> None:
     first, second = (_searx(fake.base, session, _policy(breakers=file)) for file in files)
     fake.fail("/searx/search", Failure(500), Failure(500))
@@ -126,19 +100,19 @@ async def test_a_breaker_opened_in_one_process_is_open_in_the_other_for_its_rese
     assert len(fake.hits) == 2
     # The rest is over: one process's trial goes out, the other's call is refused meanwhile.
     clock.advance(2)
-    fake.latency["/searx/search"] = 0.5
-    fake.arrived.clear()
+    fake.hold("/searx/search")
     trial = asyncio.create_task(second.search(_query()))
-    await fake.arrived.wait()
+    await fake.requested("/searx/search", times=3)
     with pytest.raises(SourceError, match="circuit open"):
         await first.search(_query("domestic cat again"))
+    fake.release("/searx/search")
     assert await trial
     assert await first.search(_query("domestic cat again"))  # the trial closed it for both
     assert len(fake.hits) == 4
 
 
 async def test_a_failed_trial_rests_the_source_another_reset_time_everywhere(
-    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: Clock,
+    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: FakeClock,
 ) -> None:
     first, second = (_searx(fake.base, session, _policy(breakers=file)) for file in files)
     fake.fail("/searx/search", *[Failure(503)] * 3)
@@ -175,7 +149,7 @@ async def test_a_source_one_process_cannot_reach_is_not_called_by_the_next(
 
 
 async def test_a_failure_count_nobody_added_to_for_an_hour_is_forgotten(
-    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: Clock,
+    fake: FakeWeb, session: Any, files: list[BreakerFile], clock: FakeClock,
 ) -> None:
     first, second = (_searx(fake.base, session, _policy(breakers=file)) for file in files)
     fake.fail("/searx/search", Failure(500), Failure(500))
@@ -207,8 +181,30 @@ async def test_a_file_that_cannot_be_used_leaves_each_process_its_own_breaker(
     assert len(warned) == 1 and str(tmp_path) in warned[0].getMessage()
 
 
+async def test_a_file_that_cannot_be_used_is_tried_again_after_a_rest(
+    fake: FakeWeb, session: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="core.sources.breaker_file")
+    path = tmp_path / "source-breakers.sqlite3"
+    path.mkdir()  # a folder where the file should be: SQLite cannot open it
+    rest = FakeClock()
+    file = BreakerFile(path, rest_clock=rest, rest_s=30)
+    source = _searx(fake.base, session, _policy(breakers=file))
+    assert await source.search(_query())  # this process's breaker let it through
+    path.rmdir()
+    rest.advance(29)
+    assert await source.search(_query("domestic cat again"))
+    assert not path.exists()  # still resting: the file is left alone
+    rest.advance(1)
+    assert await source.search(_query("domestic cat once more"))
+    assert path.is_file()
+    told = [r.getMessage() for r in caplog.records if r.name == "core.sources.breaker_file"]
+    assert len(told) == 2 and "usable again" in told[1]
+    file.close()
+
+
 async def test_with_redis_the_breaker_is_shared_there_and_in_the_file_while_it_is_away(
-    fake: FakeWeb, session: Any, files: list[BreakerFile], tmp_path: Path, clock: Clock,
+    fake: FakeWeb, session: Any, files: list[BreakerFile], tmp_path: Path, clock: FakeClock,
 ) -> None:
     async with redis_server() as first_redis:
         second_redis = Redis.from_url(REDIS_URL)

@@ -27,6 +27,7 @@ from core.sources.policy import SourcePolicy
 from core.sources.protocol import SearchQuery
 from core.sources.searxng import SearxngSource
 from core.sources.shared_limits import SharedLimits, rate_window
+from tests.support.clock import FakeClock
 from tests.support.fake_web import Article, Failure, FakeWeb
 from tests.support.services import REDIS_URL, redis_server
 
@@ -58,19 +59,6 @@ class TimedWeb(FakeWeb):
         await super().stop()
 
 
-class Clock:
-    """The wall clock the shared breakers read, moved by the test instead of slept past."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
 async def fake() -> AsyncIterator[TimedWeb]:
     server = TimedWeb()
@@ -82,12 +70,12 @@ async def fake() -> AsyncIterator[TimedWeb]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
-async def processes(clock: Clock) -> AsyncIterator[list[SharedLimits]]:
+async def processes(clock: FakeClock) -> AsyncIterator[list[SharedLimits]]:
     """Two processes' shared limits: each its own Redis client, one Redis server."""
     async with redis_server() as first:
         second = Redis.from_url(REDIS_URL)
@@ -152,7 +140,7 @@ async def test_two_processes_stay_within_one_shared_rate(
 
 
 async def test_a_breaker_opened_in_one_process_is_open_in_the_other(
-    fake: TimedWeb, session: Any, processes: list[SharedLimits], clock: Clock,
+    fake: TimedWeb, session: Any, processes: list[SharedLimits], clock: FakeClock,
 ) -> None:
     first, second = (_searx(fake, session, _policy(shared=shared,
                                                    breaker=CircuitBreaker(2, 60)))
@@ -179,7 +167,7 @@ async def test_a_breaker_opened_in_one_process_is_open_in_the_other(
 
 
 async def test_a_trial_cut_off_in_one_process_pauses_the_source_for_all(
-    fake: TimedWeb, session: Any, processes: list[SharedLimits], clock: Clock,
+    fake: TimedWeb, session: Any, processes: list[SharedLimits], clock: FakeClock,
 ) -> None:
     first, second = (_searx(fake, session, _policy(shared=shared,
                                                    breaker=CircuitBreaker(1, 60)))
@@ -255,7 +243,7 @@ async def test_a_cancelled_caller_leaves_the_call_to_the_others(fake: TimedWeb,
 
 @pytest.mark.parametrize("starved_by", ["rate limit", "concurrency slot", "shared rate limit"])
 async def test_a_call_that_never_got_its_turn_is_busy_not_down(
-    fake: TimedWeb, session: Any, starved_by: str, clock: Clock,
+    fake: TimedWeb, session: Any, starved_by: str, clock: FakeClock,
 ) -> None:
     async with redis_server() as redis:
         shared = [SharedLimits(redis, clock=clock) for _ in range(2)]

@@ -26,6 +26,7 @@ from core.sources.search_hits import canonical_url
 from core.sources.searxng import SearxngSource
 from core.sources.tavily import TavilySource
 from core.sources.wikipedia import WikipediaSource
+from tests.support.clock import FakeClock
 from tests.support.fake_web import Article, Failure, FakeWeb
 
 pytestmark = pytest.mark.integration
@@ -195,7 +196,8 @@ async def test_a_hostile_feed_is_refused(fake: FakeWeb, session: Any) -> None:
 async def test_the_circuit_opens_after_repeated_failures_then_tries_again(
     fake: FakeWeb, session: Any,
 ) -> None:
-    breaker = CircuitBreaker(threshold=2, reset_s=0.3)
+    clock = FakeClock()
+    breaker = CircuitBreaker(threshold=2, reset_s=60, clock=clock)
     source = SearxngSource(session, _policy("searxng", attempts=1, breaker=breaker),
                            fake.base + "/searx")
     fake.fail("/searx/search", Failure(500), Failure(500))
@@ -206,7 +208,9 @@ async def test_the_circuit_opens_after_repeated_failures_then_tries_again(
         await source.search(_query("domestic cat"))
     assert paused.value.status == 500  # reported as the failure that opened it
     assert fake.hit_paths().count("/searx/search") == 2  # the open circuit sent nothing
-    await asyncio.sleep(0.35)
+    clock.advance(59)
+    assert breaker.state == "open"
+    clock.advance(1)
     assert breaker.state == "half-open"
     assert await source.search(_query("domestic cat"))
     assert breaker.state == "closed"
@@ -258,7 +262,8 @@ async def test_calls_cut_off_from_outside_count_and_never_hold_the_circuit() -> 
     """The search stage's own timeout cancels a slow call: five in a row open the circuit,
     and a half-open trial that is cut off lets a later trial through (it used to stay paused
     for the life of the process)."""
-    breaker = CircuitBreaker(threshold=5, reset_s=0.1)
+    clock = FakeClock()
+    breaker = CircuitBreaker(threshold=5, reset_s=60, clock=clock)
     policy = _policy("slow", attempts=1, breaker=breaker)
     answer: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
 
@@ -270,11 +275,11 @@ async def test_calls_cut_off_from_outside_count_and_never_hold_the_circuit() -> 
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(policy.call(f"q{n}", never), 0.01)
     assert breaker.state == "open"
-    await asyncio.sleep(0.12)
+    clock.advance(60)
     with pytest.raises(TimeoutError):  # the half-open trial, cut off too
         await asyncio.wait_for(policy.call("trial", never), 0.01)
     assert breaker.state == "open"
-    await asyncio.sleep(0.12)
+    clock.advance(60)
     answer.set_result(["a passage"])
     assert await policy.call("again", lambda: answer) == ["a passage"]
     assert breaker.state == "closed"

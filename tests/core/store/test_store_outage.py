@@ -4,7 +4,7 @@ outage; a job whose Chroma server stopped under it."""
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database
 from core.store.jobs import JobStore
 from core.store.outage import outlast, store_outage
+from tests.support.cluster import wait_until
 from tests.support.private_servers import private_chroma
 
 pytestmark = pytest.mark.system
@@ -78,6 +79,7 @@ async def test_a_write_outlasts_an_outage_and_gives_up_after_its_grace() -> None
 
 async def test_a_job_cut_off_by_a_stopped_chroma_server_finishes_once_it_is_back(
     sqlite_engine: Any, embedder: Any, corpus: Path, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A Chroma server down when a question comes is an outage (VectorStoreUnavailableError,
     503), not a bug: the job's research runs again after a wait, and answers once the
@@ -95,9 +97,15 @@ async def test_a_job_cut_off_by_a_stopped_chroma_server_finishes_once_it_is_back
         jobs = build_jobs(build_research(local_sources(knowledge_base, PipelineSettings()),
                                          embedder, PipelineSettings(), cache=cache),
                           sqlite_engine)
+        caplog.set_level(logging.WARNING, logger="core.jobs.service")
         job_id = await jobs.submit(ResearchRequest(question="How long do cats sleep?",
                                                    tenant="t1"))
-        await asyncio.sleep(1.0)  # the first run is cut off; the next waits 2 s
+
+        async def cut_off() -> bool:  # the first run is; the next starts 2 s later
+            return any(f"job {job_id}: research cut off" in r.getMessage()
+                       for r in caplog.records)
+
+        await wait_until(cut_off, 30, every_s=0.02)
         await chroma.start()
         job = await jobs.wait(job_id)
         assert job.status == JobStatus.COMPLETED, job.error
