@@ -17,7 +17,12 @@ import pytest
 
 from tests.support.corpus import CHAT_TENANTS, Indexed, copy_store, write_corpus
 from tests.support.network_guard import install_network_guard
-from tests.support.services import create_worker_database, open_postgres_engine, redis_server
+from tests.support.services import (
+    create_worker_database,
+    hold_databases,
+    open_postgres_engine,
+    redis_server,
+)
 
 install_network_guard()
 
@@ -25,6 +30,10 @@ TIERS = ("unit", "integration", "system")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput") and session.config.getoption(
+            "numprocesses", None):
+        return  # pytest-xdist's controller: its workers run the tests and hold their databases
+    hold_databases()
     create_worker_database()
 
 

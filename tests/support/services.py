@@ -4,7 +4,9 @@ A single test process uses the database `test` and Redis database 15 (or the URL
 RESEARCHBOT_TEST_POSTGRES_URL and RESEARCHBOT_TEST_REDIS_URL). Under pytest-xdist each worker
 gw0, gw1, ... has a PostgreSQL database of its own (`test_gw0`, created on first use) and a
 Redis database of its own (14, 13, ...), so workers never empty each other's tables or keys,
-nor those of a test process run beside them."""
+nor those of a test process run beside them. Two test runs on one machine would still share
+them: each test process holds a lock on its pair of databases for its life, so the second
+run's process waits for the first's (`hold_databases`) rather than emptying its tables."""
 
 from __future__ import annotations
 
@@ -34,6 +36,28 @@ def skip_or_fail(reason: str) -> None:
     if REQUIRE_SERVICES:
         pytest.fail(f"{reason} (RESEARCHBOT_REQUIRE_SERVICES=1)")
     pytest.skip(reason)
+
+
+_held: list[Any] = []
+
+
+def hold_databases() -> None:
+    """Lock this process's PostgreSQL and Redis databases for the life of the process: a second
+    test run on the machine waits here, saying so, instead of sharing them."""
+    import fcntl
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    name = f"researchbot-tests-{POSTGRES_URL.rsplit('/', 1)[1]}-{REDIS_URL.rsplit('/', 1)[1]}"
+    lock = (Path(tempfile.gettempdir()) / f"{name}.lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"another test run is using {POSTGRES_URL} and {REDIS_URL}: waiting for it",
+              file=sys.stderr, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    _held.append(lock)
 
 
 def create_worker_database() -> None:
