@@ -15,6 +15,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 
+from tests.support.clock import FakeClock
 from tests.support.corpus import CHAT_TENANTS, Indexed, copy_store, write_corpus
 from tests.support.network_guard import install_network_guard
 from tests.support.services import (
@@ -107,6 +108,12 @@ async def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
 async def redis() -> AsyncIterator[Any]:
     async with redis_server() as client:
         yield client
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A clock that moves only when the test moves it (tests/support/clock.py)."""
+    return FakeClock()
 
 
 @pytest.fixture

@@ -49,10 +49,6 @@ async def fake() -> AsyncIterator[FakeWeb]:
     await server.stop()
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
 
 @pytest.fixture
 def files(tmp_path: Path, clock: FakeClock) -> Iterator[list[BreakerFile]]:

@@ -69,10 +69,6 @@ async def fake() -> AsyncIterator[TimedWeb]:
     await server.stop()
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
 
 @pytest.fixture
 async def processes(clock: FakeClock) -> AsyncIterator[list[SharedLimits]]:
