@@ -69,7 +69,7 @@ def write_pdf(path: Path, pages: list[str], title: str = "Solar system facts") -
 
 def write_documents(folder: Path) -> Path:
     """CORPUS's four files in `folder` (made here)."""
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for name, text in CORPUS.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
