@@ -56,9 +56,10 @@ import httpx
 import psutil
 
 from bench.tables import table
+from tests.support import researchbot
 from tests.support.api_harness import read_events
 from tests.support.cluster import free_port
-from tests.support.corpus import CORPUS
+from tests.support.corpus import write_documents
 from tests.support.fake_web import Article, FakeWeb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -94,13 +95,8 @@ def settings_env(data_dir: Path, web: FakeWeb) -> dict[str, str]:
 
 
 def index(root: Path, env: dict[str, str]) -> None:
-    docs = root / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "bot", "index", str(docs)], cwd=root,
-                          env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=300)
+    docs = write_documents(root / "docs")
+    done = researchbot.run("index", str(docs), cwd=root, env={**os.environ, **env}, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"indexing failed: {done.stderr[-2000:]}")
 
@@ -115,37 +111,12 @@ class Server:
 async def serve(root: Path, env: dict[str, str]) -> Any:
     """`researchbot serve` on a free loopback port, once /healthz answers."""
     port = free_port()
-    log = root / "serve.log"
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", str(port),
-        cwd=root,
-        env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = asyncio.create_task(process.stderr.read()) if process.stderr else None
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(base_url=url, timeout=2) as client:
-            deadline = time.monotonic() + 120
-            while True:
-                if process.returncode is not None:
-                    told = (await stderr).decode(errors="replace") if stderr else ""
-                    raise RuntimeError(f"the API server stopped: {told[-2000:]}")
-                with contextlib.suppress(httpx.TransportError):
-                    if (await client.get("/healthz")).status_code == 200:
-                        break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the API server did not start within 120 s")
-                await asyncio.sleep(0.1)
-        yield Server(url, process.pid)
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-        if stderr is not None:
-            log.write_bytes(await stderr)
+    async with researchbot.running("serve", "--host", "127.0.0.1", "--port", str(port),
+                                   log=root / "serve.log", env={**os.environ, **env},
+                                   cwd=root) as process:
+        url = f"http://127.0.0.1:{port}"
+        await process.wait_for_http(f"{url}/healthz")
+        yield Server(url, process.handle.pid)
 
 
 # ---- 1. overhead -----------------------------------------------------------------------------

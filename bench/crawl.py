@@ -16,8 +16,13 @@ import resource
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import web
+
+from tests.support import researchbot
 
 WORDS = ["river", "valley", "harbour", "lantern", "orchard", "meadow", "glacier", "canyon",
          "plateau", "estuary", "lighthouse", "quarry", "vineyard", "causeway", "marsh"]
@@ -57,13 +62,11 @@ async def serve_site(pages: int) -> tuple[web.AppRunner, int]:
 
 async def index(url: str, pages: int, env: dict[str, str]) -> tuple[float, str]:
     started = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "index", url, "--crawl", str(pages), "--depth", "10",
-        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await process.communicate()
-    if process.returncode != 0:
-        raise RuntimeError(err.decode()[-2000:])
-    return time.perf_counter() - started, out.decode().strip()
+    done = await researchbot.run_async("index", url, "--crawl", str(pages), "--depth", "10",
+                                       env=env, timeout=None)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return time.perf_counter() - started, done.stdout.strip()
 
 
 async def main() -> None:

@@ -24,8 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 import httpx
 from serving import serving
+
+from tests.support import researchbot
 
 WORDS = ["river", "valley", "harbour", "lantern", "orchard", "meadow", "glacier", "canyon",
          "plateau", "estuary", "lighthouse", "quarry", "vineyard", "causeway", "marsh",
@@ -49,12 +53,9 @@ def write_files(folder: Path, count: int) -> list[Path]:
 
 async def cli_index(folder: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "index", str(folder), env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    _, err = await process.communicate()
-    if process.returncode != 0:
-        raise RuntimeError(err.decode()[-2000:])
+    done = await researchbot.run_async("index", str(folder), env=env, timeout=None)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
     return time.perf_counter() - started
 
 

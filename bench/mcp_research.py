@@ -20,11 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 import httpx
 import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from serving import serving
+
+from tests.support import researchbot
 
 PLACES = ["Skerry", "Holm", "Ness", "Voe", "Geo", "Wick", "Bay", "Sound", "Firth", "Point",
           "Head", "Isle"]
@@ -90,12 +94,11 @@ async def main() -> None:
         notes.mkdir()
         write_notes(notes, 30)
         first = Path(work) / "a"
-        indexing = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "index", str(notes),
-            env={**os.environ, "RESEARCHBOT_DATA_DIR": str(first)},
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-        if await indexing.wait() != 0:
-            raise RuntimeError("indexing the notes failed")
+        indexing = await researchbot.run_async(
+            "index", str(notes), env={**os.environ, "RESEARCHBOT_DATA_DIR": str(first)},
+            timeout=None)
+        if indexing.returncode != 0:
+            raise RuntimeError(f"indexing the notes failed: {indexing.stderr[-2000:]}")
         second = Path(work) / "b"
         shutil.copytree(first, second)
         async with serving(server_env(first)) as api_url, \

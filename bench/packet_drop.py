@@ -19,7 +19,6 @@ import json
 import os
 import resource
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.tables import table
+from tests.support import researchbot
 
 HERE = Path(__file__).resolve().parent.parent
 QUESTIONS = [
@@ -104,8 +104,7 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> Run:
     """The whole `researchbot` process: its time, and what it printed."""
     used = _children_cpu_s()
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "bot", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    done = researchbot.run(*args, env=env, cwd=cwd, timeout=300)
     took = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"researchbot {' '.join(args)} failed:\n{done.stderr[-2000:]}")

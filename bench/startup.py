@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, os.getcwd())
 
 from bench.tables import table
+from tests.support import researchbot
 
 HERE = Path(__file__).resolve().parent.parent
 EXAMPLES = HERE / "examples" / "docs"
@@ -47,8 +48,7 @@ class Checkout:
                "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true", "RESEARCHBOT_TENANT": "local"}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "bot", *args], cwd=self.data, env=env,
-                              capture_output=True, text=True, check=False)
+        done = researchbot.run(*args, cwd=self.data, env=env)
         seconds = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

@@ -81,6 +81,15 @@ def start_server(path: Path, port: int) -> tuple[subprocess.Popen[bytes], float]
     raise RuntimeError("chroma run did not start")
 
 
+async def index(docs: Path, env: dict[str, str]) -> None:
+    """`researchbot index DOCS` in a process of its own."""
+    from tests.support import researchbot
+
+    done = await researchbot.run_async("index", str(docs), env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"indexing failed: {done.stderr[-2000:]}")
+
+
 async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     """How many of 12 questions fail in a reader after another process's index run."""
     from core.config import KnowledgeBaseSettings
@@ -88,18 +97,14 @@ async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     from core.retrieval.kb.knowledge_base import KnowledgeBase
     from core.store.catalogue import KnowledgeCatalogue
     from core.store.database import open_database, sqlite_url
-    from tests.support.corpus import CORPUS
+    from tests.support.corpus import CORPUS, write_documents
 
-    data, docs = workdir / "data", workdir / "docs"
-    docs.mkdir(parents=True)
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    data, docs = workdir / "data", write_documents(workdir / "docs")
     env = {**os.environ, "RESEARCHBOT_DATA_DIR": str(data),
            "RESEARCHBOT_PIPELINE__LOCAL_ONLY": "true"}
     if mode == MODES[2]:
         env["RESEARCHBOT_KNOWLEDGE_BASE__CHROMA_URL"] = url
-    index = [sys.executable, "-m", "bot", "index", str(docs)]
-    await asyncio.to_thread(subprocess.run, index, env=env, check=True, capture_output=True)
+    await index(docs, env)
     engine = await open_database(sqlite_url(str(data / "researchbot.sqlite3")))
     store = open_store(mode, data / "chroma", url)
     kb = KnowledgeBase(KnowledgeCatalogue(engine), store, OnnxMiniLMEmbedder(threads=2),
@@ -108,7 +113,7 @@ async def failing_questions(mode: str, workdir: Path, url: str) -> int:
     (docs / "cats.md").write_text(CORPUS["cats.md"] + "\nCats purr.\n")
     (docs / "tea.txt").unlink()
     (docs / "moon.md").write_text("# Moon\n\nThe Moon's gravity raises the tides.\n")
-    await asyncio.to_thread(subprocess.run, index, env=env, check=True, capture_output=True)
+    await index(docs, env)
     failed = 0
     for question in QUESTIONS:
         try:

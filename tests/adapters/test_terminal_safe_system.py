@@ -3,20 +3,14 @@ characters never reach the terminal raw (system tier)."""
 
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.adapters.test_terminal_safe import BEL, HOSTILE, RLO, ZWSP, _raw
+from tests.support import researchbot
 
 pytestmark = pytest.mark.system
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True,
-                          text=True, timeout=180)
 
 
 def test_hostile_text_is_neutralised_on_the_terminal(clean_env: Path, tmp_path: Path) -> None:
@@ -24,25 +18,25 @@ def test_hostile_text_is_neutralised_on_the_terminal(clean_env: Path, tmp_path: 
     docs.mkdir()
     (docs / f"cats{RLO}dm.md").write_text(HOSTILE, encoding="utf-8")
 
-    index = _run("index", str(docs))
+    index = researchbot.run("index", str(docs), timeout=180)
     assert index.returncode == 0, index.stderr
     assert _raw(index.stdout + index.stderr) == []
     assert "<U+202E>" in index.stderr  # the file name is shown, its override made visible
 
-    ask = _run("ask", "How long do cats sleep?")
+    ask = researchbot.run("ask", "How long do cats sleep?", timeout=180)
     assert ask.returncode == 0, ask.stderr
     assert "12 and 16 hours" in ask.stdout
     assert _raw(ask.stdout + ask.stderr) == []
 
-    as_json = _run("ask", "How long do kittens sleep?", "--json")
+    as_json = researchbot.run("ask", "How long do kittens sleep?", "--json", timeout=180)
     assert _raw(as_json.stdout) == []
     answer = json.loads(as_json.stdout)  # the escapes decode back to the stored text
     text = json.dumps(answer, ensure_ascii=False)
     assert RLO in text or ZWSP in text or BEL in text
 
-    jobs = _run("jobs")
-    show = _run("show", answer["job_id"])
-    shown_json = _run("show", answer["job_id"], "--json")
+    jobs = researchbot.run("jobs", timeout=180)
+    show = researchbot.run("show", answer["job_id"], timeout=180)
+    shown_json = researchbot.run("show", answer["job_id"], "--json", timeout=180)
     for done in (jobs, show, shown_json):
         assert done.returncode == 0, done.stderr
         assert _raw(done.stdout + done.stderr) == []

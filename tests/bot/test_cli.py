@@ -6,15 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.corpus import CORPUS
+from tests.support import researchbot
+from tests.support.corpus import CORPUS, index_corpus, write_documents
 
 pytestmark = pytest.mark.system
-
-
-def _run(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
 
 
 def test_help_is_fast_and_imports_no_heavy_library(clean_env: Path) -> None:
@@ -30,15 +25,12 @@ def test_help_is_fast_and_imports_no_heavy_library(clean_env: Path) -> None:
 
 
 def test_index_ask_jobs_show(clean_env: Path) -> None:
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text)
-    indexed = _run("index", str(docs))
+    docs = write_documents(clean_env.parent / "docs")
+    indexed = researchbot.run("index", str(docs))
     assert indexed.returncode == 0, indexed.stderr
     assert "4 added" in indexed.stdout
 
-    asked = _run("ask", "What gives sourdough bread its sour taste?", "--json")
+    asked = researchbot.run("ask", "What gives sourdough bread its sour taste?", "--json")
     assert asked.returncode == 0, asked.stderr
     payload = json.loads(asked.stdout)
     assert set(payload) >= {"job_id", "status", "answer", "citations", "sources", "metadata"}
@@ -56,14 +48,14 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
         sum(len(r["searches"]) for r in trace["rounds"])
     assert {s["id"] for s in payload["sources"]} <= set(trace["found_by"])
 
-    again = _run("ask", "What gives sourdough bread its sour taste?")
+    again = researchbot.run("ask", "What gives sourdough bread its sour taste?")
     assert again.returncode == 0 and "cached answer from" in again.stdout
     assert "🔍" in again.stderr or "🗂️" in again.stderr
     assert "**References:**" in again.stdout and "bread.html" in again.stdout
 
-    listed = _run("jobs")
+    listed = researchbot.run("jobs")
     assert payload["job_id"] in listed.stdout and "completed" in listed.stdout
-    shown = _run("show", payload["job_id"])
+    shown = researchbot.run("show", payload["job_id"])
     assert shown.returncode == 0 and "Confidence" in shown.stdout and "metrics:" in shown.stdout
     assert "created " in shown.stdout and " · completed 20" in shown.stdout
     assert "stages: intake: Question type:" in shown.stdout  # its stored events
@@ -75,7 +67,7 @@ def test_index_ask_jobs_show(clean_env: Path) -> None:
     assert "    the knowledge base: 'What gives sourdough bread its sour taste?' (" \
         in shown.stdout
     assert "Evidence found by:" in shown.stdout
-    as_json = json.loads(_run("show", payload["job_id"], "--json").stdout)
+    as_json = json.loads(researchbot.run("show", payload["job_id"], "--json").stdout)
     kinds = [event["kind"] for event in as_json["events"]]
     assert kinds[0] == "queued" and kinds[-1] == "completed"
     assert [event["seq"] for event in as_json["events"]] == list(range(1, len(kinds) + 1))
@@ -104,10 +96,7 @@ def test_each_command_loads_only_what_it_uses(clean_env: Path) -> None:
     """Reading jobs and keys, an index run with nothing new and an exact repeat of a
     question open neither the models, the vector store, the sources nor the research
     engine; a question that needs research does (so the check can tell)."""
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text)
+    docs = write_documents(clean_env.parent / "docs")
     question = "What gives sourdough bread its sour taste?"
     first, loaded = _run_noting_imports("ask", question, "--json")
     assert first.returncode == 0, first.stderr
@@ -129,7 +118,7 @@ def test_each_command_loads_only_what_it_uses(clean_env: Path) -> None:
     for command in (("jobs",), ("show", cached["job_id"]), ("keys", "list")):
         shown, loaded = _run_noting_imports(*command)
         assert shown.returncode == 0 and loaded == set(), (command, shown.stderr)
-    assert cached["job_id"] in _run("jobs").stdout  # the repeat is a job like any other
+    assert cached["job_id"] in researchbot.run("jobs").stdout  # the repeat is a job like any other
     checked, loaded = _run_noting_imports("check")
     assert "core.research.engine" not in loaded, checked.stderr
 
@@ -145,34 +134,34 @@ def test_each_command_loads_only_what_it_uses(clean_env: Path) -> None:
 )
 def test_errors_are_one_line_with_an_exit_code(clean_env: Path, args: tuple[str, ...],
                                                 code: int, message: str) -> None:
-    result = _run(*args)
+    result = researchbot.run(*args)
     assert result.returncode == code
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_invalid_settings_name_the_key(clean_env: Path) -> None:
-    result = _run("jobs", env_extra={"RESEARCHBOT_CACHE__TTL_HOURS": "-1"})
+    result = researchbot.run("jobs", env={**os.environ, "RESEARCHBOT_CACHE__TTL_HOURS": "-1"})
     assert result.returncode == 1
     assert "cache.ttl_hours" in result.stderr
     (clean_env.parent / "config.toml").write_text("[advanced.pipeline]\nmax_sources = 'many'\n")
-    result = _run("jobs")
+    result = researchbot.run("jobs")
     assert result.returncode == 1 and "advanced.pipeline.max_sources" in result.stderr
     (clean_env.parent / "config.toml").write_text("[pipeline]\nnot_a_setting = 1\n")
-    result = _run("jobs")
+    result = researchbot.run("jobs")
     assert result.returncode == 1 and "pipeline.not_a_setting" in result.stderr
 
 
 def test_an_empty_knowledge_base_answers_insufficient_with_a_hint(clean_env: Path) -> None:
-    result = _run("ask", "How long do cats sleep?", "--json")
+    result = researchbot.run("ask", "How long do cats sleep?", "--json")
     assert result.returncode == 0
     assert json.loads(result.stdout)["answer"]["confidence"] == "insufficient"
     assert "knowledge base of tenant 'local' is empty" in result.stderr
 
 
 def test_an_unreachable_store_is_one_line(clean_env: Path) -> None:
-    result = _run("jobs", env_extra={
-        "RESEARCHBOT_STORE__URL": "postgresql+asyncpg://nobody@127.0.0.1:1/none"})
+    result = researchbot.run("jobs", env={
+        **os.environ, "RESEARCHBOT_STORE__URL": "postgresql+asyncpg://nobody@127.0.0.1:1/none"})
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "store.url" in result.stderr
 
@@ -215,7 +204,7 @@ async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
                                     at=datetime(2025, 3, 1, 10, 0, tzinfo=UTC)))
     finally:
         await engine.dispose()
-    shown = _run("show", job.id)
+    shown = researchbot.run("show", job.id)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     start = lines.index("feedback (2):")
@@ -223,7 +212,7 @@ async def test_show_prints_the_jobs_feedback(clean_env: Path) -> None:
     assert lines[start + 2] == ("  👎 down · discord · discord:7 · 2025-03-01 10:00:00 · "
                                 "missed the <U+202E>point")
     assert "\x1b" not in shown.stdout
-    as_json = json.loads(_run("show", job.id, "--json").stdout)
+    as_json = json.loads(researchbot.run("show", job.id, "--json").stdout)
     assert [(f["rater"], f["rating"], f["channel"]) for f in as_json["feedback"]] == [
         ("slack:T1:U2", "up", "slack"), ("discord:7", "down", "discord")]
     assert as_json["feedback"][1]["comment"] == "missed\x1b[2J the \u202epoint"
@@ -233,11 +222,7 @@ def test_documents_are_listed_and_removed_from_search_and_the_cache(clean_env: P
     """`documents list` shows what is indexed (without loading the model or the vector
     store); `documents remove` takes a document out of search at once, and an answer cached
     from it is not served again."""
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text)
-    assert _run("index", str(docs)).returncode == 0
+    index_corpus(clean_env)
     listed, loaded = _run_noting_imports("documents", "list", "--json")
     assert listed.returncode == 0 and not {"chromadb", "onnxruntime"} & loaded, listed.stderr
     documents = {Path(d["path"]).name: d for d in json.loads(listed.stdout)}
@@ -245,19 +230,19 @@ def test_documents_are_listed_and_removed_from_search_and_the_cache(clean_env: P
     bread = documents["bread.html"]
     assert bread["title"] == "Baking sourdough bread" and bread["chunks"] >= 1
     assert (bread["origin"], bread["status"]) == ("path", "indexed")
-    text = _run("documents", "list").stdout
+    text = researchbot.run("documents", "list").stdout
     assert bread["document_id"] in text and "Baking sourdough bread" in text
 
     question = "What gives sourdough bread its sour taste?"
-    answered = json.loads(_run("ask", question, "--json").stdout)
+    answered = json.loads(researchbot.run("ask", question, "--json").stdout)
     assert answered["sources"][0]["path"].endswith("bread.html")
-    removed = _run("documents", "remove", bread["document_id"])
+    removed = researchbot.run("documents", "remove", bread["document_id"])
     assert removed.returncode == 0 and "Removed" in removed.stdout, removed.stderr
-    after = json.loads(_run("ask", question, "--json").stdout)
+    after = json.loads(researchbot.run("ask", question, "--json").stdout)
     assert after["metadata"]["cached"] is False
     assert not any(s["path"].endswith("bread.html") for s in after["sources"])
-    left = json.loads(_run("documents", "list", "--json").stdout)
+    left = json.loads(researchbot.run("documents", "list", "--json").stdout)
     assert "bread.html" not in {Path(d["path"]).name for d in left}
-    again = _run("documents", "remove", bread["document_id"])
+    again = researchbot.run("documents", "remove", bread["document_id"])
     assert again.returncode == 1 and "has no document" in again.stderr
     assert "Traceback" not in again.stderr

@@ -1,29 +1,19 @@
 """`researchbot ask / show / improve` with a model configured, as real processes against the
 scripted OpenAI-compatible server."""
 
-import asyncio
 import json
 import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from tests.support import researchbot
 from tests.support.corpus import index_corpus
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.scripted_analyst import script
 
 pytestmark = pytest.mark.system
-
-
-async def _run(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 @pytest.fixture
@@ -35,7 +25,7 @@ def indexed(clean_env: Path) -> Path:
 async def model(indexed: Path) -> AsyncIterator[tuple[FakeOpenAI, dict[str, str]]]:
     fake = script(FakeOpenAI())
     await fake.start()
-    yield fake, {"RESEARCHBOT_LLM__FAST_MODEL": "openai/fast",
+    yield fake, {**os.environ, "RESEARCHBOT_LLM__FAST_MODEL": "openai/fast",
                  "RESEARCHBOT_LLM__STRONG_MODEL": "openai/strong",
                  "RESEARCHBOT_LLM__API_BASE": fake.base_url,
                  "RESEARCHBOT_LLM__API_KEY": "test-key"}
@@ -46,21 +36,23 @@ async def test_ask_show_and_improve_with_a_model(
     model: tuple[FakeOpenAI, dict[str, str]],
 ) -> None:
     fake, env = model
-    code, out, err = await _run("ask", "How many hours a day do cats sleep?", "--json",
-                                env=env)
-    assert code == 0, err
-    answer = json.loads(out)
+    # run_async: this test's event loop serves the fake model meanwhile
+    asked = await researchbot.run_async("ask", "How many hours a day do cats sleep?", "--json",
+                                        env=env, timeout=180)
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
     assert answer["metadata"]["synthesizer"] == "llm:openai/strong"
     assert "12 and 16 hours" in answer["answer"]["summary"]
 
-    code, out, err = await _run("show", answer["job_id"], env=env)
-    assert code == 0, err
-    assert "LLM: 6 calls (0 failed, 0 retries)" in out and "cost $" in out
+    shown = await researchbot.run_async("show", answer["job_id"], env=env, timeout=180)
+    assert shown.returncode == 0, shown.stderr
+    assert "LLM: 6 calls (0 failed, 0 retries)" in shown.stdout and "cost $" in shown.stdout
 
     fake.chats.clear()
-    code, out, err = await _run("improve", "Say how long kittens sleep too", "--json", env=env)
-    assert code == 0, err
-    improved = json.loads(out)
+    done = await researchbot.run_async("improve", "Say how long kittens sleep too", "--json",
+                                       env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    improved = json.loads(done.stdout)
     assert improved["job_id"] != answer["job_id"]
     assert fake.tasks() == ["improve", "synthesize", "verify"]  # no new search was needed
     prompt = next(c for c in fake.chats if c.task == "synthesize").prompt
@@ -69,8 +61,8 @@ async def test_ask_show_and_improve_with_a_model(
 
 
 async def test_improve_without_a_model_says_what_it_needs(indexed: Path) -> None:
-    code, _out, err = await _run("improve", "shorter please", env={})
-    assert code == 2 and "improve needs a language model" in err
+    done = await researchbot.run_async("improve", "shorter please", timeout=180)
+    assert done.returncode == 2 and "improve needs a language model" in done.stderr
 
 
 async def test_a_refused_key_stops_the_job_and_names_the_setting(
@@ -78,12 +70,12 @@ async def test_a_refused_key_stops_the_job_and_names_the_setting(
 ) -> None:
     fake, env = model  # the fake answers 401 to any key but "test-key"
     wrong = {**env, "RESEARCHBOT_LLM__API_KEY": "sk-wrong-key-123"}
-    code, out, err = await _run("ask", "How many hours a day do cats sleep?", "--json",
-                                env=wrong)
+    asked = await researchbot.run_async("ask", "How many hours a day do cats sleep?", "--json",
+                                        env=wrong, timeout=180)
     # Not a Low-confidence answer written without the model: the job stops, naming the key.
-    assert code == 1 and out == "", out
-    assert "llm.api_key" in err and "HTTP 401" in err
-    assert "sk-wrong-key-123" not in err and "Traceback" not in err
+    assert asked.returncode == 1 and asked.stdout == "", asked.stdout
+    assert "llm.api_key" in asked.stderr and "HTTP 401" in asked.stderr
+    assert "sk-wrong-key-123" not in asked.stderr and "Traceback" not in asked.stderr
     assert fake.chats == []
 
 
@@ -94,7 +86,7 @@ async def test_a_bot_with_a_refused_key_does_not_start(
     bot = {**env, "RESEARCHBOT_LLM__API_KEY": "sk-wrong-key-123",
            "RESEARCHBOT_SLACK__BOT_TOKEN": "xoxb-1", "RESEARCHBOT_SLACK__SIGNING_SECRET": "s",
            "RESEARCHBOT_SLACK__PORT": "0"}
-    code, _out, err = await _run("slack", env=bot)
-    assert code == 1
-    assert "llm.fast_model" in err and "fix llm.api_key" in err
-    assert "sk-wrong-key-123" not in err and "Traceback" not in err
+    started = await researchbot.run_async("slack", env=bot, timeout=180)
+    assert started.returncode == 1
+    assert "llm.fast_model" in started.stderr and "fix llm.api_key" in started.stderr
+    assert "sk-wrong-key-123" not in started.stderr and "Traceback" not in started.stderr

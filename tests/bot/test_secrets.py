@@ -3,11 +3,9 @@ holds one, real `researchbot` processes run against a local server that echoes e
 credential it is sent back in its errors, and every output, log line, job row and file in the
 data dir is searched for them."""
 
-import asyncio
-import contextlib
 import json
 import os
-import sys
+import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +13,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from tests.support import researchbot
 from tests.support.local_server import LocalServer
 from tests.support.services import POSTGRES_URL, REDIS_URL, skip_or_fail
 
@@ -95,43 +94,11 @@ def _environment(echo: EchoServer, clean_env: Path, store_url: str | None) -> di
 async def _run(*args: str, env: dict[str, str], seconds: float = 120) -> tuple[str, str]:
     """stdout and stderr of one `researchbot` process; stopped after `seconds` if it is
     still running (a bot)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        out, err = await asyncio.wait_for(process.communicate(), seconds)
-    except TimeoutError:
-        process.terminate()
-        out, err = await process.communicate()
-    return out.decode(errors="replace"), err.decode(errors="replace")
-
-
-async def _stderr_until(marker: str, *args: str, env: dict[str, str],
-                        seconds: float = 90) -> str:
-    """What a long-running `researchbot` process writes to stderr until `marker` appears
-    (then it is stopped), or until `seconds` have passed."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env=env, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE)
-    assert process.stderr is not None
-    lines: list[str] = []
-    try:
-        async with asyncio.timeout(seconds):
-            while line := await process.stderr.readline():
-                lines.append(line.decode(errors="replace"))
-                if marker in lines[-1]:
-                    # the rest of this report (its traceback) is written right after
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(2):
-                            while line := await process.stderr.readline():
-                                lines.append(line.decode(errors="replace"))
-                    break
-    except TimeoutError:
-        pass
-    finally:
-        process.terminate()
-        await process.wait()
-    return "".join(lines)
+        done = await researchbot.run_async(*args, env=env, timeout=seconds)
+    except subprocess.TimeoutExpired as stopped:
+        return str(stopped.stdout), str(stopped.stderr)
+    return done.stdout, done.stderr
 
 
 def _leaks(where: str, text: str) -> list[str]:
@@ -194,7 +161,7 @@ async def test_no_secret_leaves_the_process(store: str, echo: EchoServer, clean_
     assert leaks == []
 
 
-async def test_a_bot_logs_no_secret(echo: EchoServer, clean_env: Path) -> None:
+async def test_a_bot_logs_no_secret(echo: EchoServer, clean_env: Path, tmp_path: Path) -> None:
     """Socket Mode against a Slack that refuses the app token and repeats it, with the
     Redis URL's password refused too: the bot says what is wrong without the values."""
     env = _environment(echo, clean_env, None)
@@ -203,7 +170,9 @@ async def test_a_bot_logs_no_secret(echo: EchoServer, clean_env: Path) -> None:
     assert _leaks("stdout", out) + _leaks("stderr", err) == []
 
     del env["RESEARCHBOT_REDIS__URL"]
-    err = await _stderr_until("invalid_auth", "slack", env=env)
+    async with researchbot.running("slack", env=env, log=tmp_path / "slack.log") as bot:
+        await bot.wait_for_line("invalid_auth", within_s=90)
+    err = bot.text()  # all it wrote, its shutdown too
     assert "invalid_auth" in err, err[-2000:]
     assert _leaks("stderr", err) == []
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.corpus import CORPUS
+from tests.support import researchbot
+from tests.support.corpus import index_corpus
+from tests.support.researchbot import Process
 from tests.support.services import POSTGRES_URL, REDIS_URL, skip_or_fail
 
 
@@ -28,34 +30,15 @@ def free_port() -> int:
 
 
 @dataclass
-class Process:
-    name: str
-    handle: asyncio.subprocess.Process
-    log: Path
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    async def wait_for_line(self, marker: str, within_s: float = 120.0) -> None:
-        async with asyncio.timeout(within_s):
-            while marker not in self.text():
-                if self.handle.returncode is not None:
-                    raise AssertionError(f"{self.name} exited: {self.text()[-3000:]}")
-                await asyncio.sleep(0.1)
-
-
-@dataclass
 class Cluster:
     folder: Path
     env: dict[str, str]
     processes: list[Process] = field(default_factory=list)
 
     async def start(self, name: str, *args: str, **extra_env: str) -> Process:
-        log = self.folder / f"{name}.log"
-        handle = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", *args, env={**self.env, **extra_env},
-            stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-        process = Process(name, handle, log)
+        """`researchbot ARGS`, logging to NAME.log in the folder; stopped by `stop_all`."""
+        process = await researchbot.start(*args, log=self.folder / f"{name}.log",
+                                          env={**self.env, **extra_env})
         self.processes.append(process)
         return process
 
@@ -68,15 +51,7 @@ class Cluster:
         process.handle.send_signal(signal.SIGKILL)
 
     async def stop_all(self) -> None:
-        for process in self.processes:
-            if process.handle.returncode is None:
-                process.handle.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            try:
-                await asyncio.wait_for(process.handle.wait(), 60)
-            except TimeoutError:
-                process.handle.kill()
-                await process.handle.wait()
+        await asyncio.gather(*(process.stop() for process in self.processes))
 
 
 @contextlib.asynccontextmanager
@@ -151,14 +126,8 @@ async def cluster(folder: Path, tenant: str, *, fresh: bool = False,
         "RESEARCHBOT_ADVANCED__CHAT__DELIVERY_FIRST_WAIT_SECONDS": "0.2",
         **settings,
     })
-    docs = folder / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    await asyncio.to_thread(index_corpus, folder / "data", tenant, env)
     made = Cluster(folder, env)
-    indexer = await made.start("index", "index", str(docs), "--tenant", tenant)
-    assert await indexer.handle.wait() == 0, indexer.text()
-    made.processes.clear()
     try:
         yield made
     finally:

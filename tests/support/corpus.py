@@ -4,11 +4,12 @@ HTML with a page's chrome around its article, a two-page PDF), and ways to write
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.support import researchbot
 
 CORPUS = {
     "cats.md": """# Cats
@@ -66,9 +67,17 @@ def write_pdf(path: Path, pages: list[str], title: str = "Solar system facts") -
     pdf.output(str(path))
 
 
-def write_corpus(folder: Path) -> Path:
+def write_documents(folder: Path) -> Path:
+    """CORPUS's four files in `folder` (made here)."""
+    folder.mkdir(parents=True, exist_ok=True)
     for name, text in CORPUS.items():
         (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def write_corpus(folder: Path) -> Path:
+    """CORPUS's files and a two-page PDF in `folder`."""
+    write_documents(folder)
     write_pdf(
         folder / "planets.pdf",
         [
@@ -80,16 +89,14 @@ def write_corpus(folder: Path) -> Path:
     return folder
 
 
-def index_corpus(data_dir: Path, tenant: str | None = None) -> Path:
-    """CORPUS written to a folder beside `data_dir` and indexed through the CLI, as a user
-    would (in a process of its own: call it from a synchronous fixture)."""
-    docs = data_dir.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    command = [sys.executable, "-m", "bot", "index", str(docs)]
-    done = subprocess.run(command + (["--tenant", tenant] if tenant else []),
-                          capture_output=True, text=True, timeout=120)
+def index_corpus(data_dir: Path, tenant: str | None = None,
+                 env: Mapping[str, str] | None = None) -> Path:
+    """CORPUS written to a folder "docs" beside `data_dir` and indexed through the CLI, as a
+    user would, in a process of its own (synchronous: from a coroutine, in a thread). `env`:
+    the process's environment (tests.support.researchbot.run), naming `data_dir`."""
+    docs = write_documents(data_dir.parent / "docs")
+    done = researchbot.run("index", str(docs), *(["--tenant", tenant] if tenant else []),
+                           env=env)
     assert done.returncode == 0, done.stderr
     return docs
 

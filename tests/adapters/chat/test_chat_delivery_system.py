@@ -2,13 +2,12 @@
 the job that `researchbot show` reads (system tier)."""
 
 
-import asyncio
 import os
-import sys
 
 import pytest
 
 from tests.adapters.chat.test_chat_delivery import QUESTION, _carries_answer, _jobs
+from tests.support import researchbot
 from tests.support.chat_harness import Options
 from tests.support.corpus import Indexed
 from tests.support.fake_slack import Fault
@@ -36,11 +35,8 @@ async def test_slack_a_delivery_that_finally_fails_is_recorded_on_the_job(
            if not key.startswith("RESEARCHBOT_")}
     env["RESEARCHBOT_STORE__URL"] = f"sqlite+aiosqlite:///{indexed.folder / 'test.sqlite3'}"
     env["RESEARCHBOT_DATA_DIR"] = str(indexed.folder / "data")
-    show = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "show", job.id, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(show.communicate(), 120)
-    assert show.returncode == 0, err.decode()
-    shown = out.decode()
+    show = await researchbot.run_async("show", job.id, env=env)
+    assert show.returncode == 0, show.stderr
+    shown = show.stdout
     assert "delivery to slack: failed after" in shown
     assert "HTTP 503" in shown and "12 and 16 hours" in shown

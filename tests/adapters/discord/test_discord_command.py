@@ -1,13 +1,11 @@
 """`researchbot discord` as a real process against the fake Discord."""
 
-import asyncio
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import researchbot
 from tests.support.corpus import index_corpus
 from tests.support.fake_discord import GUILD_ID, FakeDiscord
 
@@ -15,8 +13,7 @@ pytestmark = pytest.mark.system
 
 
 def test_a_missing_token_is_named(clean_env: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "bot", "discord"], capture_output=True,
-                            text=True, timeout=60)
+    result = researchbot.run("discord", timeout=60)
     assert result.returncode == 1 and "discord.token" in result.stderr
 
 
@@ -32,16 +29,13 @@ async def test_the_discord_command_answers_research(guild_docs: Path) -> None:
     env = {**os.environ, "RESEARCHBOT_DISCORD__TOKEN": "fake-token",
            "RESEARCHBOT_ENDPOINTS__DISCORD_API": fake.api_base,
            "RESEARCHBOT_ENDPOINTS__DISCORD_GATEWAY": fake.gateway_url}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "discord", env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        await fake.wait_for(lambda: bool(fake.identified), within_s=60)
-        await fake.interaction("Which city did Mount Vesuvius bury?")
-        await fake.wait_for(lambda: bool(fake.named("PUT", "/reactions/")), within_s=60)
-        answer = fake.named("PATCH", "/messages/@original")[-1].body
-        assert "Pompeii" in answer["embeds"][0]["description"]
+        async with researchbot.running("discord", env=env,
+                                       log=guild_docs.parent / "discord.log"):
+            await fake.wait_for(lambda: bool(fake.identified), within_s=60)
+            await fake.interaction("Which city did Mount Vesuvius bury?")
+            await fake.wait_for(lambda: bool(fake.named("PUT", "/reactions/")), within_s=60)
+            answer = fake.named("PATCH", "/messages/@original")[-1].body
+            assert "Pompeii" in answer["embeds"][0]["description"]
     finally:
-        process.terminate()
-        await process.wait()
         await fake.stop()

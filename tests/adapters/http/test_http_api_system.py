@@ -6,7 +6,8 @@ address, and readiness when the queue's Redis (a server of the test's own) goes 
 from __future__ import annotations
 
 import asyncio
-import sys
+import os
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from tests.adapters.http.test_http_api import (
     _spec,
     store,  # noqa: F401 (a fixture, by parameter name)
 )
+from tests.support import researchbot
 from tests.support.api_harness import (
     TENANT,
     api_settings,
@@ -28,35 +30,28 @@ pytestmark = pytest.mark.system
 
 async def test_keys_commands_print_the_key_alone_and_revoke_it(store: Path,
                                                                clean_env: Path) -> None:
-    env = {"RESEARCHBOT_DATA_DIR": str(store),
-           "RESEARCHBOT_STORE__URL": api_settings(store).store_url}
+    cli = partial(researchbot.run_async, env={
+        **os.environ, "RESEARCHBOT_DATA_DIR": str(store),
+        "RESEARCHBOT_STORE__URL": api_settings(store).store_url})
 
-    async def cli(*args: str) -> tuple[int, str, str]:
-        import os
-
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", *args, env={**os.environ, **env},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await process.communicate()
-        return process.returncode or 0, out.decode(), err.decode()
-
-    code, out, err = await cli("keys", "create", "--tenant", TENANT, "--name", "ci")
-    assert code == 0, err
-    key = out.strip().splitlines()[-1]
+    created = await cli("keys", "create", "--tenant", TENANT, "--name", "ci")
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
     assert key.startswith("rb_") and " " not in key and len(key) > 40
-    code, listed, _ = await cli("keys", "list")
-    assert code == 0 and TENANT in listed and "active" in listed
-    assert key not in listed and key.split("_", 2)[2] not in listed  # nor its secret
+    listed = await cli("keys", "list")
+    assert listed.returncode == 0 and TENANT in listed.stdout and "active" in listed.stdout
+    # nor its secret
+    assert key not in listed.stdout and key.split("_", 2)[2] not in listed.stdout
     async with running_api(api_settings(store)) as api:
         async with api.client(key) as client:
             assert (await client.get("/v1/jobs")).status_code == 200
-        code, out, err = await cli("keys", "revoke", key)
-        assert code == 0, err
-        assert key not in out
+        revoked = await cli("keys", "revoke", key)
+        assert revoked.returncode == 0, revoked.stderr
+        assert key not in revoked.stdout
         async with api.client(key) as client:
             assert (await client.get("/v1/jobs")).status_code == 401
-    code, _, err = await cli("keys", "revoke", key)
-    assert code == 1 and "no active key" in err
+    again = await cli("keys", "revoke", key)
+    assert again.returncode == 1 and "no active key" in again.stderr
     engine = await open_database(api_settings(store).store_url)
     rows = await ApiKeys(engine).list()
     await engine.dispose()
@@ -109,8 +104,6 @@ async def test_readiness_reports_a_queue_that_went_away(store: Path) -> None:
 
 async def test_serve_refuses_a_taken_port_and_an_open_address_in_one_line(
         store: Path, clean_env: Path) -> None:
-    import os
-
     env = {**os.environ, "RESEARCHBOT_DATA_DIR": str(store),
            "RESEARCHBOT_STORE__URL": api_settings(store).store_url}
     taken = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
@@ -119,14 +112,11 @@ async def test_serve_refuses_a_taken_port_and_an_open_address_in_one_line(
         for args, expected in ((["--port", str(port)], "web.port: cannot listen on"),
                                (["--host", "0.0.0.0", "--port", "0"],
                                 "no API key exists")):
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot", "serve", *args, env=env,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-            _, err = await asyncio.wait_for(process.communicate(), 60)
-            assert process.returncode == 1, err
-            last = err.decode().strip().splitlines()[-1]
+            served = await researchbot.run_async("serve", *args, env=env, timeout=60)
+            assert served.returncode == 1, served.stderr
+            last = served.stderr.strip().splitlines()[-1]
             assert last.startswith("researchbot: error: configuration:") and expected in last
-            assert "Traceback" not in err.decode()
+            assert "Traceback" not in served.stderr
     finally:
         taken.close()
         await taken.wait_closed()

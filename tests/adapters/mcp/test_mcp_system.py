@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.adapters.mcp.test_mcp import INSPECTOR, QUESTION, TOOLS, _exercise, _payload
+from tests.support import researchbot
 from tests.support.api_harness import TENANT, api_settings
 
 pytestmark = pytest.mark.system
@@ -28,9 +28,9 @@ def _stdio_env(served_store: Path) -> dict[str, str]:
 
 
 async def test_over_stdio_every_tool_answers(served_store: Path) -> None:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp",
-                                                                 "--tenant", TENANT],
-                                   env=_stdio_env(served_store), cwd=str(Path.cwd()))
+    program, *args = researchbot.command("mcp", "--tenant", TENANT)
+    server = StdioServerParameters(command=program, args=args, env=_stdio_env(served_store),
+                                   cwd=str(Path.cwd()))
     async with stdio_client(server) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
@@ -61,7 +61,7 @@ def test_a_client_nobody_here_wrote_lists_and_calls_the_tools(
                                timeout=600)
     assert installed.returncode == 0, installed.stderr[-2000:]
     command = [str(folder / "node_modules" / ".bin" / "mcp-inspector"), "--cli",
-               sys.executable, "-m", "bot", "mcp", "--tenant", TENANT]
+               *researchbot.command("mcp", "--tenant", TENANT)]
     env = _stdio_env(served_store)
     listed = subprocess.run([*command, "--method", "tools/list"], capture_output=True,
                             text=True, env=env, timeout=180)

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,9 +31,10 @@ from core.store.catalogue import KnowledgeCatalogue
 from core.store.database import open_database, sqlite_url
 from core.store.events import JobEvents
 from core.store.jobs import JobStore
+from tests.support import researchbot
 from tests.support.chat_harness import SlowSource
 from tests.support.cluster import wait_until
-from tests.support.corpus import CORPUS
+from tests.support.corpus import index_corpus
 from tests.support.private_servers import private_chroma, private_postgres
 
 pytestmark = pytest.mark.system
@@ -227,28 +226,17 @@ async def test_a_job_database_that_goes_away_mid_research_still_returns_the_answ
         await engine.dispose()
 
 
-def _ask(question: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot", "ask", question, "--json"],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=120)
-
-
 def test_the_cli_answers_when_its_database_file_refuses_the_cache_and_the_answer_row(
     clean_env: Path,
 ) -> None:
     """`researchbot ask` on a database file that refuses the cache's row and then the
     answer's (SQLite's words for a full disk): exit 0 with the answer, one line on stderr."""
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, body in CORPUS.items():
-        (docs / name).write_text(body)
-    indexed = subprocess.run([sys.executable, "-m", "bot", "index", str(docs)],
-                             capture_output=True, text=True, timeout=120)
-    assert indexed.returncode == 0, indexed.stderr
+    index_corpus(clean_env)
     database = sqlite3.connect(clean_env / "researchbot.sqlite3")
     database.execute("CREATE TRIGGER refuse_cache BEFORE INSERT ON cached_answers BEGIN "
                      "SELECT RAISE(ABORT, 'database or disk is full'); END")
     database.commit()
-    cached = _ask("How many hours a day do cats sleep?")
+    cached = researchbot.run("ask", "How many hours a day do cats sleep?", "--json")
     assert cached.returncode == 0, cached.stderr
     assert "12 and 16 hours" in cached.stdout
     assert "answer cache store skipped" in cached.stderr
@@ -257,7 +245,7 @@ def test_the_cli_answers_when_its_database_file_refuses_the_cache_and_the_answer
                      "WHEN NEW.status = 'completed' BEGIN "
                      "SELECT RAISE(ABORT, 'database or disk is full'); END")
     database.commit()
-    asked = _ask("What gives sourdough bread its sour taste?")
+    asked = researchbot.run("ask", "What gives sourdough bread its sour taste?", "--json")
     assert asked.returncode == 0, asked.stderr
     assert "acid" in asked.stdout
     said = [line for line in asked.stderr.splitlines() if "could not be stored" in line]

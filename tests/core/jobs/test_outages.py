@@ -6,7 +6,6 @@ a full disk or a stopped Chroma server turns the API not ready and refuses quest
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -52,15 +51,8 @@ async def _serve(made: Cluster, name: str = "serve", port: int | None = None) ->
     port = port or free_port()
     process = await made.start(name, "serve", "--host", "127.0.0.1", "--port", str(port))
     url = f"http://127.0.0.1:{port}"
-    async with httpx.AsyncClient(base_url=url) as client:
-        async with asyncio.timeout(120):
-            while True:
-                if process.handle.returncode is not None:
-                    raise AssertionError(f"serve exited: {process.text()[-3000:]}")
-                with contextlib.suppress(httpx.TransportError):
-                    if (await client.get("/healthz")).status_code == 200:
-                        return url
-                await asyncio.sleep(0.2)
+    await process.wait_for_http(f"{url}/healthz")
+    return url
 
 
 async def _ask(client: httpx.AsyncClient, count: int, first: int = 0) -> list[httpx.Response]:

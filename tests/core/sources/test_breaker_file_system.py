@@ -5,12 +5,12 @@ last one found failing (system tier)."""
 import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.core.sources.test_breaker_file import EXAMPLE_DOCS
+from tests.support import researchbot
 
 pytestmark = pytest.mark.system
 
@@ -47,12 +47,10 @@ class CountingServer:
 
 
 async def _researchbot(*args: str, env: dict[str, str]) -> str:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env=env, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
+    """What the command printed (its process beside the server on this event loop)."""
+    done = await researchbot.run_async(*args, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 async def test_the_next_cli_question_makes_no_connection_to_a_failing_source(

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.corpus import CORPUS
+from tests.support import researchbot
+from tests.support.corpus import CORPUS, index_corpus
 
 pytestmark = pytest.mark.system
 
@@ -22,23 +23,12 @@ LOCAL_ONLY = {"RESEARCHBOT_SOURCES__WIKIPEDIA": "false", "RESEARCHBOT_SOURCES__A
 MOON = "# The Moon\n\nThe Moon orbits the Earth every 27.3 days; its gravity raises the tides.\n"
 
 
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "bot", *args]
-
-
 @pytest.fixture
 def docs(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The test corpus, indexed by a `researchbot index` process of its own."""
     for name, value in LOCAL_ONLY.items():
         monkeypatch.setenv(name, value)
-    folder = clean_env.parent / "docs"
-    folder.mkdir()
-    for name, text in CORPUS.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    done = subprocess.run(_cli("index", str(folder)), capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return folder
+    return index_corpus(clean_env)
 
 
 @pytest.fixture
@@ -65,17 +55,15 @@ async def test_a_running_bot_sees_another_process_index_add_change_and_remove(
     (docs / "tea.txt").unlink()
     (docs / "moon.md").write_text(MOON)
 
-    indexer = await asyncio.create_subprocess_exec(
-        *_cli("index", str(docs)), stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
+    indexer = asyncio.create_task(researchbot.run_async("index", str(docs)))
     answered_meanwhile = 0
-    while indexer.returncode is None:  # the bot keeps answering while the index run writes
+    while not indexer.done():  # the bot keeps answering while the index run writes
         assert await _paths(bot_process, "Which eruption buried Pompeii?")
         answered_meanwhile += 1
         await asyncio.sleep(0.05)
-    out, err = await indexer.communicate()
-    assert indexer.returncode == 0, err.decode()
-    assert "1 added, 1 updated" in out.decode() and "1 removed" in out.decode()
+    indexed = indexer.result()
+    assert indexed.returncode == 0, indexed.stderr
+    assert "1 added, 1 updated" in indexed.stdout and "1 removed" in indexed.stdout
     assert answered_meanwhile > 0
 
     questions = ["What raises the tides?", "Do cats purr while they doze?",
@@ -94,7 +82,7 @@ async def test_processes_asking_at_once_share_the_answer_cache(bot_process: Any)
     from tests.support.job_client import JobClient
 
     question, pompeii = "What gives sourdough bread its sour taste?", "What buried Pompeii?"
-    askers = [await _ask(text) for text in (question, "How long do cats sleep?")]
+    askers = [_ask(text) for text in (question, "How long do cats sleep?")]
     here = await JobClient(bot_process.jobs).run(
         ResearchRequest(question=pompeii, tenant="local", platform="cli"))
     assert "Vesuvius" in here.answer.summary + here.answer.detail
@@ -105,20 +93,19 @@ async def test_processes_asking_at_once_share_the_answer_cache(bot_process: Any)
         ResearchRequest(question=question, tenant="local", platform="cli"))
     assert again.cached  # written by another process, read without a restart
     assert "acid" in again.answer.summary + again.answer.detail
-    assert '"cached": true' in await _answer(await _ask(pompeii))  # the bot's, elsewhere
+    assert '"cached": true' in await _answer(_ask(pompeii))  # the bot's, elsewhere
 
 
-async def _ask(question: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *_cli("ask", question, "--json"), stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
+def _ask(question: str) -> asyncio.Task[subprocess.CompletedProcess[str]]:
+    """`researchbot ask` in a process of its own, answering beside this one."""
+    return asyncio.create_task(researchbot.run_async("ask", question, "--json"))
 
 
-async def _answer(asker: asyncio.subprocess.Process) -> str:
-    out, err = await asker.communicate()
-    assert asker.returncode == 0, err.decode()
-    assert '"status": "completed"' in out.decode()
-    return out.decode()
+async def _answer(asker: asyncio.Task[subprocess.CompletedProcess[str]]) -> str:
+    asked = await asker
+    assert asked.returncode == 0, asked.stderr
+    assert '"status": "completed"' in asked.stdout
+    return asked.stdout
 
 
 def test_a_store_without_file_locks_is_refused_at_start_up(

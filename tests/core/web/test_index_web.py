@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import json
 import os
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import researchbot
 from tests.support.fake_web import FakeWeb
 
 pytestmark = pytest.mark.system
@@ -64,12 +64,8 @@ async def site() -> AsyncIterator[FakeWeb]:
 async def _cli(*args: str, trusted: str = "") -> tuple[int, str, str]:
     env = {**os.environ, "RESEARCHBOT_SOURCES__TRUSTED_PAGES": json.dumps(
         [trusted] if trusted else [])}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env=env, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    done = await researchbot.run_async(*args, env=env, timeout=180)
+    return done.returncode, done.stdout, done.stderr
 
 
 async def test_a_site_is_crawled_indexed_cited_and_refreshed(clean_env: Path,
