@@ -73,9 +73,11 @@ async def slow_web() -> AsyncIterator[FakeWeb]:
 
 @pytest.fixture
 async def api(store: Path, slow_web: FakeWeb) -> AsyncIterator[RunningApi]:
+    # Wikipedia may be held past the usual 10 s: on a busy machine a browser can take that
+    # long to show the running page, and the search must still be waiting when it does.
     settings = api_settings(store, pipeline={"local_only": False}, sources={
         "wikipedia_api": f"{slow_web.base}/w/api.php", "arxiv": False, "pubmed": False,
-        "cache_ttl_hours": 0, "fetch_pages": 0})
+        "cache_ttl_hours": 0, "fetch_pages": 0, "timeout_s": 90})
     async with running_api(settings) as running:
         yield running
 
