@@ -70,8 +70,16 @@ def title_subject(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 
-NAME = re.compile(r"\b[A-Z][\w'.-]*[\w'](?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|van\s+|la\s+|"
-                  r"and\s+(?=[A-Z]))?[A-Z][\w'.-]*[\w'])*")
+def _capitals() -> str:
+    """Every capital letter of the Latin, Greek and Cyrillic scripts, as the inside of a
+    regular expression's character class: "Über Goober" and "Łódź" are names too."""
+    letters = [chr(c) for c in range(0xC0, 0x530) if chr(c).isupper() and chr(c).isalpha()]
+    return "A-Z" + "".join(letters)
+
+
+CAPITAL = _capitals()
+NAME = re.compile(rf"\b[{CAPITAL}][\w'.-]*[\w'](?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|"
+                  rf"van\s+|la\s+|and\s+(?=[{CAPITAL}]))?[{CAPITAL}][\w'.-]*[\w'])*")
 
 
 def phrase(text: str) -> str:

@@ -106,12 +106,16 @@ def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ver
 # ---- what two things share ------------------------------------------------------------------
 
 # what a passage's opening says its subject is: "What are both A and B?", "A and B are both
-# what?", "What profession do A and B have in common?", "What do A and B have in common?"
+# what?", "What profession do A and B have in common?", "What do A and B have in common?",
+# "A and B are both genera of which type of plants?"
 _SHARED = re.compile(
     r"^\W*what\s+(?:are|were|is|was)\s+both\b|\bboth\s+what\W*$|"
     r"^\W*what\s+(?:do|did|does)\b.*\bhave in common\W*$|"
     r"^\W*(?:what|which)\s+(?:profession|occupation|job|career|trade|nationality|genre|"
-    r"kind|type|role)s?\b.*\b(?:in common|both|share)\b", re.I)
+    r"kind|type|role)s?\b.*\b(?:in common|both|share)\b|"
+    # "A and B are both genuses of which type of plants?", "... both what kind of film?"
+    r"\bboth\b[^?]*?\b(?:what|which)\b(?!\s+(?:year|date|century|decade|day|month|time|"
+    r"number|percentage|age)s?\b)(?!.*\bor\b)", re.I)
 _TOKEN = re.compile(r"[^\W\d_][\w']*|\d+")
 
 

@@ -33,7 +33,12 @@ from core.research.engine import (
 from core.research.planning import PlannedQuery, ResearchPlan, plan_queries, route_sources
 from core.research.search import SearchOutcome, SearchScope
 from core.retrieval.embedding import Embedder
-from core.retrieval.rank import bridge_queries, rank_sources, unfound_names
+from core.retrieval.rank import (
+    bridge_queries,
+    rank_sources,
+    unfound_names,
+    unmentioned_names,
+)
 
 
 class HeuristicReader:
@@ -91,7 +96,8 @@ class SecondHop:
     both Jim McBride and Neil Jordan American?"). Any other question searches what the best
     passages name that it does not ("Shirley Temple", named in the passage about the film,
     for "the position held by the woman who portrayed Corliss Archer in Kiss and Tell"),
-    each with the question's words those passages lack. Nothing left to look up: no round."""
+    each with the question's words those passages lack, after any name of the question no
+    passage mentions. Nothing left to look up: no round."""
 
     async def reflect(self, reading: ResearchQuestion, scope: SearchScope, state: ResearchState
                       ) -> tuple[ResearchPlan, dict[str, Any] | None]:
@@ -100,8 +106,10 @@ class SecondHop:
         found = [s for hits in state.found for s in hits]
         weighs = closed(reading.question) \
             or reading.intent.question_type == QuestionType.COMPARISON
-        queries = unfound_names(reading.intent.entities, found)[:state.tier.hops] if weighs \
-            else bridge_queries(reading.subject, state.ranked, found, state.tier.hops)
+        queries = unfound_names(reading.intent.entities, found) if weighs else [
+            *unmentioned_names(reading.subject, reading.intent.entities, found),
+            *bridge_queries(reading.subject, state.ranked, found, state.tier.hops)]
+        queries = queries[:state.tier.hops]
         if not queries:
             return ResearchPlan(), {"sufficient": True, "second_hop": []}
         routed = route_sources(reading.subject, scope.capabilities(), reading.intent,

@@ -10,7 +10,7 @@ from core.answer.lexicon import is_word
 from core.countries import is_nationality
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
-from core.text import STOPWORDS, terms, unstorable_characters
+from core.text import CAPITAL, STOPWORDS, terms, unstorable_characters
 
 MAX_QUESTION_CHARS = 2000
 MAX_CONTEXT_CHARS = 2000
@@ -96,15 +96,17 @@ _EXPLANATION = re.compile(
 _QUANTITY = re.compile(r"\bhow (long|many|much|often|far|old)\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 # a capitalised word ("O'Rourke" one word), or an initial ("H.")
-_WORD = r"[A-Z]\.(?=\s+[A-Z])|[A-Z][\w+#-]*(?:'[A-Z][\w+#-]*)?"
+_WORD = rf"[{CAPITAL}]\.(?=\s+[{CAPITAL}])|[{CAPITAL}][\w+#-]*(?:'[{CAPITAL}][\w+#-]*)?"
 # the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",
 # "Rogier van der Weyden"
 _INSIDE = r"(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2}"
 _ENTITY = re.compile(
-    r"\"([^\"]{2,80})\"|'([^']{2,80})'|`([^`]{1,80})`|"  # quoted
+    # quoted; a single quote opens and closes outside a word, not as in "Suicide's ... brand's"
+    r"\"([^\"]{2,80})\"|(?<!\w)'([^']{2,80})'(?!\w)|`([^`]{1,80})`|"
     r"\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))|"  # code-like
     rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*)"  # capitalised runs
 )
+_NAME_FOLLOWS = re.compile(rf"'s\b|\s+(?:and|or)\s+[{CAPITAL}]")
 _LANGUAGE_WORDS = {
     "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},
     "de": {"der", "die", "das", "ist", "und", "warum", "wie", "nicht", "ein", "eine"},
@@ -155,9 +157,12 @@ def _entities(question: str) -> list[str]:
         index = next(n for n, g in enumerate(match.groups()) if g)
         entity = match.groups()[index].strip(" ?.!,")
         if index == 4 and match.start() == len(question) - len(question.lstrip()) \
-                and is_word(entity.partition(" ")[0]):
+                and is_word(entity.partition(" ")[0]) \
+                and not (" " not in entity and _NAME_FOLLOWS.match(question, match.end())):
             # A capital at the start of a sentence is not a name when it is a word of the
-            # language ("Which", "Are"): drop it. "SuperMansion starred ..." keeps its name.
+            # language ("Which", "Are"): drop it. "SuperMansion starred ..." keeps its name,
+            # and so does a word that owns something or stands with another name ("Suicide's
+            # album", "Lunaria and Aethionema are ...").
             entity = entity.partition(" ")[2]
         head, _, last = entity.rpartition(" ")
         if index == 4 and head and is_nationality(last):  # "... Neil Jordan American?"

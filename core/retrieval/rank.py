@@ -95,7 +95,8 @@ def _naming(names: Sequence[str], chosen: list[int], order: list[int],
     first words): a brother's passage that mentions Thomas H. Ince does not say what he is.
     Failing that, the passage `beyond` the relevance floor that the name titles (a question
     weighing two people may match one's passage far better than the other's). Failing that,
-    for a name no chosen passage mentions, the best passage that does."""
+    for a name no chosen passage mentions, the best passage that does, above the floor or
+    else beyond it."""
     added: list[int] = []
     for name in names:
         needle = phrase(name)
@@ -107,7 +108,7 @@ def _naming(names: Sequence[str], chosen: list[int], order: list[int],
             found = next((n for n in beyond if n not in added
                           and phrase(title_subject(pool[n].title)) == needle), None)
         if found is None and not any(needle in texts[n] for n in chosen + added):
-            found = next((n for n in order if n not in chosen and n not in added
+            found = next((n for n in [*order, *beyond] if n not in chosen and n not in added
                           and needle in texts[n]), None)
         if found is not None:
             added.append(found)
@@ -176,6 +177,18 @@ def unfound_names(names: Sequence[str], found: Sequence[Source]) -> list[str]:
             and not any(p.startswith(phrase(n)) for p in about)]
 
 
+def unmentioned_names(question: str, names: Sequence[str], found: Sequence[Source]
+                      ) -> list[str]:
+    """Searches for the names no passage found mentions at all, countries aside, each with
+    the question's other words ("New York Police movie starring former detective"): a
+    passage that answers must name them, and the question's first searches missed it."""
+    texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in found]
+    words = _surface(question)
+    return [" ".join([name, *(w for w in words if phrase(w) not in phrase(name))])
+            for name in names if not countries_in(name)
+            and not any(phrase(name) in text for text in texts)]
+
+
 BRIDGE_WINDOW = 6  # words each side of a name that tie it to the question
 _CALENDAR = frozenset(terms("january february march april may june july august september "
                             "october november december monday tuesday wednesday thursday "
@@ -202,9 +215,20 @@ def _surface(question: str) -> list[str]:
 
 
 def subjects_of(source: Source) -> set[str]:
-    """What a passage is about, as phrases: its title's subject and its first words'."""
+    """What a passage is about, as phrases: its title's subject and its first words'; for a
+    title that places its subject ("Stanley Park, Blackpool", "Mark Masons' Hall, London"),
+    the subject without the place too, as other passages name it."""
     text = source.content or source.snippet
-    return {phrase(title_subject(source.title)), phrase(opening_subject(text))} - {"\0"}
+    title = title_subject(source.title)
+    placed = _PLACED.fullmatch(title)
+    return {phrase(title), phrase(opening_subject(text)),
+            *([phrase(placed.group(1))] if placed else [])} - {"\0"}
+
+
+# "<subject>, <one to three capitalised words>": Wikipedia's way to tell places apart; not
+# "Coty, Inc." nor "United States presidential election, 2016"
+_PLACED = re.compile(r"([^,]{4,}),\s+((?!(?:Inc|Ltd|Co|Corp|Jr|Sr)\b)[A-Z][\w'.-]+"
+                     r"(?:\s+[A-Z][\w'.-]+){0,2})")
 
 
 def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bool:

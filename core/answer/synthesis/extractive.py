@@ -21,7 +21,7 @@ from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
 from core.retrieval.rank import subjects_of, tied_to
-from core.text import STOPWORDS, phrase, plain_words, sentences, terms
+from core.text import CAPITAL, STOPWORDS, phrase, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."
 UNSETTLED = ("The sources found do not settle this either way; the passages closest to it are "
@@ -42,7 +42,8 @@ _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The
 _YEAR_OR_DATE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b")
-_NAME = re.compile(r"\b[A-Z][\w'-]+(?:\s+(?:of\s+|de\s+|von\s+)?[A-Z][\w'-]+)*")
+_NAME = re.compile(
+    rf"\b[{CAPITAL}][\w'-]+(?:\s+(?:of\s+|de\s+|von\s+)?[{CAPITAL}][\w'-]+)*")
 
 
 @dataclass
@@ -114,7 +115,7 @@ class ExtractiveSynthesizer:
             self._max_sentences,
             trade_off=0.85,
         )]
-        picked = _cover_entities(picked, candidates, keep, intent)
+        picked = _cover_entities(picked, candidates, keep, intent, sources)
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
@@ -191,14 +192,17 @@ def _same_thing(source: Source, other: Source) -> bool:
 def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[Source],
              names: list[str]) -> list[_Candidate]:
     """The other sentences that earn their place: from a passage (or its document) of the
-    chain, from one passage about something the chain's quoted sentences name, or from the
+    chain, from one passage about something the chain's quoted sentences name, from the
     passage that brings in a name of the question the chain does not mention (the other side
-    of a comparison). A passage that only shares words with the question is left out."""
+    of a comparison), or from the passage about a name of the question (the actress whose
+    film the question asks for). A passage that only shares words with the question is left
+    out."""
     documents = {sources[c.source_index].document_id for c in chain} - {None, ""}
     passages = {n for n, source in enumerate(sources)
                 if n in {c.source_index for c in chain} or source.document_id in documents}
     links = 0
     quoted = phrase(" ".join(c.text for c in chain))
+    named_by_passage = {name for name in names for n in passages if _is_about(sources[n], name)}
 
     def text(n: int) -> str:
         return phrase(f"{sources[n].title} {sources[n].content or sources[n].snippet}")
@@ -217,8 +221,12 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
                       and phrase(name) not in said]
             linked = links < 1 and any(subject in quoted for subject in subjects_of(sources[n])
                                        if len(subject) > 5)
-            if not brings and not linked:
+            about = [name for name in names if _is_about(sources[n], name)
+                     and name not in named_by_passage]
+            if not brings and not linked and not about:
                 continue
+            for name in about:
+                named_by_passage.add(name)
             links += not brings
             passages.add(n)
         kept.append(candidate)
@@ -312,20 +320,37 @@ def _usable(sentence: str) -> bool:
 
 
 def _cover_entities(
-    picked: list[int], candidates: list[_Candidate], keep: list[int], intent: QueryIntent
+    picked: list[int], candidates: list[_Candidate], keep: list[int], intent: QueryIntent,
+    sources: list[Source],
 ) -> list[int]:
-    """For a comparison, make sure each side is represented by its best sentence."""
-    if intent.question_type != QuestionType.COMPARISON:
+    """Each thing the question names is represented by its best sentence: for a comparison,
+    one that names each side or is from a passage about it; for a question naming two things
+    or more ("Which tournament have A and B both been finalists in?"), one from a passage
+    about each, where there is such a passage."""
+    names = [e for e in intent.entities if plain_words(e)]
+    if intent.question_type == QuestionType.COMPARISON:
+        def holds(n: int, name: str) -> bool:
+            return (name.casefold() in candidates[n].text.casefold()
+                    or _is_about(sources[candidates[n].source_index], name))
+    elif len(names) >= 2:
+        def holds(n: int, name: str) -> bool:
+            return _is_about(sources[candidates[n].source_index], name)
+    else:
         return picked
     result = list(picked)
-    for entity in intent.entities:
-        needle = entity.casefold()
-        if any(needle in candidates[n].text.casefold() for n in result):
+    for name in names:
+        if any(holds(n, name) for n in result):
             continue
-        matches = [n for n in keep if needle in candidates[n].text.casefold()]
+        matches = [n for n in keep if holds(n, name)]
         if matches:
             result.append(max(matches, key=lambda n: candidates[n].score))
     return result
+
+
+def _is_about(source: Source, name: str) -> bool:
+    """Whether the passage's title or first words are about the named thing."""
+    wanted = phrase(name)
+    return any(subject.startswith(wanted) for subject in subjects_of(source))
 
 
 def _inside_another(n: int, picked: list[int], candidates: list[_Candidate]) -> bool:

@@ -236,7 +236,7 @@ def _graded(question: str, sources: list[Source], found: list[Source] | None = N
                  question=question).confidence
 
 
-def test_a_longer_name_is_another_thing_and_earns_no_more_than_low() -> None:
+def test_a_longer_name_is_another_thing_and_does_not_answer() -> None:
     question = "In what town was the director of Blade Runner born?"
     sequel = _passages(
         ("Blade Runner 2049", "Blade Runner 2049 is a 2017 American science fiction film "
@@ -248,7 +248,8 @@ def test_a_longer_name_is_another_thing_and_earns_no_more_than_low() -> None:
                          "Scott and starring Harrison Ford as Rick Deckard."),
         ("Ridley Scott", "Sir Ridley Scott is an English film director. He was born in the "
                          "town of South Shields and studied at the Royal College of Art."))
-    assert _graded(question, sequel[::-1]) == Confidence.LOW
+    # the sequel's director is not the director of Blade Runner: the go-between is missing
+    assert _graded(question, sequel[::-1]) == Confidence.INSUFFICIENT
     assert _graded(question, original[::-1]) in (Confidence.MEDIUM, Confidence.HIGH)
 
 
@@ -262,7 +263,7 @@ def test_a_legal_form_or_the_questions_own_word_keeps_the_name() -> None:
     assert _graded(question, sources[::-1]) in (Confidence.MEDIUM, Confidence.HIGH)
 
 
-def test_a_lead_passage_tied_to_nothing_the_question_names_is_low() -> None:
+def test_a_lead_passage_tied_to_nothing_the_question_names_does_not_answer() -> None:
     question = "How long is the river that flows through Albuquerque?"
     city, river, elsewhere = _passages(
         ("Albuquerque", "Albuquerque is the most populous city in New Mexico. The Rio Grande "
@@ -273,7 +274,8 @@ def test_a_lead_passage_tied_to_nothing_the_question_names_is_low() -> None:
                   "flowing through Lyon to the Mediterranean."))
     assert _graded(question, [river, city]) in (Confidence.MEDIUM, Confidence.HIGH)
     # the same evidence found, but the answer leads with a river nothing ties to Albuquerque
-    assert _graded(question, [elsewhere, city], [elsewhere, city, river]) == Confidence.LOW
+    assert _graded(question, [elsewhere, city], [elsewhere, city, river]) \
+        == Confidence.INSUFFICIENT
 
 
 def test_a_comparison_needs_a_passage_about_each_thing_compared() -> None:
@@ -301,7 +303,7 @@ def test_a_question_through_a_go_between_needs_the_go_between_cited() -> None:
     assert _graded(question, [director, film], [film, director, other]) in (
         Confidence.MEDIUM, Confidence.HIGH)
     # only the film's own passage: the director's birthplace was never found
-    assert _graded(question, [film, other], [film, director, other]) == Confidence.LOW
+    assert _graded(question, [film, other], [film, director, other]) == Confidence.INSUFFICIENT
 
 
 def test_a_phrase_that_is_what_is_asked_for_is_no_go_between() -> None:

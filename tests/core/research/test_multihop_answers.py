@@ -367,3 +367,125 @@ async def test_a_duo_and_two_members_are_the_same_number(embedder: Any) -> None:
     draft = await _answer(embedder, "Do Glass Harbour and Salt Ferns have the same number of "
                           "members?", bands)
     assert draft.summary.startswith("Yes: ")
+
+
+# ---- names as the question writes them -----------------------------------------------------
+
+def test_a_possessive_apostrophe_opens_no_quotation() -> None:
+    entities = detect_intent("Which label released Kestrel's debut album about the "
+                             "island's birds?").entities
+    assert not any("debut album" in e for e in entities)
+    assert detect_intent("Is 'Blue Hour' a novel?").entities == ["Blue Hour"]
+
+
+def test_a_capital_outside_ascii_starts_a_name() -> None:
+    entities = detect_intent("Did Ölund Åberg and Émile Żak write Nights at Ærø?").entities
+    assert {"Ölund Åberg", "Émile Żak"} <= set(entities)
+
+
+def test_the_asked_property_and_a_year_measured_against_are_not_required_names() -> None:
+    from core.answer.grading import specifics
+
+    question = "The author of Quiet Harbours is of what Nationality?"
+    assert specifics(detect_intent(question), question) == ["Quiet Harbours"]
+    question = "Were Halden College and Brixham Institute both founded before 1950?"
+    assert "1950" not in specifics(detect_intent(question), question)
+    question = "Which Halden College team won in 1950?"
+    assert "1950" in specifics(detect_intent(question), question)
+
+
+CELLIST = _page(20, "Tomasz Wieczorak", "Tomasz Wieczorak (born 1971) is a Polish cellist who "
+                "plays with the Kraków Chamber Orchestra.", 0.7)
+RECITAL = _page(21, "Kraków Chamber Orchestra", "The Kraków Chamber Orchestra gave its first "
+                "recital in 1990; its cellist Tomasz Wieczorak joined in 1998.", 0.6)
+
+
+def _graded_answer(question: str, pages: list[Source]) -> Any:
+    from core.answer.synthesis.base import Draft
+    from core.models import Citation
+
+    draft = Draft(summary=" ".join(f"{(p.content or '')[:-1]} [{n}]."
+                                   for n, p in enumerate(pages, 1)),
+                  citations=[Citation(claim=p.content or "", source_id=p.id,
+                                      quote=p.content or "") for p in pages])
+    return grade(verify_citations(draft, pages), pages, detect_intent(question), [],
+                 only_local=True, question=question)
+
+
+def test_a_name_spelled_one_letter_off_is_taken_as_written_and_said() -> None:
+    graded = _graded_answer("What instrument does Tomasz Wieczorek play in the Kraków "
+                            "Chamber Orchestra?", [CELLIST, RECITAL])
+    assert graded.confidence in (Confidence.LOW, Confidence.MEDIUM)  # never High
+    assert any('"Tomasz Wieczorak"' in line and '"Tomasz Wieczorek"' in line
+               for line in graded.limitations)
+
+
+def test_a_dictionary_word_one_letter_off_is_another_name() -> None:
+    manor = _page(22, "Marden Hall", "Marden Hall is a manor house in Kent, England, built "
+                  "in 1620 beside the river Teise.", 0.7)
+    graded = _graded_answer("Which river flows past Marden Hill in Kent?", [manor])
+    assert graded.confidence == Confidence.INSUFFICIENT
+    assert any("Marden Hill" in line for line in graded.limitations)
+
+
+def test_a_name_with_a_word_more_inside_is_said_as_the_documents_write_it() -> None:
+    from core.answer.grading import spelled_as
+
+    assert spelled_as("Oslo Harbour Police", phrase("the Oslo City Harbour Police")) \
+        == "oslo city harbour police"
+    assert spelled_as("Oslo Police", phrase("the Oslo City Police")) is None  # two words
+    assert spelled_as("Harwick", phrase("Hartwick College")) is None  # one word: never
+
+
+def test_cited_text_holding_little_of_the_question_does_not_answer() -> None:
+    pages = [_page(23, "Velden", "Velden is a town in Bavaria on the river Vils.", 0.7),
+             _page(24, "Vils", "The Vils is a river in Bavaria, a tributary of the Danube.",
+                   0.7)]
+    graded = _graded_answer("Which composer wrote the Velden festival overture for brass "
+                            "band and organ?", pages)
+    assert graded.confidence == Confidence.INSUFFICIENT
+    assert any("only part of what the question asks" in line for line in graded.limitations)
+
+
+async def test_two_things_shared_of_which_kind_are_said_first(embedder: Any) -> None:
+    pages = [_page(25, "Lunaria", "Lunaria is a genus of flowering plants in the family "
+                   "Brassicaceae, native to Europe."),
+             _page(26, "Aethionema", "Aethionema is a genus of flowering plants in the family "
+                   "Brassicaceae, known as stonecress.")]
+    draft = await _answer(embedder, "Lunaria and Aethionema are both genera of which type of "
+                          "plants?", pages)
+    assert draft.summary.startswith("Both are described as")
+    assert "flowering plants" in draft.summary
+    assert {c.source_id for c in draft.citations} == {"s25", "s26"}
+
+
+async def test_each_thing_the_question_names_is_cited_from_its_own_passage(
+        embedder: Any) -> None:
+    pages = [_page(27, "Ingrid Sol", "Ingrid Sol (born 1988) is a Danish tennis player. She "
+                   "reached the final of the Nordic Open in 2012."),
+             _page(28, "Hanna Brask", "Hanna Brask (born 1979) is a retired Swedish tennis "
+                   "player. She was runner-up at the Nordic Open in 2003."),
+             _page(29, "Nordic Open", "The Nordic Open is a tennis tournament held in Malmö "
+                   "every August since 1968; Ingrid Sol played its 2012 final.")]
+    draft = await _answer(embedder, "Which tournament have Ingrid Sol and Hanna Brask both "
+                          "been finalists in?", pages)
+    assert {"s27", "s28"} <= {c.source_id for c in draft.citations}
+
+
+def test_a_title_that_places_its_subject_is_about_the_subject() -> None:
+    from core.retrieval.rank import subjects_of
+
+    park = _page(30, "Ashford Park, Kent", "Ashford Park is a public park.")
+    assert " ashford park " in subjects_of(park)
+    company = _page(31, "Halden, Inc.", "The firm makes boats.")  # a legal form, no place
+    assert subjects_of(company) == {" halden inc ", " firm makes boats "}
+
+
+def test_a_name_no_passage_mentions_is_searched_with_the_questions_words() -> None:
+    from core.retrieval.rank import unmentioned_names
+
+    question = "Which film starred Aldo Renn as a former Oslo Harbour Police detective?"
+    found = [_page(32, "Aldo Renn", "Aldo Renn is a Norwegian actor.")]
+    queries = unmentioned_names(question, detect_intent(question).entities, found)
+    assert len(queries) == 1 and queries[0].startswith("Oslo Harbour Police")
+    assert "detective" in queries[0] and "Aldo" not in queries[0]
