@@ -15,7 +15,7 @@ Three more cuts, for a file in WAL mode (what core.store.database sets):
 
 - A read outside a transaction (a SELECT) runs on the calling thread, the event loop's: a WAL
   reader never waits for a writer, and the statement takes tens of microseconds, less than
-  the trip would.
+  the trip would. (Its rows past the first few hundred are fetched on aiosqlite's thread.)
 - The engine's connections write one at a time: a connection takes the engine's `writers`
   lock on its thread before its first write and gives it back when its transaction ends. A
   second writer waits on the lock and wakes as soon as it is free, instead of sleeping in
@@ -44,6 +44,8 @@ Done = tuple[Any, int, int | None, list[Row]]
 # A statement kept for the commit: its SQL, and its parameters (a list of them: executemany)
 Kept = tuple[str, Any, bool]
 
+# Rows a read fetches on the calling thread before it hands the rest to aiosqlite's thread
+READ_HERE_ROWS = 256
 # How long a writer waits for another connection of this engine to finish (as busy_timeout)
 WRITERS_WAIT_S = 10.0
 
@@ -133,10 +135,27 @@ class OneTripConnection(aiosqlite.Connection):
                 kept, self._kept = self._kept, []
                 await self._execute(self._run_kept, kept, False)
         if read and self.reads_here and not self._conn.in_transaction:
-            return _execute(self._conn, sql, parameters)
+            return await self._read_here(sql, parameters)
         if read or _is_pragma(sql):  # a PRAGMA takes no write lock of its own
             return await self._execute(_execute, self._conn, sql, parameters)
         return await self._execute(self._write, sql, parameters, many)
+
+    async def _read_here(self, sql: str, parameters: Any) -> Done:
+        """A read on the calling thread; past its first READ_HERE_ROWS rows the rest are
+        fetched on aiosqlite's thread, so a long read (every passage of a knowledge base)
+        does not hold the event loop."""
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(sql, parameters)
+            rows = cursor.fetchmany(READ_HERE_ROWS) if cursor.description else []
+        except BaseException:
+            cursor.close()
+            raise
+        if len(rows) < READ_HERE_ROWS:
+            cursor.close()
+        else:
+            rows += await self._execute(_rest, cursor)
+        return cursor.description, cursor.rowcount, cursor.lastrowid, rows
 
     async def commit(self) -> None:
         kept, self._kept = self._kept, None
@@ -241,6 +260,13 @@ def _execute(connection: sqlite3.Connection, sql: str, parameters: Sequence[Any]
         cursor.execute(sql, parameters)
         rows = cursor.fetchall() if cursor.description else []
         return cursor.description, cursor.rowcount, cursor.lastrowid, rows
+    finally:
+        cursor.close()
+
+
+def _rest(cursor: sqlite3.Cursor) -> list[Row]:
+    try:
+        return cursor.fetchall()
     finally:
         cursor.close()
 

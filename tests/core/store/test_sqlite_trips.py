@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core.models import utcnow
 from core.store.database import api_keys, open_database, sqlite_url
-from core.store.sqlite_trips import OneTripConnection, one_trip
+from core.store.sqlite_trips import READ_HERE_ROWS, OneTripConnection, one_trip
 
 pytestmark = pytest.mark.unit
 
@@ -124,6 +124,21 @@ async def test_concurrent_writers_take_turns_and_lose_nothing(engine: Any) -> No
         rows = (await connection.execute(select(api_keys.c.id, api_keys.c.name))).all()
     assert len(rows) == 100
     assert sum(row.name == "two" for row in rows) == 50
+
+
+async def test_a_long_read_fetches_the_rest_of_its_rows_on_the_thread(
+        engine: Any, trips: list[str]) -> None:
+    many = READ_HERE_ROWS * 2 + 5
+    async with one_trip(engine) as connection:
+        await connection.execute(api_keys.insert(), [_row(f"{n:04}") for n in range(many)])
+    trips.clear()
+    async with engine.connect() as connection:
+        ids = (await connection.execute(select(api_keys.c.id).order_by(api_keys.c.id))
+               ).scalars().all()
+        short = (await connection.execute(
+            select(api_keys.c.id).order_by(api_keys.c.id).limit(READ_HERE_ROWS - 1))).all()
+    assert ids == [f"{n:04}" for n in range(many)] and len(short) == READ_HERE_ROWS - 1
+    assert trips == ["_rest"]  # the long read's rest; the short read made none
 
 
 async def test_a_read_does_not_wait_for_a_writer(engine: Any) -> None:
