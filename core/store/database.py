@@ -274,7 +274,7 @@ def sqlite_url(path: str) -> str:
 
 
 CONNECT_TIMEOUT_S = 10.0
-SQLITE_CONNECTIONS = 4
+SQLITE_CONNECTIONS = 12
 
 
 async def open_database(url: str) -> AsyncEngine:
@@ -343,10 +343,11 @@ def _engine_options(url: str) -> dict[str, Any]:
     if url.startswith("sqlite"):
         if ":memory:" in url or "mode=memory" in url:
             return {"pool_size": 1, "max_overflow": 0}  # each connection its own database
-        # A few connections: reads run on the event loop's thread and hold one for an
+        # Several connections: reads run on the event loop's thread and hold one for an
         # instant, and writers take turns on the engine's lock (core.store.sqlite_trips)
         # instead of meeting in SQLite's busy handler, which sleeps 1 to 100 ms between
-        # looks.
+        # looks. A writer waiting its turn holds its connection: with 4, twenty concurrent
+        # cache hits left reads waiting for one (bench/api.py, docs/benchmarks/startup.md).
         return {"pool_size": SQLITE_CONNECTIONS, "max_overflow": 0}
     # asyncpg waits 60 s for a server that drops packets; start-up should say so sooner
     options: dict[str, Any] = {"pool_pre_ping": True}
