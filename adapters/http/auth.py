@@ -3,8 +3,9 @@
 A request names its tenant with an API key (`Authorization: Bearer rb_...`). Without one it
 is served as the default tenant only while keyless access is open: always with
 web.allow_anonymous, otherwise on a loopback address until the first key exists (asked per
-request, so creating a key closes the door without a restart). A job's page token
-(`?token=`) opens its one job and nothing else: the page, shared without a key, reads,
+request, the answer kept for at most a second, core.store.access.KEYS_RECHECK_S: a key made
+by `researchbot keys create` closes the door within a second, without a restart). A job's
+page token (`?token=`) opens its one job and nothing else: the page, shared without a key, reads,
 streams and rates the job; cancelling or retrying it needs a key. Another tenant's job is
 answered 404, as if it did not exist. A key or token that is not of its shape is refused
 before any database query (core.store.access). Failed authentication is counted per client

@@ -16,7 +16,8 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +35,11 @@ _SHARE_KEY = "share-links"
 _KEY_SHAPE = re.compile(r"rb_([0-9a-f]{12})_[A-Za-z0-9_-]{43}")
 _TOKEN_SHAPE = re.compile(r"[0-9a-f]{32}")
 
+
+# How long `any_active` trusts its last look: a key made or revoked by another process
+# (researchbot keys create, another server) is seen within this many seconds; one made or
+# revoked through the same ApiKeys at once.
+KEYS_RECHECK_S = 1.0
 
 # Built once (read on every keyless request)
 _ANY_ACTIVE = select(api_keys.c.id).where(api_keys.c.revoked_at.is_(None)).limit(1)
@@ -55,8 +61,13 @@ class ApiKey:
 
 
 class ApiKeys:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, *, recheck_s: float = KEYS_RECHECK_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._engine = engine
+        self._recheck_s = recheck_s
+        self._clock = clock
+        self._any: tuple[bool, float] | None = None  # the last answer, and when it was asked
+        self._changes = 0  # keys made or revoked here: an older look is not kept
 
     async def create(self, tenant: str, name: str = "") -> tuple[ApiKey, str]:
         """A new key for `tenant`: its row, and the key, which is shown once and never again."""
@@ -66,6 +77,7 @@ class ApiKeys:
                "created_at": utcnow(), "revoked_at": None}
         async with self._engine.begin() as connection:
             await connection.execute(api_keys.insert().values(**row))
+        self._changed()
         return _key(row), key
 
     async def list(self, tenant: str | None = None) -> list[ApiKey]:
@@ -83,6 +95,7 @@ class ApiKeys:
             result = await connection.execute(
                 update(api_keys).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
                 .values(revoked_at=utcnow()))
+        self._changed()
         return bool(result.rowcount)
 
     async def verify(self, key: str) -> ApiKey | None:
@@ -100,9 +113,21 @@ class ApiKeys:
         return found if found.active else None
 
     async def any_active(self) -> bool:
+        """Whether an active key exists, as the database said at most `recheck_s` ago (asked
+        on every keyless request, so keyless access ends within that time of a key being
+        made in another process; at once when made through this object)."""
+        asked, changes = self._clock(), self._changes
+        if self._any is not None and asked - self._any[1] < self._recheck_s:
+            return self._any[0]
         async with self._engine.connect() as connection:
             row = (await connection.execute(_ANY_ACTIVE)).first()
+        if changes == self._changes:  # no key made or revoked here meanwhile
+            self._any = (row is not None, asked)
         return row is not None
+
+    def _changed(self) -> None:
+        self._changes += 1
+        self._any = None
 
 
 class ShareLinks:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,7 @@ def sqlite_url(path: str) -> str:
 
 
 CONNECT_TIMEOUT_S = 10.0
+SQLITE_CONNECTIONS = 12
 
 
 async def open_database(url: str) -> AsyncEngine:
@@ -287,7 +289,7 @@ async def open_database(url: str) -> AsyncEngine:
                                  f"{redact(str(error))}") from None
     if engine.dialect.name == "sqlite":
         _require_folder(engine.url)
-        event.listen(engine.sync_engine, "do_connect", _one_trip_statements)
+        event.listen(engine.sync_engine, "do_connect", _one_trip_statements(threading.Lock()))
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     try:
         async with engine.begin() as connection:
@@ -339,11 +341,14 @@ def _connect_or_unavailable(dialect: Any, _record: Any, cargs: Any, cparams: Any
 
 def _engine_options(url: str) -> dict[str, Any]:
     if url.startswith("sqlite"):
-        # One connection: SQLite takes one writer at a time, and a second connection of this
-        # process that wants to write waits in SQLite's busy handler, which sleeps 1 to
-        # 100 ms between looks; twenty cache hits at once spent most of their time there.
-        # Queued on one connection, statements take their turn at once.
-        return {"pool_size": 1, "max_overflow": 0}
+        if ":memory:" in url or "mode=memory" in url:
+            return {"pool_size": 1, "max_overflow": 0}  # each connection its own database
+        # Several connections: reads run on the event loop's thread and hold one for an
+        # instant, and writers take turns on the engine's lock (core.store.sqlite_trips)
+        # instead of meeting in SQLite's busy handler, which sleeps 1 to 100 ms between
+        # looks. A writer waiting its turn holds its connection: with 4, twenty concurrent
+        # cache hits left reads waiting for one (bench/api.py, docs/benchmarks/startup.md).
+        return {"pool_size": SQLITE_CONNECTIONS, "max_overflow": 0}
     # asyncpg waits 60 s for a server that drops packets; start-up should say so sooner
     options: dict[str, Any] = {"pool_pre_ping": True}
     if url.startswith("postgresql+asyncpg"):
@@ -486,15 +491,25 @@ def _add_missing_indexes(connection: Connection) -> None:
                 connection.execute(CreateIndex(index, if_not_exists=True))
 
 
-def _one_trip_statements(_dialect: Any, _record: Any, _cargs: Any, cparams: Any) -> None:
-    """SQLite connections whose statements make one trip to aiosqlite's thread each
+def _one_trip_statements(writers: threading.Lock) -> Any:
+    """A do_connect listener: SQLite connections whose statements make one trip to
+    aiosqlite's thread each, and which write one at a time, on `writers`
     (core.store.sqlite_trips)."""
-    cparams["async_creator_fn"] = sqlite_trips.connect
+    creator = functools.partial(sqlite_trips.connect, writers=writers)
+
+    def one_trip_statements(_dialect: Any, _record: Any, _cargs: Any, cparams: Any) -> None:
+        cparams["async_creator_fn"] = creator
+
+    return one_trip_statements
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
+    wal = (cursor.fetchone() or ("",))[0] == "wal"
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+    driver = record.driver_connection
+    if wal and isinstance(driver, sqlite_trips.OneTripConnection):
+        driver.reads_here = True  # a WAL reader never waits for a writer

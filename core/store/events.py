@@ -17,6 +17,7 @@ from core.models import TERMINAL_EVENTS, JobEvent, ProgressDetail, ProgressEvent
 from core.redact import REDACTOR
 from core.store.database import job_events
 from core.store.outage import store_outage
+from core.store.sqlite_trips import one_trip
 
 # Built once (read on every look at a job's events)
 _AFTER = (select(job_events).where(job_events.c.job_id == bindparam("job_id"),
@@ -134,7 +135,7 @@ class JobEvents:
     async def _insert(self, job_id: str, first: int, drafts: list[EventDraft]
                       ) -> list[JobEvent]:
         rows = event_rows(job_id, first, drafts)
-        async with self._engine.begin() as connection:
+        async with one_trip(self._engine) as connection:
             await connection.execute(job_events.insert(), rows)
         return [JobEvent.model_validate(row) for row in rows]
 

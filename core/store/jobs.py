@@ -29,6 +29,7 @@ from core.models import (
 from core.redact import REDACTOR
 from core.store.database import job_events, jobs, read_json
 from core.store.events import EventDraft, event_rows
+from core.store.sqlite_trips import one_trip
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +51,14 @@ class JobStore:
         return self._engine
 
     async def create(self, job: Job) -> Job:
-        async with self._engine.begin() as connection:
+        async with one_trip(self._engine) as connection:
             await connection.execute(jobs.insert(), _redacted(_row(job)))
         return job
 
     async def create_ended(self, job: Job, events: Sequence[EventDraft]) -> Job:
         """Store a job that ended as it began (an answer repeated from the cache) with all
-        its events, numbered from 1, in one transaction."""
-        async with self._engine.begin() as connection:
+        its events, numbered from 1, in one transaction (one trip to SQLite's thread)."""
+        async with one_trip(self._engine) as connection:
             await connection.execute(job_events.insert(), event_rows(job.id, 1, events))
             await connection.execute(jobs.insert(), _redacted(_row(job)))
         return job

@@ -1,4 +1,5 @@
-"""SQLite statements in one trip to aiosqlite's thread each.
+"""SQLite statements in one trip to aiosqlite's thread each, reads in none, and a write
+transaction in one.
 
 aiosqlite runs a SQLite connection on a thread of its own, and SQLAlchemy's adapter makes a
 trip there for every step of a statement: open a cursor, execute, fetch the rows, close the
@@ -10,18 +11,43 @@ execute, fetch every row and close in one trip, and whose commit and rollback ma
 no transaction is open. (SQLite's rows are read from a local file, so fetching them all at
 once is what the adapter did anyway: it keeps no server-side cursor for SQLite.)
 
+Three more cuts, for a file in WAL mode (what core.store.database sets):
+
+- A read outside a transaction (a SELECT) runs on the calling thread, the event loop's: a WAL
+  reader never waits for a writer, and the statement takes tens of microseconds, less than
+  the trip would. (Its rows past the first few hundred are fetched on aiosqlite's thread.)
+- The engine's connections write one at a time: a connection takes the engine's `writers`
+  lock on its thread before its first write and gives it back when its transaction ends. A
+  second writer waits on the lock and wakes as soon as it is free, instead of sleeping in
+  SQLite's busy handler (1, 2, 5, 10 ... ms between tries). Other processes still meet in
+  the busy handler.
+- `one_trip` (a transaction whose statements' results are not read: inserts) keeps the
+  statements and sends them with the commit, in one trip: the write lock is held only while
+  SQLite writes, not across trips and the event loop's queue between them.
+
 It leans on two names aiosqlite keeps for itself, `_execute` and `_conn`, at the version the
 project pins; tests/core/store/test_sqlite_trips.py checks them."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import aiosqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 Row = tuple[Any, ...]
+Done = tuple[Any, int, int | None, list[Row]]
+# A statement kept for the commit: its SQL, and its parameters (a list of them: executemany)
+Kept = tuple[str, Any, bool]
+
+# Rows a read fetches on the calling thread before it hands the rest to aiosqlite's thread
+READ_HERE_ROWS = 256
+# How long a writer waits for another connection of this engine to finish (as busy_timeout)
+WRITERS_WAIT_S = 10.0
 
 
 class OneTripCursor:
@@ -44,14 +70,12 @@ class OneTripCursor:
         await self.close()
 
     async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> OneTripCursor:
-        self._take(await self._connection._execute(_execute, self._connection.sqlite,
-                                                   sql, parameters))
+        self._take(await self._connection.statement(sql, parameters, False))
         return self
 
     async def executemany(self, sql: str,
                           parameters: Iterable[Sequence[Any]]) -> OneTripCursor:
-        self._take(await self._connection._execute(_executemany, self._connection.sqlite,
-                                                   sql, list(parameters)))
+        self._take(await self._connection.statement(sql, list(parameters), True))
         return self
 
     async def fetchall(self) -> list[Row]:
@@ -72,11 +96,20 @@ class OneTripCursor:
     async def setinputsizes(self, *_: Any) -> None:
         return None
 
-    def _take(self, done: tuple[Any, int, int | None, list[Row]]) -> None:
+    def _take(self, done: Done) -> None:
         self.description, self.rowcount, self.lastrowid, self._rows = done
 
 
 class OneTripConnection(aiosqlite.Connection):
+    """An aiosqlite connection of an engine whose connections share `writers`."""
+
+    def __init__(self, connector: Any, writers: threading.Lock) -> None:
+        super().__init__(connector, iter_chunk_size=64)
+        self._writers = writers
+        self._writing = False  # holds `writers` (changed on its thread only, or once closed)
+        self.reads_here = False  # reads on the calling thread: set once the file is in WAL
+        self._kept: list[Kept] | None = None  # a one-trip transaction's statements
+
     @property
     def sqlite(self) -> sqlite3.Connection:
         """The sqlite3 connection that aiosqlite's thread uses."""
@@ -86,26 +119,142 @@ class OneTripConnection(aiosqlite.Connection):
         """A cursor, made here (SQLAlchemy's adapter enters it with `async with`)."""
         return OneTripCursor(self)
 
+    def keep_writes(self) -> None:
+        """From now until the transaction ends, keep write statements for the commit."""
+        self._kept = []
+
+    async def statement(self, sql: str, parameters: Any, many: bool) -> Done:
+        """Run one statement (`many`: once per set of parameters): here, on aiosqlite's
+        thread, or kept for the commit."""
+        read = _is_read(sql)
+        if self._kept is not None:
+            if not read:
+                self._kept.append((sql, parameters, many))
+                return None, -1, None, []
+            if self._kept:  # a read after kept writes sees them
+                kept, self._kept = self._kept, []
+                await self._execute(self._run_kept, kept, False)
+        if read and self.reads_here and not self._conn.in_transaction:
+            return await self._read_here(sql, parameters)
+        if read or _is_pragma(sql):  # a PRAGMA takes no write lock of its own
+            return await self._execute(_execute, self._conn, sql, parameters)
+        return await self._execute(self._write, sql, parameters, many)
+
+    async def _read_here(self, sql: str, parameters: Any) -> Done:
+        """A read on the calling thread; past its first READ_HERE_ROWS rows the rest are
+        fetched on aiosqlite's thread, so a long read (every passage of a knowledge base)
+        does not hold the event loop."""
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(sql, parameters)
+            rows = cursor.fetchmany(READ_HERE_ROWS) if cursor.description else []
+        except BaseException:
+            cursor.close()
+            raise
+        if len(rows) < READ_HERE_ROWS:
+            cursor.close()
+        else:
+            rows += await self._execute(_rest, cursor)
+        return cursor.description, cursor.rowcount, cursor.lastrowid, rows
+
     async def commit(self) -> None:
-        if self._conn.in_transaction:
-            await super().commit()
+        kept, self._kept = self._kept, None
+        if kept:
+            await self._execute(self._run_kept, kept, True)
+        elif self._conn.in_transaction:
+            await self._execute(self._end, self._conn.commit)
 
     async def rollback(self) -> None:
+        self._kept = None
         if self._conn.in_transaction:
-            await super().rollback()
+            await self._execute(self._end, self._conn.rollback)
+
+    async def close(self) -> None:
+        self._kept = None
+        try:
+            await super().close()
+        finally:
+            if self._writing:  # closed in a transaction: its thread has stopped
+                self._writing = False
+                self._writers.release()
+
+    # ---- on aiosqlite's thread ----
+
+    def _write(self, sql: str, parameters: Any, many: bool) -> Done:
+        self._lock()
+        try:
+            return (_executemany if many else _execute)(self._conn, sql, parameters)
+        finally:
+            self._unlock_unless_in_transaction()
+
+    def _run_kept(self, kept: list[Kept], commit: bool) -> None:
+        """The kept statements, then the commit (`commit`), or rolled back on an error."""
+        self._lock()
+        try:
+            for sql, parameters, many in kept:
+                (_executemany if many else _execute)(self._conn, sql, parameters)
+            if commit:
+                self._conn.commit()
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.rollback()
+            raise
+        finally:
+            self._unlock_unless_in_transaction()
+
+    def _end(self, finish: Any) -> None:
+        try:
+            finish()
+        finally:
+            self._unlock_unless_in_transaction()
+
+    def _lock(self) -> None:
+        if self._writing:
+            return
+        if not self._writers.acquire(timeout=WRITERS_WAIT_S):
+            raise sqlite3.OperationalError("database is locked (by another connection of "
+                                           "this process)")
+        self._writing = True
+
+    def _unlock_unless_in_transaction(self) -> None:
+        if self._writing and not self._conn.in_transaction:
+            self._writing = False
+            self._writers.release()
 
 
-def connect(database: str, **kwargs: Any) -> OneTripConnection:
+def connect(database: str, *, writers: threading.Lock, **kwargs: Any) -> OneTripConnection:
     """What aiosqlite.connect does, with a OneTripConnection (SQLAlchemy's dialect passes the
-    file's path and sqlite3's options)."""
-    connection = OneTripConnection(lambda: sqlite3.connect(database, **kwargs),
-                                   iter_chunk_size=64)
+    file's path and sqlite3's options; the engine's `writers` lock is bound in)."""
+    kwargs["check_same_thread"] = False  # reads run on the calling thread
+    connection = OneTripConnection(lambda: sqlite3.connect(database, **kwargs), writers)
     connection._thread.daemon = True  # as SQLAlchemy's dialect sets for its own
     return connection
 
 
-def _execute(connection: sqlite3.Connection, sql: str,
-             parameters: Sequence[Any]) -> tuple[Any, int, int | None, list[Row]]:
+@contextlib.asynccontextmanager
+async def one_trip(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A write transaction (`engine.begin()`) whose statements' results are not read
+    (inserts: no row counts, no rows): on SQLite its writes go to the database with the
+    commit, in one trip, and an error (a clashing key) is raised as the block ends. Reads in
+    it see its writes. On any other database, `engine.begin()` as it is."""
+    async with engine.begin() as connection:
+        if engine.dialect.name == "sqlite":
+            raw = await connection.get_raw_connection()
+            driver = raw.driver_connection
+            if isinstance(driver, OneTripConnection):
+                driver.keep_writes()
+        yield connection
+
+
+def _is_read(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "SELECT"
+
+
+def _is_pragma(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "PRAGMA"
+
+
+def _execute(connection: sqlite3.Connection, sql: str, parameters: Sequence[Any]) -> Done:
     cursor = connection.cursor()
     try:
         cursor.execute(sql, parameters)
@@ -115,8 +264,15 @@ def _execute(connection: sqlite3.Connection, sql: str,
         cursor.close()
 
 
+def _rest(cursor: sqlite3.Cursor) -> list[Row]:
+    try:
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
 def _executemany(connection: sqlite3.Connection, sql: str,
-                 parameters: list[Sequence[Any]]) -> tuple[Any, int, int | None, list[Row]]:
+                 parameters: list[Sequence[Any]]) -> Done:
     cursor = connection.cursor()
     try:
         cursor.executemany(sql, parameters)

@@ -17,7 +17,7 @@ import uvicorn
 from bot.config import Settings
 from bot.serve import open_api
 from core.models import Clock
-from core.store.access import ApiKeys
+from core.store.access import KEYS_RECHECK_S, ApiKeys
 from core.store.database import open_database, sqlite_url
 
 TENANT = "T1"  # indexed in the template store (tests/conftest.py CHAT_TENANTS)
@@ -78,12 +78,15 @@ async def running_api(settings: Settings, host: str = "127.0.0.1",
 
 @contextlib.asynccontextmanager
 async def server_keys(api: RunningApi) -> AsyncIterator[ApiKeys]:
-    """The server's key store, through a database connection of the test's own."""
+    """The server's key store, through a database connection of the test's own (as
+    `researchbot keys` is another process): on the way out it waits the time the server
+    takes to see a key made or revoked elsewhere (KEYS_RECHECK_S)."""
     engine = await open_database(api.settings.store_url)
     try:
         yield ApiKeys(engine)
     finally:
         await engine.dispose()
+    await asyncio.sleep(KEYS_RECHECK_S)
 
 
 async def read_events(response: httpx.Response) -> AsyncIterator[dict[str, str]]:

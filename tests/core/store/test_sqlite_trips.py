@@ -1,18 +1,22 @@
-"""SQLite statements make one trip each to aiosqlite's thread (core.store.sqlite_trips): reads,
-writes, many-row inserts, commits and rollbacks behave as through aiosqlite itself, and a
-read that opened no transaction costs no trip to roll back."""
+"""SQLite statements make one trip each to aiosqlite's thread (core.store.sqlite_trips), reads
+none, and a one-trip transaction one in all: reads, writes, many-row inserts, commits and
+rollbacks behave as through aiosqlite itself, a read that opened no transaction costs no trip
+to roll back, and the engine's connections write one at a time without meeting in SQLite's
+busy handler."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, event, func, select, update
+from sqlalchemy.exc import IntegrityError
 
 from core.models import utcnow
 from core.store.database import api_keys, open_database, sqlite_url
-from core.store.sqlite_trips import OneTripConnection
+from core.store.sqlite_trips import READ_HERE_ROWS, OneTripConnection, one_trip
 
 pytestmark = pytest.mark.unit
 
@@ -43,22 +47,110 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return handed
 
 
-async def test_each_statement_is_one_trip_and_a_read_rolls_back_for_free(
-    engine: Any, trips: list[str],
-) -> None:
+async def test_each_write_is_one_trip_and_a_read_none(engine: Any, trips: list[str]) -> None:
     async with engine.connect() as connection:
         assert isinstance(connection.sync_connection.connection.driver_connection,
                           OneTripConnection)
         assert (await connection.execute(select(func.count()).select_from(api_keys))
                 ).scalar() == 0
-    assert trips == ["_execute"]  # no cursor opened or closed apart, no rollback
-    trips.clear()
+    assert trips == []  # read on this thread (WAL); no cursor opened or closed, no rollback
     async with engine.begin() as connection:
         await connection.execute(api_keys.insert(), [_row("a1"), _row("b2"), _row("c3")])
         changed = await connection.execute(
             update(api_keys).where(api_keys.c.id.in_(["a1", "b2"])).values(name="x"))
         assert changed.rowcount == 2
-    assert trips == ["_executemany", "_execute", "commit"]
+        # in a transaction a read goes to the thread: it must see the transaction's writes
+        named = await connection.execute(select(func.count()).where(api_keys.c.name == "x"))
+        assert named.scalar() == 2
+    assert trips == ["_write", "_write", "_execute", "_end"]
+
+
+async def test_a_one_trip_transaction_writes_with_its_commit(engine: Any,
+                                                              trips: list[str]) -> None:
+    async with one_trip(engine) as connection:
+        await connection.execute(api_keys.insert(), [_row("a1"), _row("b2")])
+        await connection.execute(api_keys.insert(), _row("c3"))
+    assert trips == ["_run_kept"]  # both inserts and the commit
+    trips.clear()
+    async with one_trip(engine) as connection:  # a read after kept writes sees them
+        await connection.execute(api_keys.insert(), _row("d4"))
+        count = await connection.execute(select(func.count()).select_from(api_keys))
+        assert count.scalar() == 4
+    assert trips == ["_run_kept", "_execute", "_end"]
+    with pytest.raises(IntegrityError):  # a clashing key fails the whole transaction
+        async with one_trip(engine) as connection:
+            await connection.execute(api_keys.insert(), _row("e5"))
+            await connection.execute(api_keys.insert(), _row("a1"))
+    with pytest.raises(RuntimeError):  # an error in the block writes nothing
+        async with one_trip(engine) as connection:
+            await connection.execute(api_keys.insert(), _row("f6"))
+            raise RuntimeError("the transaction fails before its commit")
+    async with engine.connect() as connection:
+        ids = (await connection.execute(select(api_keys.c.id).order_by(api_keys.c.id))
+               ).scalars().all()
+    assert ids == ["a1", "b2", "c3", "d4"]
+
+
+async def test_concurrent_writers_take_turns_and_lose_nothing(engine: Any) -> None:
+    """Twenty writers at once on the engine's connections, one-trip transactions and
+    transactions of several trips mixed, with SQLite's busy handler off: a writer that met
+    another in SQLite would fail at once ("database is locked")."""
+    await engine.dispose()  # connections from now on wait no time in the busy handler
+
+    def no_busy_wait(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=0")
+        cursor.close()
+
+    event.listen(engine.sync_engine, "connect", no_busy_wait)
+
+    async def writer(n: int) -> None:
+        for round_ in range(5):
+            key = f"k{n}-{round_}"
+            if n % 2:
+                async with one_trip(engine) as connection:
+                    await connection.execute(api_keys.insert(), _row(key))
+            else:
+                async with engine.begin() as connection:
+                    await connection.execute(api_keys.insert(), _row(key))
+                    await asyncio.sleep(0)  # the lock is held across trips here
+                    await connection.execute(
+                        update(api_keys).where(api_keys.c.id == key).values(name="two"))
+            async with engine.connect() as connection:  # reads meanwhile, never blocked
+                await connection.execute(select(func.count()).select_from(api_keys))
+
+    await asyncio.gather(*(writer(n) for n in range(20)))
+    async with engine.connect() as connection:
+        rows = (await connection.execute(select(api_keys.c.id, api_keys.c.name))).all()
+    assert len(rows) == 100
+    assert sum(row.name == "two" for row in rows) == 50
+
+
+async def test_a_long_read_fetches_the_rest_of_its_rows_on_the_thread(
+        engine: Any, trips: list[str]) -> None:
+    many = READ_HERE_ROWS * 2 + 5
+    async with one_trip(engine) as connection:
+        await connection.execute(api_keys.insert(), [_row(f"{n:04}") for n in range(many)])
+    trips.clear()
+    async with engine.connect() as connection:
+        ids = (await connection.execute(select(api_keys.c.id).order_by(api_keys.c.id))
+               ).scalars().all()
+        short = (await connection.execute(
+            select(api_keys.c.id).order_by(api_keys.c.id).limit(READ_HERE_ROWS - 1))).all()
+    assert ids == [f"{n:04}" for n in range(many)] and len(short) == READ_HERE_ROWS - 1
+    assert trips == ["_rest"]  # the long read's rest; the short read made none
+
+
+async def test_a_read_does_not_wait_for_a_writer(engine: Any) -> None:
+    async with engine.begin() as writing:
+        await writing.execute(api_keys.insert(), _row("w1"))  # holds the write lock
+        async with engine.connect() as reading:
+            count = await asyncio.wait_for(
+                reading.execute(select(func.count()).select_from(api_keys)), 1)
+            assert count.scalar() == 0  # not committed yet
+    async with engine.connect() as reading:
+        assert (await reading.execute(select(func.count()).select_from(api_keys))
+                ).scalar() == 1
 
 
 async def test_writes_commit_or_roll_back_as_they_did(engine: Any) -> None:
