@@ -251,7 +251,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
         coverage=1.0 - len(missing) / len(wanted) if wanted else 1.0,
-        missing_terms=_as_written(missing, question, specific=True),
+        missing_terms=_whole_names(_as_written(missing, question, specific=True), things),
         missing_words=_as_written(missing, question),
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
@@ -473,6 +473,19 @@ def _as_written(stems: list[str], question: str, specific: bool = False) -> list
         for stem in found:
             written.setdefault(stem, word)
     return [written[s] for s in stems if s in written]
+
+
+def _whole_names(words: list[str], names: list[str]) -> list[str]:
+    """The missing words with the question's names whole: "New York Police", not "New or
+    York", when every word of the name is among them."""
+    shown = list(words)
+    for name in names:
+        parts = [w for w in shown if w in name.split()]
+        if len(parts) > 1 and all(w in shown for w in name.split() if terms(w)):
+            at = shown.index(parts[0])
+            shown = [w for w in shown if w not in parts]
+            shown.insert(min(at, len(shown)), name)
+    return shown
 
 
 def _common(word: str) -> bool:

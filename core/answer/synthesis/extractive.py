@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.answer.lexicon import lexicon
 from core.answer.synthesis.base import Draft
 from core.answer.verdict import Verdict, closed, decide, either_or, through_another
 from core.models import Citation, QueryIntent, QuestionType, Source
@@ -131,8 +132,11 @@ class ExtractiveSynthesizer:
         chain = [lead]
         hop = _second_hop(question, lead, candidates, sources, question_terms,
                           self._min_score / 2, through_another(question, names))
-        if hop is not None:  # the answer is about what the best sentence names: it leads
-            chain = [hop, lead]
+        if hop is not None:  # the answer is about what the best sentence names: it leads,
+            # unless what it names is the answer ("Which film director hosted ...?": the
+            # sentence naming the host leads, the passage saying he is a director follows)
+            chain = [lead, hop] if _is_what_is_asked(question, sources[hop.source_index]) \
+                else [hop, lead]
         rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
         return Draft(
@@ -180,6 +184,24 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
         if score >= floor and (best is None or score > best[0]):
             best = (score, candidate)
     return best[1] if best else None
+
+
+def _is_what_is_asked(question: str, source: Source) -> bool:
+    """Whether a passage's opening says its subject is the kind of thing a which / what
+    question asks for: "Which American film director hosted ...?" and "John Waters is an
+    American film director"; not "What government position ...?" and an actress."""
+    asked = re.match(r"^\W*(?:which|what)\s+((?:[\w'-]+\s+){1,4})", question, re.I)
+    if not asked:
+        return False
+    words = []
+    for word in asked.group(1).split():
+        if word.casefold() in STOPWORDS or not lexicon().is_noun(word):
+            break
+        words.append(word)
+    if not words:
+        return False
+    opening = (sentences(source.content or source.snippet) or [""])[0]
+    return bool(set(terms(words[-1])) & set(terms(opening)))
 
 
 def _same_thing(source: Source, other: Source) -> bool:
