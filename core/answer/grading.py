@@ -148,11 +148,6 @@ def grade(
         limitations.append("The documents found do not reach what the question asks about "
                            "through what it names; they do not answer it.")
         return Grade(Confidence.INSUFFICIENT, limitations, evidence)
-    if evidence.about < evidence.names and evidence.missing_terms:
-        limitations.append("The cited sources do not mention "
-                           + listing(evidence.missing_terms[:8]) + ", and not every thing "
-                           "the question names has a document about it.")
-        return Grade(Confidence.INSUFFICIENT, limitations, evidence)
     if evidence.documents == 1:
         limitations.append("Based on a single document; no other source corroborates it.")
     for asked, written in evidence.respelled:
