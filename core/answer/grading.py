@@ -75,7 +75,6 @@ class Signals:
     missing_terms: list[str]  # what the question is about, as it writes them (reported)
     missing_names: list[str]  # names, numbers and quoted phrases no passage found has
     respelled: list[tuple[str, str]] = field(default_factory=list)  # (question's, documents')
-    uncited_names: list[str] = field(default_factory=list)  # names no cited passage has
     names: int = 0  # how many names (not numbers) the question has
     about: int = 0  # how many of them have a passage about them (title or opening words)
     subjects: int = 0  # how many are the subject of a passage (its title or first words)
@@ -233,9 +232,10 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         if intent.question_type == QuestionType.COMPARISON else []
     subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
                   for n in things}  # the passages whose title or first words are about n
+    unmentioned = [n for n in names if not any(mentions(n, p) for p in passages)]
     respelled: dict[str, str] = {}  # a name no passage has, as one writes it otherwise
-    for name in things:
-        if not any(mentions(name, p) for p in passages):
+    for name in unmentioned:
+        if not name[:1].isdigit():
             written = next(filter(None, (spelled_as(name, p) for p in passages)), None)
             if written:
                 respelled[name] = string.capwords(written)
@@ -250,11 +250,9 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         missing_words=_as_written(missing, question),
         # a name counts when one passage has its words together: "Riverside" in one passage
         # and "Velodrome" in another do not make the Riverside Velodrome
-        missing_names=[n for n in names if not any(mentions(n, p) for p in passages)
-                       and not _place_said(n, places) and n not in respelled],
+        missing_names=[n for n in unmentioned
+                       if not _place_said(n, places) and n not in respelled],
         respelled=list(respelled.items()),
-        uncited_names=[n for n in things if n not in respelled and not _place_said(n, places)
-                       and not any(mentions(n, phrase(t)) for t in texts)],
         names=len(things),
         about=sum(1 for n in things if any(_about(n, s, question) for s in pool)),
         subjects=sum(1 for n in compared or things if subject_of[n]),

@@ -16,6 +16,7 @@ from core.models import Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance, reciprocal_rank_fusion
 from core.text import (
+    CAPITAL,
     NAME,
     STOPWORDS,
     opening_subject,
@@ -100,10 +101,10 @@ def _naming(names: Sequence[str], chosen: list[int], order: list[int],
     added: list[int] = []
     for name in names:
         needle = phrase(name)
-        if any(_is_about(needle, pool[n]) for n in chosen + added):
+        if any(is_about(needle, pool[n]) for n in chosen + added):
             continue
         found = next((n for n in order if n not in chosen and n not in added
-                      and _is_about(needle, pool[n])), None)
+                      and is_about(needle, pool[n])), None)
         if found is None:
             found = next((n for n in beyond if n not in added
                           and phrase(title_subject(pool[n].title)) == needle), None)
@@ -115,7 +116,8 @@ def _naming(names: Sequence[str], chosen: list[int], order: list[int],
     return added
 
 
-def _is_about(needle: str, source: Source) -> bool:
+def is_about(needle: str, source: Source) -> bool:
+    """Whether a passage's title or first words are about `needle` (a `phrase`)."""
     return any(subject.startswith(needle) for subject in subjects_of(source))
 
 
@@ -227,8 +229,8 @@ def subjects_of(source: Source) -> set[str]:
 
 # "<subject>, <one to three capitalised words>": Wikipedia's way to tell places apart; not
 # "Coty, Inc." nor "United States presidential election, 2016"
-_PLACED = re.compile(r"([^,]{4,}),\s+((?!(?:Inc|Ltd|Co|Corp|Jr|Sr)\b)[A-Z][\w'.-]+"
-                     r"(?:\s+[A-Z][\w'.-]+){0,2})")
+_PLACED = re.compile(rf"([^,]{{4,}}),\s+((?!(?:Inc|Ltd|Co|Corp|Jr|Sr)\b)[{CAPITAL}][\w'.-]+"
+                     rf"(?:\s+[{CAPITAL}][\w'.-]+){{0,2}})")
 
 
 def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bool:

@@ -17,8 +17,8 @@ import uvicorn
 from bot.config import Settings
 from bot.serve import open_api
 from core.models import Clock
-from core.store.access import KEYS_RECHECK_S, ApiKeys
-from core.store.database import open_database, sqlite_url
+from core.store.access import ApiKeys
+from core.store.database import sqlite_url
 
 TENANT = "T1"  # indexed in the template store (tests/conftest.py CHAT_TENANTS)
 OTHER_TENANT = "T2"
@@ -78,15 +78,10 @@ async def running_api(settings: Settings, host: str = "127.0.0.1",
 
 @contextlib.asynccontextmanager
 async def server_keys(api: RunningApi) -> AsyncIterator[ApiKeys]:
-    """The server's key store, through a database connection of the test's own (as
-    `researchbot keys` is another process): on the way out it waits the time the server
-    takes to see a key made or revoked elsewhere (KEYS_RECHECK_S)."""
-    engine = await open_database(api.settings.store_url)
-    try:
-        yield ApiKeys(engine)
-    finally:
-        await engine.dispose()
-    await asyncio.sleep(KEYS_RECHECK_S)
+    """The server's own key store: a key made or revoked through it takes effect at once (a
+    key made by another process is seen within KEYS_RECHECK_S, tests/adapters/http/
+    test_http_auth.py)."""
+    yield api.app.state.services.keys
 
 
 async def read_events(response: httpx.Response) -> AsyncIterator[dict[str, str]]:

@@ -21,7 +21,7 @@ from core.answer.verdict import Verdict, closed, decide, either_or, through_anot
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
-from core.retrieval.rank import subjects_of, tied_to
+from core.retrieval.rank import is_about, subjects_of, tied_to
 from core.text import CAPITAL, STOPWORDS, phrase, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."
@@ -224,7 +224,8 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
                 if n in {c.source_index for c in chain} or source.document_id in documents}
     links = 0
     quoted = phrase(" ".join(c.text for c in chain))
-    named_by_passage = {name for name in names for n in passages if _is_about(sources[n], name)}
+    named_by_passage = {name for name in names for n in passages
+                        if is_about(phrase(name), sources[n])}
 
     def text(n: int) -> str:
         return phrase(f"{sources[n].title} {sources[n].content or sources[n].snippet}")
@@ -243,7 +244,7 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
                       and phrase(name) not in said]
             linked = links < 1 and any(subject in quoted for subject in subjects_of(sources[n])
                                        if len(subject) > 5)
-            about = [name for name in names if _is_about(sources[n], name)
+            about = [name for name in names if is_about(phrase(name), sources[n])
                      and name not in named_by_passage]
             if not brings and not linked and not about:
                 continue
@@ -353,10 +354,10 @@ def _cover_entities(
     if intent.question_type == QuestionType.COMPARISON:
         def holds(n: int, name: str) -> bool:
             return (name.casefold() in candidates[n].text.casefold()
-                    or _is_about(sources[candidates[n].source_index], name))
+                    or is_about(phrase(name), sources[candidates[n].source_index]))
     elif len(names) >= 2:
         def holds(n: int, name: str) -> bool:
-            return _is_about(sources[candidates[n].source_index], name)
+            return is_about(phrase(name), sources[candidates[n].source_index])
     else:
         return picked
     result = list(picked)
@@ -367,12 +368,6 @@ def _cover_entities(
         if matches:
             result.append(max(matches, key=lambda n: candidates[n].score))
     return result
-
-
-def _is_about(source: Source, name: str) -> bool:
-    """Whether the passage's title or first words are about the named thing."""
-    wanted = phrase(name)
-    return any(subject.startswith(wanted) for subject in subjects_of(source))
 
 
 def _inside_another(n: int, picked: list[int], candidates: list[_Candidate]) -> bool:

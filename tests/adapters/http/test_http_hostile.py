@@ -8,7 +8,6 @@ says nosniff and no-store."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
@@ -20,10 +19,16 @@ import pytest
 from sqlalchemy import event, select, text, update
 
 from core.models import Job, JobStatus, ResearchRequest, utcnow
-from core.store.access import KEYS_RECHECK_S, ApiKeys
 from core.store.database import jobs, open_database
 from core.store.feedback import FeedbackStore, Rating
-from tests.support.api_harness import TENANT, OpenApiSpec, RunningApi, api_settings, running_api
+from tests.support.api_harness import (
+    TENANT,
+    OpenApiSpec,
+    RunningApi,
+    api_settings,
+    running_api,
+    server_keys,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -54,14 +59,10 @@ async def _answered(client: httpx.AsyncClient, question: str = QUESTION) -> dict
 
 
 async def _new_key(api: RunningApi) -> str:
-    """A key of the tenant's, made as another process would; from here on keyless requests
-    are refused (once the server has looked again: KEYS_RECHECK_S)."""
-    engine = await open_database(api.settings.store_url)
-    try:
-        _, key = await ApiKeys(engine).create(TENANT)
-    finally:
-        await engine.dispose()
-    await asyncio.sleep(KEYS_RECHECK_S)
+    """A key of the tenant's, made through the server's own key store; from here on keyless
+    requests are refused."""
+    async with server_keys(api) as keys:
+        _, key = await keys.create(TENANT)
     return key
 
 
