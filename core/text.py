@@ -78,8 +78,12 @@ def _capitals() -> str:
 
 
 CAPITAL = _capitals()
-NAME = re.compile(rf"\b[{CAPITAL}][\w'.-]*[\w'](?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|"
-                  rf"van\s+|la\s+|and\s+(?=[{CAPITAL}]))?[{CAPITAL}][\w'.-]*[\w'])*")
+# A name's words (an initial among them: "John W. Campbell"), and a regnal or sequel numeral
+# after them ("George V", "Louis XIV").
+_NAME_WORD = (rf"(?:[{CAPITAL}]\.(?=\s+[{CAPITAL}])(?!\s+(?:The|A|An|In|It|He|She|They|This)\b)|"
+              rf"[{CAPITAL}][\w'.-]*[\w'])")
+NAME = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|van\s+|la\s+|"
+                  rf"and\s+(?=[{CAPITAL}]))?{_NAME_WORD})*(?:\s+[IVX]{{1,4}}\b(?!['’]))?")
 
 
 def phrase(text: str) -> str:
@@ -159,7 +163,10 @@ def _split(paragraph: str) -> tuple[str, ...]:
         piece = piece.strip()
         if not piece:
             continue
-        if merged and (_CUT_ABBREVIATION.search(merged[-1]) or _fragment(piece)):
+        if merged and not any(c.isalnum() for c in piece):  # the rest of an ellipsis
+            merged[-1] += piece
+        elif merged and (_CUT_ABBREVIATION.search(merged[-1]) or _fragment(piece)
+                         or piece[:1].islower()):  # "The Thing of It Is... is a novel"
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)

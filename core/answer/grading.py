@@ -240,8 +240,10 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
             if written:
                 respelled[name] = string.capwords(written)
     respelled_stems = set(terms(" ".join(respelled)))  # not missing: written otherwise
+    joined = " ".join(texts)
     missing = [t for t in wanted if t not in stems and t not in respelled_stems
-               and not _place_said(" ".join(_as_written([t], question)), places)]
+               and not _place_said(" ".join(_as_written([t], question)), places)
+               and not _value_given(t, joined, places)]
     return Signals(
         documents=len({s.document_id or s.url or s.path or s.id for s in cited}),
         best_relevance=max(s.metadata.relevance for s in cited),
@@ -269,6 +271,27 @@ def _place_said(written: str, places: set[str]) -> bool:
     director" in the passage)."""
     country = countries_in(written)
     return bool(country) and set(country) <= places
+
+
+# Words naming the kind of thing asked for: the cited text holds one such value instead of
+# the word ("is what nationality?" answered by "an American novelist").
+_KINDS_OF_VALUE = {
+    "year": "year", "date": "year", "century": "year",
+    "nationality": "country", "country": "country", "citizenship": "country",
+    "popul": "number", "number": "number",
+}
+_A_YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
+
+
+def _value_given(term: str, text: str, places: set[str]) -> bool:
+    kind = _KINDS_OF_VALUE.get(term)
+    if kind == "year":
+        return bool(_A_YEAR.search(text))
+    if kind == "country":
+        return bool(places)
+    if kind == "number":
+        return bool(re.search(r"\b\d[\d,.]*\d\b|\b\d\b", text))
+    return False
 
 
 def mentions(name: str, passage: str) -> bool:

@@ -108,7 +108,8 @@ class SecondHop:
             or reading.intent.question_type == QuestionType.COMPARISON
         queries = unfound_names(reading.intent.entities, found) if weighs else [
             *unmentioned_names(reading.subject, reading.intent.entities, found),
-            *bridge_queries(reading.subject, state.ranked, found, state.tier.hops)]
+            *bridge_queries(reading.subject, state.ranked, found, state.tier.hops,
+                             reading.intent.entities)]
         queries = queries[:state.tier.hops]
         if not queries:
             return ResearchPlan(), {"sufficient": True, "second_hop": []}

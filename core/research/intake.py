@@ -95,11 +95,15 @@ _EXPLANATION = re.compile(
 )
 _QUANTITY = re.compile(r"\bhow (long|many|much|often|far|old)\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-# a capitalised word ("O'Rourke" one word), or an initial ("H.")
-_WORD = rf"[{CAPITAL}]\.(?=\s+[{CAPITAL}])|[{CAPITAL}][\w+#-]*(?:'[{CAPITAL}][\w+#-]*)?"
+# a capitalised word ("O'Rourke" one word), an abbreviation ("F.C.", "U.S."), or an initial
+# or short title before a name ("H. G. Wells", "St. Jude Medical")
+_WORD = (rf"[{CAPITAL}](?:\.[{CAPITAL}])+\.?|[{CAPITAL}][a-z]{{0,2}}\.(?=\s+[{CAPITAL}])|"
+         rf"[{CAPITAL}][\w+#-]*(?:'[{CAPITAL}][\w+#-]*)?")
+# "the King who made ...": a word of the language naming the go-between, not a name
+_ROLE_FOLLOWS = re.compile(r"\s+(?:who|whom|whose|that|which)\b", re.I)
 # the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",
 # "Rogier van der Weyden"
-_INSIDE = r"(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2}"
+_INSIDE = r"(?:of\s+the\s+|(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})"
 _ENTITY = re.compile(
     # quoted; a single quote opens and closes outside a word, not as in "Suicide's ... brand's"
     r"\"([^\"]{2,80})\"|(?<!\w)'([^']{2,80})'(?!\w)|`([^`]{1,80})`|"
@@ -164,6 +168,11 @@ def _entities(question: str) -> list[str]:
             # and so does a word that owns something or stands with another name ("Suicide's
             # album", "Lunaria and Aethionema are ...").
             entity = entity.partition(" ")[2]
+        before = question[:match.start()].casefold()
+        if index == 4 and " " not in entity and is_word(entity) and (
+                (before.endswith("the ") and _ROLE_FOLLOWS.match(question, match.end()))
+                or re.search(r"\b(?:what|which)\s+$", before)):
+            continue  # "the King who made ...", "is what Nationality?": not names
         head, _, last = entity.rpartition(" ")
         if index == 4 and head and is_nationality(last):  # "... Neil Jordan American?"
             found += [e for e in (head, last) if e not in found]

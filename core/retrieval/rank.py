@@ -140,21 +140,26 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
 
 
 def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Source],
-                   limit: int) -> list[str]:
+                   limit: int, names: Sequence[str] = ()) -> list[str]:
     """Searches for the second hop: the names the best passages give that the question does
     not and no passage found is about, those standing among the question's words first
     ("written and illustrated by Masakazu Katsura" for "written and illustrated by someone
-    born in what year?"), each searched with the question's words its passage lacks
-    ("Masakazu Katsura someone born year")."""
+    born in what year?"), then those the opening of a passage about one of the question's
+    `names` gives ("The Thing of It Is... is a 1967 novel written by William Goldman" for
+    "the author of The Thing of It Is..."), each searched with the question's words its
+    passage lacks ("Masakazu Katsura someone born year")."""
     asked = phrase(question)
     wanted = set(terms(NAME.sub(" ", question)))  # what it asks of its names, not the names
     known = {p for s in found for p in subjects_of(s)}
+    named = [phrase(n) for n in names]
     scored: dict[str, tuple[float, str]] = {}
     for rank, source in enumerate(ranked[:BRIDGE_PASSAGES]):
         text = source.content or source.snippet
         own = subjects_of(source)
         lacking = [w for w in _surface(question) if not set(terms(w)) & set(terms(text))]
-        for sentence in sentences(text):
+        # what the passage about a named thing says of it first links it to other things
+        about_named = any(is_about(n, source) for n in named)
+        for position, sentence in enumerate(sentences(text)):
             for match in NAME.finditer(sentence):
                 name = match.group(0)
                 key = phrase(name)
@@ -163,7 +168,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
                                    *sentence[match.end():].split()[:BRIDGE_WINDOW]])
-                score = len(wanted & set(terms(window)) - set(terms(name))) + 0.5 / (1 + rank)
+                score = (len(wanted & set(terms(window)) - set(terms(name))) + 0.5 / (1 + rank)
+                         + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
                 query = " ".join([name, *lacking])
                 if score > scored.get(key, (-1.0, ""))[0]:
                     scored[key] = (score, query)
@@ -208,6 +214,8 @@ def _bridgeable(name: str, at: int, sentence: str) -> bool:
 
 
 BRIDGE_PASSAGES = 3
+BRIDGE_OPENING = 2.0  # a name in the opening of a passage about a named thing: the chain
+# goes on from it before names elsewhere that share a word with the question
 
 
 def _surface(question: str) -> list[str]:

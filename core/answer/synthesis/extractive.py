@@ -178,10 +178,14 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                 for subject in subjects_of(source) if len(subject) > 5):
             continue
         covered = len(rest & set(terms(candidate.text))) / len(rest)
-        if not covered and not go_between:
+        # what is asked may stand in other words: a year of birth as "(3 June 1865 - ...)"
+        if not covered and not go_between and candidate.bonus < ANSWER_TYPE_BONUS:
             continue
         score = 0.65 * candidate.semantic + 0.35 * covered + candidate.bonus
-        if score >= floor and (best is None or score > best[0]):
+        # through a go-between, the opening of the passage the lead names is the next link,
+        # however little of the question it shares ("William Goldman is an American novelist")
+        opens = go_between and candidate.position == 0
+        if (score >= floor or opens) and (best is None or score > best[0]):
             best = (score, candidate)
     return best[1] if best else None
 
