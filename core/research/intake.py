@@ -160,14 +160,16 @@ def _entities(question: str) -> list[str]:
     for match in _ENTITY.finditer(question):
         index = next(n for n, g in enumerate(match.groups()) if g)
         entity = match.groups()[index].strip(" ?.!,")
-        if index == 4 and match.start() == len(question) - len(question.lstrip()) \
-                and is_word(entity.partition(" ")[0]) \
-                and not (" " not in entity and _NAME_FOLLOWS.match(question, match.end())):
+        first_word, _, others = entity.partition(" ")
+        if index == 4 and match.start() == len(question) - len(question.lstrip()) and (
+                first_word.casefold() in STOPWORDS if others
+                else is_word(first_word) and not _NAME_FOLLOWS.match(question, match.end())):
             # A capital at the start of a sentence is not a name when it is a word of the
-            # language ("Which", "Are"): drop it. "SuperMansion starred ..." keeps its name,
-            # and so does a word that owns something or stands with another name ("Suicide's
-            # album", "Lunaria and Aethionema are ...").
-            entity = entity.partition(" ")[2]
+            # language ("Which", "Are", "Born on ..."): drop it. "SuperMansion starred ..."
+            # keeps its name, and so do a word that owns something or stands with another
+            # name ("Suicide's album", "Lunaria and Aethionema are ...") and a dictionary
+            # word that opens a longer name ("Salisbury Woodland Gardens", "Henry Hall").
+            entity = others
         before = question[:match.start()].casefold()
         if index == 4 and " " not in entity and is_word(entity) and (
                 (before.endswith("the ") and _ROLE_FOLLOWS.match(question, match.end()))

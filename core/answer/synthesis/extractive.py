@@ -40,6 +40,8 @@ _REFERRING = re.compile(
     r"^(?:[\"'(]*)(?:he|she|it|they|his|her|its|their|him|them|this|these|those|that|such|"
     r"both|neither|the latter|the former)\b", re.I)
 _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The club" ...
+# a pronoun after an opening phrase: "In Hawaiian, it means ...", "A prolific author, he ..."
+_REFERRING_AFTER = re.compile(r"^[^,;:.]{2,60},\s+(?:he|she|it|they)\s+[a-z]")
 _YEAR_OR_DATE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b")
@@ -129,6 +131,12 @@ class ExtractiveSynthesizer:
             best = max(answering, key=lambda c: c.score)
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
+        defined = _defined(question, names)
+        if defined is not None:  # "What is Opry Mills?": what its own passage says first
+            openings = [c for c in candidates if c.position == 0
+                        and is_about(phrase(defined), sources[c.source_index])]
+            if openings:
+                lead = max(openings, key=lambda c: c.score)
         chain = [lead]
         hop = _second_hop(question, lead, candidates, sources, question_terms,
                           self._min_score / 2, through_another(question, names))
@@ -188,6 +196,19 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
         if (score >= floor or opens) and (best is None or score > best[0]):
             best = (score, candidate)
     return best[1] if best else None
+
+
+_DEFINING = re.compile(r"^\W*(?:what|who)\s+(?:is|was|are|were)\s+(?:an?\s+|the\s+)?", re.I)
+
+
+def _defined(question: str, names: list[str]) -> str | None:
+    """The name a question asks to define ("What is Opry Mills in Nashville?", "Who was
+    Ebba Strand?"), or None."""
+    asks = _DEFINING.match(question)
+    if not asks:
+        return None
+    rest = question[asks.end():].casefold()
+    return next((n for n in names if rest.startswith(n.casefold())), None)
 
 
 def _is_what_is_asked(question: str, source: Source) -> bool:
@@ -298,8 +319,8 @@ def _units(passage: list[str]) -> list[tuple[int, str, str]]:
 
 def refers_back(sentence: str, position: int) -> bool:
     """Whether the sentence's subject is a pronoun or "the <thing>" named earlier."""
-    return bool(_REFERRING.match(sentence)) or (position > 0
-                                                 and bool(_DEFINITE_COMMON.match(sentence)))
+    return (bool(_REFERRING.match(sentence) or _REFERRING_AFTER.match(sentence))
+            or (position > 0 and bool(_DEFINITE_COMMON.match(sentence))))
 
 
 def answer_type(question: str) -> str:

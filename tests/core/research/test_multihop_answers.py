@@ -536,6 +536,11 @@ def test_the_go_between_and_the_asked_property_are_not_names() -> None:
         == ["Quiet Harbours"]
     assert detect_intent("Who directed The Keeper of the Harbour Lights?").entities \
         == ["The Keeper of the Harbour Lights"]
+    # a dictionary word opening a longer name stays in it; a function word does not
+    assert detect_intent("Rose Marlow Gardens links a zoo with which park?").entities \
+        == ["Rose Marlow Gardens"]
+    assert detect_intent("Are Rose Marlow and Ebba Strand both painters?").entities \
+        == ["Rose Marlow", "Ebba Strand"]
 
 
 def test_an_ellipsis_inside_a_title_does_not_end_the_sentence() -> None:
@@ -583,3 +588,24 @@ async def test_a_date_of_birth_answers_in_what_year_someone_was_born(embedder: A
     draft = await _answer(embedder, "In which year was the King who made the 1990 Tarnby "
                           "Honours born?", [honours, king])
     assert "1937" in draft.summary
+
+
+async def test_a_pronoun_after_an_opening_phrase_is_quoted_with_its_subject(
+        embedder: Any) -> None:
+    film = _page(41, "The Lantern House (film)", "The Lantern House is a 2009 Danish fantasy "
+                 "film directed by Ebba Strand. Set on an island off Jutland, it follows a "
+                 "family who discover sea spirits around their lighthouse.", 0.7)
+    draft = await _answer(embedder, "What fantasy film follows a family who discover sea "
+                          "spirits around their lighthouse?", [film])
+    # never "Set on an island off Jutland, it follows ..." alone
+    assert draft.summary.startswith("The Lantern House is a 2009 Danish fantasy film")
+
+
+async def test_what_a_named_thing_is_is_answered_from_its_own_passage(embedder: Any) -> None:
+    boat = _page(42, "Harbour Queen", "Harbour Queen was a replica paddle steamer based at "
+                 "Tarnby Mills in Tarnby, Denmark; it carried tourists on the fjord.", 0.8)
+    mall = _page(43, "Tarnby Mills", "Tarnby Mills is a regional shopping mall owned by Nordic "
+                 "Property Group. It opened in Tarnby in 2001.", 0.6)
+    draft = await _answer(embedder, "What is Tarnby Mills in Tarnby, Denmark?", [boat, mall])
+    assert draft.summary.startswith("Tarnby Mills is a regional shopping mall")
+
