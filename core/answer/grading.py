@@ -27,7 +27,7 @@ from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, UNSETTLED
 from core.answer.verdict import through_another
 from core.countries import countries_in, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
-from core.retrieval.rank import subjects_of, tied_to
+from core.retrieval.rank import subjects_of, tied_to, without_place
 from core.text import (
     CAPITAL,
     STOPWORDS,
@@ -233,6 +233,10 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
                   for n in things}  # the passages whose title or first words are about n
     unmentioned = [n for n in names if not any(mentions(n, p) for p in passages)]
+    # what the question is about, which a passage should be about: not a country, a
+    # nationality or a month it says something of ("native to Japan", "born in June")
+    central = [n for n in things if not (countries_in(n) and len(n.split()) <= 2)
+               and n.casefold() not in _MONTHS]
     respelled: dict[str, str] = {}  # a name no passage has, as one writes it otherwise
     for name in unmentioned:
         if not name[:1].isdigit():
@@ -255,14 +259,18 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         missing_names=[n for n in unmentioned
                        if not _place_said(n, places) and n not in respelled],
         respelled=list(respelled.items()),
-        names=len(things),
-        about=sum(1 for n in things if any(_about(n, s, question) for s in pool)),
+        names=len(central),
+        about=sum(1 for n in central if any(_about(n, s, question) for s in pool)),
         subjects=sum(1 for n in compared or things if subject_of[n]),
         subjects_needed=len(compared) or min(len(things), 1),
         connected=not (cited and things) or tied_to(cited[0], things, pool),
         chained=not through_another(question, things)
         or _second_hop(cited, [s for n in things for s in subject_of[n]]),
     )
+
+
+_MONTHS = frozenset(("january", "february", "march", "april", "may", "june", "july",
+                     "august", "september", "october", "november", "december"))
 
 
 def _place_said(written: str, places: set[str]) -> bool:
@@ -344,8 +352,9 @@ def _about(name: str, source: Source, question: str) -> bool:
 
 
 def _subject_texts(source: Source) -> tuple[str, str]:
-    """Where a passage says what it is: its title, and its first words before the verb."""
-    return source.title, opening_subject(source.content or source.snippet)
+    """Where a passage says what it is: its title (without a place that tells its subject
+    apart), and its first words before the verb."""
+    return without_place(source.title), opening_subject(source.content or source.snippet)
 
 
 def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:

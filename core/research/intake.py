@@ -102,8 +102,8 @@ _WORD = (rf"[{CAPITAL}](?:\.[{CAPITAL}])+\.?|[{CAPITAL}][a-z]{{0,2}}\.(?=\s+[{CA
 # "the King who made ...": a word of the language naming the go-between, not a name
 _ROLE_FOLLOWS = re.compile(r"\s+(?:who|whom|whose|that|which)\b", re.I)
 # the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",
-# "Rogier van der Weyden"
-_INSIDE = r"(?:of\s+the\s+|(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})"
+# "Rogier van der Weyden", "Battle Beyond the Sun"
+_INSIDE = r"(?:of\s+the\s+|the\s+|(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})"
 _ENTITY = re.compile(
     # quoted; a single quote opens and closes outside a word, not as in "Suicide's ... brand's"
     r"\"([^\"]{2,80})\"|(?<!\w)'([^']{2,80})'(?!\w)|`([^`]{1,80})`|"

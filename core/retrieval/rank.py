@@ -235,6 +235,13 @@ def subjects_of(source: Source) -> set[str]:
             *([phrase(placed.group(1))] if placed else [])} - {"\0"}
 
 
+def without_place(title: str) -> str:
+    """A title without the place that tells its subject apart: "Sullivan County, New
+    Hampshire" is about Sullivan County, not New Hampshire."""
+    placed = _PLACED.fullmatch(title_subject(title))
+    return placed.group(1) if placed else title
+
+
 # "<subject>, <one to three capitalised words>": Wikipedia's way to tell places apart; not
 # "Coty, Inc." nor "United States presidential election, 2016"
 _PLACED = re.compile(rf"([^,]{{4,}}),\s+((?!(?:Inc|Ltd|Co|Corp|Jr|Sr)\b)[{CAPITAL}][\w'.-]+"

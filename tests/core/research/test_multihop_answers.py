@@ -609,3 +609,34 @@ async def test_what_a_named_thing_is_is_answered_from_its_own_passage(embedder: 
     draft = await _answer(embedder, "What is Tarnby Mills in Tarnby, Denmark?", [boat, mall])
     assert draft.summary.startswith("Tarnby Mills is a regional shopping mall")
 
+
+
+def test_a_country_or_a_month_the_question_names_needs_no_passage_about_it() -> None:
+    pages = [_page(46, "Velmora", "Velmora is a genus of flowering shrubs native to Japan and "
+                   "Korea.", 0.7),
+             _page(47, "Dantrix", "Dantrix is a genus of climbing plants native to Japan.",
+                   0.7)]
+    graded = _graded_answer("Are Velmora and Dantrix both genera native to Japan?", pages)
+    assert graded.evidence is not None
+    assert (graded.evidence.names, graded.evidence.about) == (2, 2)  # Japan is not a subject
+    assert graded.confidence in (Confidence.MEDIUM, Confidence.HIGH)
+    # a thing named with no passage about it still holds the grade down
+    graded = _graded_answer("Are Velmora and Ebba Strand both native to Japan?", pages[:1])
+    assert graded.confidence in (Confidence.LOW, Confidence.INSUFFICIENT)
+
+
+def test_a_title_with_the_inside_is_one_name() -> None:
+    assert detect_intent("Did Battle Beyond the Sun use scenes from a Soviet film?").entities \
+        [0] == "Battle Beyond the Sun"
+
+
+def test_a_passage_whose_title_places_it_in_a_named_region_is_still_the_go_between() -> None:
+    village = _page(48, "East Tarnby, Vestmark", "East Tarnby is a village in the town of "
+                    "Tarnby in Harrow County, Vestmark.", 0.8)
+    county = _page(49, "Harrow County, Vestmark", "Harrow County is a county located in "
+                   "Vestmark. Its county seat is Brekkeby.", 0.6)
+    graded = _graded_answer("What is the county seat of the county where East Tarnby, "
+                            "Vestmark is located?", [village, county])
+    # "Harrow County, Vestmark" is about Harrow County, not about Vestmark
+    assert graded.evidence is not None and graded.evidence.chained
+    assert graded.confidence != Confidence.INSUFFICIENT
