@@ -32,6 +32,7 @@ ABSENCE = ("The answer No rests on a passage that does not describe its subject 
 NOT_ANSWERED = NO_ANSWER
 ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
+KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from further behind
 EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
 # How far back a referring sentence may reach for the sentence that names its subject.
 MAX_ANTECEDENT_DISTANCE = 2
@@ -131,6 +132,23 @@ class ExtractiveSynthesizer:
             best = max(answering, key=lambda c: c.score)
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
+        asked = phrase(question)
+        kinds = [c for c in chosen if c.position == 0 and c.bonus >= ANSWER_TYPE_BONUS
+                 and c.score >= lead.score - KIND_MARGIN
+                 and _is_what_is_asked(question, sources[c.source_index])
+                 and not any(subject in asked for subject in subjects_of(
+                     sources[c.source_index]))]
+        if kinds:
+            # the passage whose opening says its subject is the kind of thing asked for, a
+            # thing the question does not name, is the answer: "Arena of Khazan is a 1979
+            # game adventure for Tunnels & Trolls" for "the adventure in Tunnels and Trolls";
+            # first one that the passage about a named thing names (the pilot L'Oiseau Blanc's
+            # passage names, of two French ace pilots)
+            named = " ".join(phrase(f"{s.title} {s.content or s.snippet}") for s in sources
+                             if any(is_about(phrase(n), s) for n in names))
+            lead = max(kinds, key=lambda c: (any(
+                subject in named for subject in subjects_of(sources[c.source_index])
+                if len(subject) > 5), c.score))
         defined = _defined(question, names)
         if defined is not None:  # "What is Opry Mills?": what its own passage says first
             openings = [c for c in candidates if c.position == 0
@@ -211,22 +229,36 @@ def _defined(question: str, names: list[str]) -> str | None:
     return next((n for n in names if rest.startswith(n.casefold())), None)
 
 
+_ASKED_KIND = (re.compile(r"^\W*(?:which|what)\s+((?:[\w'-]+\s+){1,4})", re.I),
+               re.compile(r"\b(?:name|title) (?:of|for) (?:the|a|an) ((?:[\w'-]+\s+){1,3})",
+                          re.I))
+
+
+def asked_kind(question: str) -> str | None:
+    """The noun for the kind of thing a which / what question asks for: "film director" in
+    "Which American film director hosted ...?", "adventure" in "What is the name for the
+    adventure in ...?"; None when it names none."""
+    for pattern in _ASKED_KIND:
+        asked = pattern.search(question)
+        words = []
+        for word in asked.group(1).split() if asked else ():
+            if word.casefold() in STOPWORDS or not lexicon().is_noun(word):
+                break
+            words.append(word)
+        if words:
+            return words[-1]
+    return None
+
+
 def _is_what_is_asked(question: str, source: Source) -> bool:
     """Whether a passage's opening says its subject is the kind of thing a which / what
     question asks for: "Which American film director hosted ...?" and "John Waters is an
     American film director"; not "What government position ...?" and an actress."""
-    asked = re.match(r"^\W*(?:which|what)\s+((?:[\w'-]+\s+){1,4})", question, re.I)
-    if not asked:
-        return False
-    words = []
-    for word in asked.group(1).split():
-        if word.casefold() in STOPWORDS or not lexicon().is_noun(word):
-            break
-        words.append(word)
-    if not words:
+    kind = asked_kind(question)
+    if kind is None:
         return False
     opening = (sentences(source.content or source.snippet) or [""])[0]
-    return bool(set(terms(words[-1])) & set(terms(opening)))
+    return bool(set(terms(kind)) & set(terms(opening)))
 
 
 def _same_thing(source: Source, other: Source) -> bool:

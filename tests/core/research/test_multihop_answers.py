@@ -640,3 +640,28 @@ def test_a_passage_whose_title_places_it_in_a_named_region_is_still_the_go_betwe
     # "Harrow County, Vestmark" is about Harrow County, not about Vestmark
     assert graded.evidence is not None and graded.evidence.chained
     assert graded.confidence != Confidence.INSUFFICIENT
+
+
+async def test_the_passage_whose_subject_is_the_kind_asked_for_leads(embedder: Any) -> None:
+    game = _page(50, "Harbour Quest", "Harbour Quest is a 1981 role-playing game designed by "
+                 "Ebba Strand and published by Tarnby Press.", 0.8)
+    designer = _page(51, "Ebba Strand", "Ebba Strand (born 1948) is a Danish game designer, "
+                     "best known for her work with Harbour Quest and Sea Lanes.", 0.75)
+    adventure = _page(52, "Tomb of Brekke", "Tomb of Brekke is a 1983 adventure for the "
+                      "role-playing game Harbour Quest, published by Tarnby Press.", 0.6)
+    draft = await _answer(embedder, 'What is the name of the adventure in "Harbour Quest", a '
+                          "game designed by Ebba Strand?", [game, designer, adventure])
+    assert draft.summary.startswith("Tomb of Brekke is a 1983 adventure for the role-playing")
+
+
+async def test_of_two_of_the_kind_asked_for_the_one_the_named_things_passage_names_leads(
+        embedder: Any) -> None:
+    first = _page(53, "Olav Brekke", "Olav Brekke (1890 – 1931) was a Norwegian ace pilot and "
+                  "adventurer, best remembered for his polar flights.", 0.6)
+    other = _page(54, "Nils Varde", "Nils Varde (1885 – 1918) was a Norwegian and Danish "
+                  "fighter pilot and flying ace in the First World War.", 0.65)
+    plane = _page(55, "Havørn", "Havørn was a Norwegian seaplane that disappeared in 1928 "
+                  "over the Barents Sea. It was flown by Olav Brekke and Rolf Dahl.", 0.6)
+    draft = await _answer(embedder, "Which Norwegian ace pilot and adventurer flew the Havørn?",
+                          [other, first, plane])
+    assert draft.summary.startswith("Olav Brekke (1890 – 1931) was a Norwegian ace pilot")
