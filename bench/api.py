@@ -374,8 +374,8 @@ async def hit_run(client: httpx.AsyncClient, server: psutil.Process, clients: in
     own = time.process_time() - own
     return [clients, len(done), missed, f"{len(done) / wall:.1f}",
             ms(statistics.median(posts)), ms(percentile(posts, 0.99)),
-            ms(statistics.median(done)), ms(percentile(done, 0.99)), ms(cpu / len(done)),
-            ms(own / len(done))]
+            ms(statistics.median(done)), ms(percentile(done, 0.99)),
+            f"{cpu / len(done) * 1000:.2f}", f"{own / len(done) * 1000:.2f}"]
 
 
 async def main() -> None:
