@@ -474,7 +474,7 @@ async def main() -> None:
                 # What this process built so far (the libraries; the research core, with
                 # 1 or 3) out of its collector's reach, as `serve` does: a collection of the
                 # oldest generation walked it all and paused this process's 20 clients for
-                # 90-190 ms mid-run, which was the 20-client p99 (docs/benchmarks/startup.md).
+                # 116 and 212 ms in one 10-s run: the 20-client p99 (docs/benchmarks/startup.md).
                 gc.collect()
                 gc.freeze()
                 if 4 in sections and args.before is not None:
