@@ -25,7 +25,10 @@ httpx in this process.
    least 100 hits/s with completion p99 under 150 ms; 5 clients' p99 at most 1.2x one
    client's.
 
-`--only 4` runs the named sections (comma-separated).
+`--only 4` runs the named sections (comma-separated). `--before DIR` (4 only): the same
+against a second server running the code in DIR (an earlier checkout, e.g. `git worktree add
+DIR REV`) over a copy of the same data, the two taking turns for --rounds rounds of --seconds
+at each client count, so that other load on the machine falls on both alike.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import re
@@ -374,8 +378,36 @@ async def hit_run(client: httpx.AsyncClient, server: psutil.Process, clients: in
     own = time.process_time() - own
     return [clients, len(done), missed, f"{len(done) / wall:.1f}",
             ms(statistics.median(posts)), ms(percentile(posts, 0.99)),
-            ms(statistics.median(done)), ms(percentile(done, 0.99)), ms(cpu / len(done)),
-            ms(own / len(done))]
+            ms(statistics.median(done)), ms(percentile(done, 0.99)),
+            f"{cpu / len(done) * 1000:.2f}", f"{own / len(done) * 1000:.2f}"]
+
+
+async def cache_hits_paired(servers: dict[str, Server], web: FakeWeb,
+                            counts: tuple[int, ...], seconds: float,
+                            rounds: int) -> list[list[Any]]:
+    """`cache_hits` on each server in turn, the order swapped every round; a row per round
+    and server, each with its server CPU a hit against the other's in the same round."""
+    web.latency = {WIKIPEDIA: 0.3}
+    clients = {name: httpx.AsyncClient(base_url=server.url, timeout=60, limits=UNLIMITED)
+               for name, server in servers.items()}
+    processes = {name: psutil.Process(server.pid) for name, server in servers.items()}
+    rows: list[list[Any]] = []
+    try:
+        for client in clients.values():
+            await ask_cached(client)  # answered and cached once
+        for count in counts:
+            for n in range(rounds):
+                names = list(servers) if n % 2 == 0 else list(reversed(servers))
+                runs = {name: await hit_run(clients[name], processes[name], count, seconds)
+                        for name in names}
+                after, before = (float(runs[name][8]) for name in servers)
+                for name in servers:
+                    rows.append([name, n + 1, f"{os.getloadavg()[0]:.1f}", *runs[name],
+                                 f"{after / before:.2f}" if name == "after" else ""])
+    finally:
+        for client in clients.values():
+            await client.aclose()
+    return rows
 
 
 async def main() -> None:
@@ -387,6 +419,8 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="each RPS run (3.)")
     parser.add_argument("--clients", type=int, default=20, help="concurrent clients (3.)")
     parser.add_argument("--only", default="1,2,3,4", help="sections to run, e.g. 4")
+    parser.add_argument("--before", type=Path, help="4: a checkout to pair this one with")
+    parser.add_argument("--rounds", type=int, default=3, help="4 with --before: turns each")
     args = parser.parse_args()
     sections = {int(n) for n in args.only.split(",")}
     if args.quick:
@@ -415,9 +449,10 @@ async def main() -> None:
         print(f"load before: {os.getloadavg()[0]:.2f} (1 min)", flush=True)
         try:
             async with serve(there, {**env, "RESEARCHBOT_DATA_DIR": str(there / "data")}) \
-                    as server, open_research(load_settings()) as research:
+                    as server, contextlib.AsyncExitStack() as stack:
                 url = server.url
-                if sections & {1, 3}:
+                if sections & {1, 3}:  # the in-process job service only for them
+                    research = await stack.enter_async_context(open_research(load_settings()))
                     rows, job_id = await overhead(url, research.jobs, web, args.jobs)
                 if 1 in sections:
                     table(f"1. One job end to end, Wikipedia at 300 ms, answer cache "
@@ -436,7 +471,27 @@ async def main() -> None:
                           f"back to back ({rounds} run(s))",
                           ["client", "clients", "s", "requests", "non-200", "RPS", "p50 ms",
                            "p99 ms"], load)
-                if 4 in sections:
+                # What this process built so far (the libraries; the research core, with
+                # 1 or 3) out of its collector's reach, as `serve` does: a collection of the
+                # oldest generation walked it all and paused this process's 20 clients for
+                # 116 and 212 ms in one 10-s run: the 20-client p99 (docs/benchmarks/startup.md).
+                gc.collect()
+                gc.freeze()
+                if 4 in sections and args.before is not None:
+                    shutil.copytree(here / "data", root / "before" / "data")
+                    before_env = {**env, "RESEARCHBOT_DATA_DIR": str(root / "before" / "data"),
+                                  "PYTHONPATH": str(args.before.resolve())}
+                    async with serve(root / "before", before_env) as earlier:
+                        hits = await cache_hits_paired({"after": server, "before": earlier},
+                                                       web, (1, 5, 20), args.seconds,
+                                                       args.rounds)
+                    table(f"4. Cache hits through the API, this checkout (after) and "
+                          f"{args.before} (before) taking turns ({args.seconds:g} s each)",
+                          ["version", "round", "load", "clients", "hits", "not cached",
+                           "hits/s", "POST p50 ms", "POST p99 ms", "completion p50 ms",
+                           "completion p99 ms", "server CPU ms per hit",
+                           "client CPU ms per hit", "server CPU after / before"], hits)
+                elif 4 in sections:
                     hits = await cache_hits(server, web, (1, 5, 20), args.seconds)
                     table(f"4. Cache hits through the API: POST /v1/research of an answered "
                           f"question, then its events to `result` ({args.seconds:g} s each)",

@@ -59,13 +59,20 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
 )
 
 
+# The redactions kept (see Redactor.__call__): texts up to this long, this many of them
+MEMO_CHARS = 2000
+MEMO_ENTRIES = 4096
+
+
 class Redactor:
     """Replaces known secret values and credential-shaped text. Thread-safe to extend."""
 
     def __init__(self) -> None:
         self._values: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
         self._lock = threading.Lock()
+        # The known values' pattern, and the texts redacted with it (oldest first) with their
+        # redaction: replaced together, so a redaction is never kept under a newer pattern.
+        self._current: tuple[re.Pattern[str] | None, dict[str, str]] = (None, {})
 
     def add(self, *values: str | SecretStr | None) -> None:
         """Redact these values from now on (too short to be a secret: ignored)."""
@@ -80,7 +87,7 @@ class Redactor:
             if fresh - self._values:
                 self._values |= fresh
                 ordered = sorted(self._values, key=len, reverse=True)
-                self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+                self._current = (re.compile("|".join(re.escape(v) for v in ordered)), {})
 
     def add_settings(self, settings: BaseModel) -> None:
         """Every secret in a settings tree: SecretStr fields, and passwords inside URLs."""
@@ -96,9 +103,24 @@ class Redactor:
                 self.add(_url_password(value))
 
     def __call__(self, text: str) -> str:
+        """The text redacted. The same texts come back often (a cached answer's passages and
+        references, stored again with every job it answers), so the latest few thousand
+        short ones are kept with their redaction."""
         if not text:
             return text
-        pattern = self._pattern
+        pattern, memo = self._current
+        done = memo.get(text)
+        if done is not None:
+            return done
+        redacted = self._redacted(text, pattern)
+        if len(text) <= MEMO_CHARS:
+            if len(memo) >= MEMO_ENTRIES:
+                memo.pop(next(iter(memo), text), None)
+            memo[text] = redacted
+        return redacted
+
+    @staticmethod
+    def _redacted(text: str, pattern: re.Pattern[str] | None) -> str:
         if pattern is not None:
             text = pattern.sub(MASK, text)
         lowered = text.lower()

@@ -52,10 +52,11 @@ def reading_of(request: ResearchRequest) -> QuestionReading:
                            subject == request.question and not own)
 
 
-async def read_question(record: ResearchRecord, request: ResearchRequest) -> QuestionReading:
-    """The intake stage."""
+async def read_question(record: ResearchRecord, request: ResearchRequest,
+                        reading: QuestionReading | None = None) -> QuestionReading:
+    """The intake stage (`reading`: the request's, when it was already read)."""
     await record.begin(Stage.INTAKE, "Reading the question")
-    reading = reading_of(request)
+    reading = reading or reading_of(request)
     record.trace.intent = reading.intent
     if reading.subject != request.question:
         record.trace.standalone_question = reading.subject
@@ -103,20 +104,24 @@ async def end_saving(record: ResearchRecord, result: ResearchResult) -> None:
     await record.end(Stage.DELIVER, "Done")
 
 
-def repeatable(request: ResearchRequest) -> bool:
-    """Whether the request may be answered by an earlier answer to the same question."""
-    return request.improvement is None and not request.bypass_cache \
-        and reading_of(request).cacheable
+def repeat_reading(request: ResearchRequest) -> QuestionReading | None:
+    """The request's reading if an earlier answer to the same question may answer it;
+    None if not."""
+    if request.improvement is not None or request.bypass_cache:
+        return None
+    reading = reading_of(request)
+    return reading if reading.cacheable else None
 
 
-async def answer_repeat(request: ResearchRequest, hit: CacheHit | None, sink: ProgressSink,
+async def answer_repeat(request: ResearchRequest, reading: QuestionReading,
+                        hit: CacheHit | None, sink: ProgressSink,
                         started: float) -> ResearchOutcome | None:
-    """The earlier answer `hit` as the outcome of `request`, its stages reported to `sink`
-    as a research run reports them (None: no hit)."""
+    """The earlier answer `hit` as the outcome of `request` (read as `reading`), its stages
+    reported to `sink` as a research run reports them (None: no hit)."""
     if hit is None:
         return None
     record = ResearchRecord(sink)
-    await read_question(record, request)
+    await read_question(record, request, reading)
     await begin_cache_check(record)
     result = await served_from_cache(record, request, hit, started)
     return ResearchOutcome(result, record.trace, record.metrics)
@@ -143,12 +148,13 @@ class CacheFirstResearch:
 
     async def repeat(self, request: ResearchRequest,
                      sink: ProgressSink) -> ResearchOutcome | None:
-        if not repeatable(request):
+        reading = repeat_reading(request)
+        if reading is None:
             return None
         started = time.perf_counter()
         hit = await exact_hit(self._answers, request.question, request.tenant,
                               (await self._scope(request.tenant)).lookup, self._clock())
-        return await answer_repeat(request, hit, sink, started)
+        return await answer_repeat(request, reading, hit, sink, started)
 
     async def run(self, request: ResearchRequest, sink: ProgressSink) -> ResearchOutcome:
         outcome = await self.repeat(request, sink)

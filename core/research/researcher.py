@@ -47,7 +47,7 @@ from core.research.repeats import (
     end_cache_check,
     end_saving,
     read_question,
-    repeatable,
+    repeat_reading,
 )
 from core.research.search import SearchScope, run_search
 from core.retrieval.embedding import Embedder
@@ -112,12 +112,12 @@ class Researcher:
 
     async def repeat(self, request: ResearchRequest,
                      sink: ProgressSink) -> ResearchOutcome | None:
-        if self._cache is None or not repeatable(request):
+        if self._cache is None or (reading := repeat_reading(request)) is None:
             return None
         started = time.perf_counter()
         scope = (await self._cache_scope(request.tenant)).lookup if self._cache_scope else ""
         hit = await self._cache.exact(request.question, request.tenant, scope)
-        return await answer_repeat(request, hit, sink, started)
+        return await answer_repeat(request, reading, hit, sink, started)
 
     async def _revise(self, record: ResearchRecord, request: ResearchRequest,
                       improvement: Improvement) -> ResearchResult:

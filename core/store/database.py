@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 import zlib
 from pathlib import Path
 from typing import Any
@@ -289,7 +288,7 @@ async def open_database(url: str) -> AsyncEngine:
                                  f"{redact(str(error))}") from None
     if engine.dialect.name == "sqlite":
         _require_folder(engine.url)
-        event.listen(engine.sync_engine, "do_connect", _one_trip_statements(threading.Lock()))
+        event.listen(engine.sync_engine, "do_connect", _one_trip_statements(sqlite_trips.Writers()))
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     try:
         async with engine.begin() as connection:
@@ -491,7 +490,7 @@ def _add_missing_indexes(connection: Connection) -> None:
                 connection.execute(CreateIndex(index, if_not_exists=True))
 
 
-def _one_trip_statements(writers: threading.Lock) -> Any:
+def _one_trip_statements(writers: sqlite_trips.Writers) -> Any:
     """A do_connect listener: SQLite connections whose statements make one trip to
     aiosqlite's thread each, and which write one at a time, on `writers`
     (core.store.sqlite_trips)."""

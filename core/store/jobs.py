@@ -57,7 +57,8 @@ class JobStore:
 
     async def create_ended(self, job: Job, events: Sequence[EventDraft]) -> Job:
         """Store a job that ended as it began (an answer repeated from the cache) with all
-        its events, numbered from 1, in one transaction (one trip to SQLite's thread)."""
+        its events, numbered from 1, in one transaction (on SQLite one trip to its thread at
+        most: core.store.sqlite_trips)."""
         async with one_trip(self._engine) as connection:
             await connection.execute(job_events.insert(), event_rows(job.id, 1, events))
             await connection.execute(jobs.insert(), _redacted(_row(job)))

@@ -1,5 +1,5 @@
 """SQLite statements in one trip to aiosqlite's thread each, reads in none, and a write
-transaction in one.
+transaction in one, or none when no one else writes.
 
 aiosqlite runs a SQLite connection on a thread of its own, and SQLAlchemy's adapter makes a
 trip there for every step of a statement: open a cursor, execute, fetch the rows, close the
@@ -11,7 +11,7 @@ execute, fetch every row and close in one trip, and whose commit and rollback ma
 no transaction is open. (SQLite's rows are read from a local file, so fetching them all at
 once is what the adapter did anyway: it keeps no server-side cursor for SQLite.)
 
-Three more cuts, for a file in WAL mode (what core.store.database sets):
+More cuts, for a file in WAL mode (what core.store.database sets):
 
 - A read outside a transaction (a SELECT) runs on the calling thread, the event loop's: a WAL
   reader never waits for a writer, and the statement takes tens of microseconds, less than
@@ -24,6 +24,16 @@ Three more cuts, for a file in WAL mode (what core.store.database sets):
 - `one_trip` (a transaction whose statements' results are not read: inserts) keeps the
   statements and sends them with the commit, in one trip: the write lock is held only while
   SQLite writes, not across trips and the event loop's queue between them.
+- And when no one holds the write lock, that trip is not made: the kept statements and the
+  commit run on the calling thread, SQLite's busy handler off for them, so the caller never
+  waits (a cache hit's job and events: ~0.13 ms, no fsync in WAL with synchronous=NORMAL).
+  The hand-over to aiosqlite's thread was the line the event loop's thread was seen at most
+  often under 20 concurrent cache hits through `serve` (bench/api.py 4; 19% of its samples).
+  Another connection of this engine writing, or another process: the trip is made, and the
+  transaction waits its turn there. Such a commit does not checkpoint the WAL (SQLite's
+  automatic checkpoint, which syncs the file, held the event loop 5-27 ms once in a hundred
+  hits): every CHECKPOINT_EVERY of them, one is made on aiosqlite's thread, no one writing
+  meanwhile, so that the next writer starts the WAL again from its beginning.
 
 It leans on two names aiosqlite keeps for itself, `_execute` and `_conn`, at the version the
 project pins; tests/core/store/test_sqlite_trips.py checks them."""
@@ -31,6 +41,7 @@ project pins; tests/core/store/test_sqlite_trips.py checks them."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -38,6 +49,8 @@ from typing import Any
 
 import aiosqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+log = logging.getLogger(__name__)
 
 Row = tuple[Any, ...]
 Done = tuple[Any, int, int | None, list[Row]]
@@ -48,6 +61,18 @@ Kept = tuple[str, Any, bool]
 READ_HERE_ROWS = 256
 # How long a writer waits for another connection of this engine to finish (as busy_timeout)
 WRITERS_WAIT_S = 10.0
+# Commits on the calling thread between checkpoints of the WAL: a cache hit's adds ~10 pages
+# to it, so the WAL stays near the 1000 pages at which SQLite checkpoints on its own.
+CHECKPOINT_EVERY = 100
+
+
+class Writers:
+    """What an engine's connections share: the lock they write under, one at a time, and
+    the commits made on the calling thread since the WAL was last checkpointed."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.commits_here = 0
 
 
 class OneTripCursor:
@@ -103,12 +128,14 @@ class OneTripCursor:
 class OneTripConnection(aiosqlite.Connection):
     """An aiosqlite connection of an engine whose connections share `writers`."""
 
-    def __init__(self, connector: Any, writers: threading.Lock) -> None:
+    def __init__(self, connector: Any, writers: Writers) -> None:
         super().__init__(connector, iter_chunk_size=64)
         self._writers = writers
         self._writing = False  # holds `writers` (changed on its thread only, or once closed)
         self.reads_here = False  # reads on the calling thread: set once the file is in WAL
         self._kept: list[Kept] | None = None  # a one-trip transaction's statements
+        # busy_timeout and wal_autocheckpoint as the connection was opened with
+        self._pragmas: tuple[int, int] | None = None
 
     @property
     def sqlite(self) -> sqlite3.Connection:
@@ -160,6 +187,11 @@ class OneTripConnection(aiosqlite.Connection):
     async def commit(self) -> None:
         kept, self._kept = self._kept, None
         if kept:
+            if self.reads_here and self._write_here(kept):
+                if self._writers.commits_here >= CHECKPOINT_EVERY:
+                    self._writers.commits_here = 0
+                    await self._execute(self._checkpoint)
+                return
             await self._execute(self._run_kept, kept, True)
         elif self._conn.in_transaction:
             await self._execute(self._end, self._conn.commit)
@@ -176,7 +208,38 @@ class OneTripConnection(aiosqlite.Connection):
         finally:
             if self._writing:  # closed in a transaction: its thread has stopped
                 self._writing = False
-                self._writers.release()
+                self._writers.lock.release()
+
+    def _write_here(self, kept: list[Kept]) -> bool:
+        """A one-trip transaction's statements and its commit on the calling thread, if no
+        one holds the write lock: this engine's `writers` lock is free, and SQLite's is
+        asked for with the busy handler off, so the caller never waits. False: nothing was
+        written (the lock was held), and the transaction is for aiosqlite's thread."""
+        if self._writing or self._conn.in_transaction:
+            return False
+        if not self._writers.lock.acquire(blocking=False):
+            return False
+        connection = self._conn
+        try:
+            if self._pragmas is None:
+                self._pragmas = (_pragma(connection, "busy_timeout"),
+                                 _pragma(connection, "wal_autocheckpoint"))
+            connection.execute("PRAGMA busy_timeout=0")
+            connection.execute("PRAGMA wal_autocheckpoint=0")
+            try:
+                self._run_statements(kept)
+            except sqlite3.OperationalError as error:
+                if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
+                    return False  # another process writes: rolled back, for the thread
+                raise
+            finally:
+                waits, pages = self._pragmas
+                connection.execute(f"PRAGMA busy_timeout={waits}")
+                connection.execute(f"PRAGMA wal_autocheckpoint={pages}")
+            self._writers.commits_here += 1
+        finally:
+            self._writers.lock.release()
+        return True
 
     # ---- on aiosqlite's thread ----
 
@@ -191,6 +254,13 @@ class OneTripConnection(aiosqlite.Connection):
         """The kept statements, then the commit (`commit`), or rolled back on an error."""
         self._lock()
         try:
+            self._run_statements(kept, commit)
+        finally:
+            self._unlock_unless_in_transaction()
+
+    def _run_statements(self, kept: list[Kept], commit: bool = True) -> None:
+        """(On whichever thread holds the write lock.)"""
+        try:
             for sql, parameters, many in kept:
                 (_executemany if many else _execute)(self._conn, sql, parameters)
             if commit:
@@ -199,6 +269,16 @@ class OneTripConnection(aiosqlite.Connection):
             if self._conn.in_transaction:
                 self._conn.rollback()
             raise
+
+    def _checkpoint(self) -> None:
+        """The WAL copied into the database file, with the writers' turn taken so that it
+        is copied whole and the next writer starts it again. A failure is SQLite's own
+        checkpoint's: the commits stand, and a later checkpoint copies what this did not."""
+        self._lock()
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as error:
+            log.warning("SQLite could not checkpoint its WAL: %s", error)
         finally:
             self._unlock_unless_in_transaction()
 
@@ -211,7 +291,7 @@ class OneTripConnection(aiosqlite.Connection):
     def _lock(self) -> None:
         if self._writing:
             return
-        if not self._writers.acquire(timeout=WRITERS_WAIT_S):
+        if not self._writers.lock.acquire(timeout=WRITERS_WAIT_S):
             raise sqlite3.OperationalError("database is locked (by another connection of "
                                            "this process)")
         self._writing = True
@@ -219,12 +299,12 @@ class OneTripConnection(aiosqlite.Connection):
     def _unlock_unless_in_transaction(self) -> None:
         if self._writing and not self._conn.in_transaction:
             self._writing = False
-            self._writers.release()
+            self._writers.lock.release()
 
 
-def connect(database: str, *, writers: threading.Lock, **kwargs: Any) -> OneTripConnection:
+def connect(database: str, *, writers: Writers, **kwargs: Any) -> OneTripConnection:
     """What aiosqlite.connect does, with a OneTripConnection (SQLAlchemy's dialect passes the
-    file's path and sqlite3's options; the engine's `writers` lock is bound in)."""
+    file's path and sqlite3's options; the engine's `writers` are bound in)."""
     kwargs["check_same_thread"] = False  # reads run on the calling thread
     connection = OneTripConnection(lambda: sqlite3.connect(database, **kwargs), writers)
     connection._thread.daemon = True  # as SQLAlchemy's dialect sets for its own
@@ -244,6 +324,10 @@ async def one_trip(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
             if isinstance(driver, OneTripConnection):
                 driver.keep_writes()
         yield connection
+
+
+def _pragma(connection: sqlite3.Connection, name: str) -> int:
+    return int(connection.execute(f"PRAGMA {name}").fetchone()[0])
 
 
 def _is_read(sql: str) -> bool:

@@ -3,7 +3,7 @@ ordinary prose (which skips the shapes' scans) comes through unchanged."""
 
 import pytest
 
-from core.redact import MASK, Redactor
+from core.redact import MASK, MEMO_CHARS, MEMO_ENTRIES, Redactor
 
 pytestmark = pytest.mark.unit
 
@@ -35,3 +35,20 @@ def test_prose_and_configured_values() -> None:
     redactor.add("Configured-Secret-991")
     assert redactor("it said Configured-Secret-991 twice: Configured-Secret-991") == \
         f"it said {MASK} twice: {MASK}"
+
+
+def test_a_kept_redaction_is_dropped_when_a_secret_is_added() -> None:
+    """Texts redacted before are answered from what was kept, until a secret is added: then
+    the same text is redacted again with it; and only the latest MEMO_ENTRIES are kept."""
+    redactor = Redactor()
+    text = "the stored answer mentions Added-Later-Secret-42 once"
+    assert redactor(text) == text
+    assert redactor(text) == text  # kept
+    redactor.add("Added-Later-Secret-42")
+    assert redactor(text) == f"the stored answer mentions {MASK} once"
+    long = "x" * (MEMO_CHARS + 1) + " password=hunter2hunter2"
+    assert redactor(long).endswith(f"password={MASK}")
+    for n in range(MEMO_ENTRIES + 10):
+        assert redactor(f"text {n}") == f"text {n}"
+    _, kept = redactor._current
+    assert len(kept) == MEMO_ENTRIES and long not in kept and "text 0" not in kept

@@ -1,10 +1,11 @@
 """SQLite statements make one trip each to aiosqlite's thread (core.store.sqlite_trips), reads
 none, and a one-trip transaction one in all: reads, writes, many-row inserts, commits and
 rollbacks behave as through aiosqlite itself, a read that opened no transaction costs no trip
-to roll back, and the engine's connections write one at a time without meeting in SQLite's
-busy handler."""
+to roll back, the engine's connections write one at a time without meeting in SQLite's
+busy handler, and a one-trip transaction makes no trip when no one else writes."""
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,12 @@ from sqlalchemy.exc import IntegrityError
 
 from core.models import utcnow
 from core.store.database import api_keys, open_database, sqlite_url
-from core.store.sqlite_trips import READ_HERE_ROWS, OneTripConnection, one_trip
+from core.store.sqlite_trips import (
+    CHECKPOINT_EVERY,
+    READ_HERE_ROWS,
+    OneTripConnection,
+    one_trip,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -70,8 +76,7 @@ async def test_a_one_trip_transaction_writes_with_its_commit(engine: Any,
     async with one_trip(engine) as connection:
         await connection.execute(api_keys.insert(), [_row("a1"), _row("b2")])
         await connection.execute(api_keys.insert(), _row("c3"))
-    assert trips == ["_run_kept"]  # both inserts and the commit
-    trips.clear()
+    assert trips == []  # both inserts and the commit, here: no one else was writing
     async with one_trip(engine) as connection:  # a read after kept writes sees them
         await connection.execute(api_keys.insert(), _row("d4"))
         count = await connection.execute(select(func.count()).select_from(api_keys))
@@ -89,6 +94,63 @@ async def test_a_one_trip_transaction_writes_with_its_commit(engine: Any,
         ids = (await connection.execute(select(api_keys.c.id).order_by(api_keys.c.id))
                ).scalars().all()
     assert ids == ["a1", "b2", "c3", "d4"]
+
+
+async def test_a_one_trip_transaction_waits_on_the_thread_while_another_writes(
+        engine: Any, trips: list[str], tmp_path: Path) -> None:
+    """Another process holding SQLite's write lock (here a connection of its own), or
+    another connection of the engine in a transaction: the one-trip transaction neither
+    waits on the event loop's thread nor fails, but goes to aiosqlite's thread and writes
+    when the other ends."""
+    other = sqlite3.connect(tmp_path / "trips.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    writing = asyncio.ensure_future(_one_trip_insert(engine, "p1"))
+    await asyncio.sleep(0.3)
+    assert not writing.done() and trips == ["_run_kept"]
+    other.execute("COMMIT")
+    other.close()
+    await asyncio.wait_for(writing, 10)
+    trips.clear()
+    async with engine.begin() as holding:
+        await holding.execute(api_keys.insert(), _row("e1"))  # holds the engine's lock
+        writing = asyncio.ensure_future(_one_trip_insert(engine, "e2"))
+        await asyncio.sleep(0.1)
+        assert not writing.done()
+    await asyncio.wait_for(writing, 10)
+    writes = ["_write", "_run_kept", "_end"]  # (besides opening a second connection)
+    assert [name for name in trips if name in writes] == writes
+    made = len(trips)
+    await _one_trip_insert(engine, "f1")  # no one writing: here again, with its busy wait
+    assert len(trips) == made
+    async with engine.connect() as connection:
+        ids = (await connection.execute(select(api_keys.c.id).order_by(api_keys.c.id))
+               ).scalars().all()
+        waits = (await connection.exec_driver_sql("PRAGMA busy_timeout")).scalar()
+    assert ids == ["e1", "e2", "f1", "p1"] and waits == 10000
+
+
+async def test_commits_here_checkpoint_the_wal_on_the_thread(engine: Any, trips: list[str],
+                                                             tmp_path: Path) -> None:
+    """A commit on the calling thread never checkpoints (SQLite's automatic checkpoint syncs
+    the file): every CHECKPOINT_EVERY of them one is made on aiosqlite's thread, so the WAL
+    starts again from its beginning instead of growing; the connection's own settings are
+    as they were."""
+    for n in range(CHECKPOINT_EVERY * 3 + 1):
+        await _one_trip_insert(engine, f"k{n:04}")
+    assert trips.count("_checkpoint") == 3 and len(trips) == 3
+    async with engine.connect() as connection:
+        settings = [(await connection.exec_driver_sql(f"PRAGMA {name}")).scalar()
+                    for name in ("busy_timeout", "wal_autocheckpoint")]
+    assert settings == [10000, 1000]
+    other = sqlite3.connect(tmp_path / "trips.sqlite3")
+    _, in_wal, copied = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    other.close()
+    assert copied == in_wal < 50  # the commits since the last checkpoint only
+
+
+async def _one_trip_insert(engine: Any, key_id: str) -> None:
+    async with one_trip(engine) as connection:
+        await connection.execute(api_keys.insert(), _row(key_id))
 
 
 async def test_concurrent_writers_take_turns_and_lose_nothing(engine: Any) -> None:
