@@ -11,6 +11,7 @@ places that need it (a log record, a job row, a line on stderr) cannot all be ha
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -115,7 +116,9 @@ class Redactor:
         redacted = self._redacted(text, pattern)
         if len(text) <= MEMO_CHARS:
             if len(memo) >= MEMO_ENTRIES:
-                memo.pop(next(iter(memo), text), None)
+                # another thread may change it meanwhile: then it is one entry over, for now
+                with contextlib.suppress(RuntimeError):
+                    memo.pop(next(iter(memo), text), None)
             memo[text] = redacted
         return redacted
 

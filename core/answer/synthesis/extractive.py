@@ -133,7 +133,7 @@ class ExtractiveSynthesizer:
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
         asked = phrase(question)
-        kinds = [c for c in chosen if c.position == 0 and c.bonus >= ANSWER_TYPE_BONUS
+        kinds = [c for c in chosen if c.position == 0 and c.bonus > 0
                  and c.score >= lead.score - KIND_MARGIN
                  and _is_what_is_asked(question, sources[c.source_index])
                  and not any(subject in asked for subject in subjects_of(
@@ -235,16 +235,21 @@ _ASKED_KIND = (re.compile(r"^\W*(?:which|what)\s+((?:[\w'-]+\s+){1,4})", re.I),
 
 
 def asked_kind(question: str) -> str | None:
-    """The noun for the kind of thing a which / what question asks for: "film director" in
+    """The noun for the kind of thing a which / what question asks for: "director" in
     "Which American film director hosted ...?", "adventure" in "What is the name for the
-    adventure in ...?"; None when it names none."""
+    adventure in ...?", "adaptation" in "the name of the 1996 loose adaptation"; None when it
+    names none."""
     for pattern in _ASKED_KIND:
         asked = pattern.search(question)
-        words = []
+        words: list[str] = []
         for word in asked.group(1).split() if asked else ():
-            if word.casefold() in STOPWORDS or not lexicon().is_noun(word):
+            if word.casefold() in STOPWORDS:
                 break
-            words.append(word)
+            if lexicon().is_noun(word):
+                words.append(word)
+            elif words:
+                break  # "which film director hosted": the nouns' run has ended
+            # else a year or a describing word before the noun: "the 1996 loose adaptation"
         if words:
             return words[-1]
     return None
