@@ -13,6 +13,7 @@ exception text.
 
 from __future__ import annotations
 
+import calendar
 import re
 import string
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from core.answer.conflicts import Passage, disagreements
 from core.answer.lexicon import is_word, lexicon
 from core.answer.references import document_numbering, marker
 from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, UNSETTLED
+from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
 from core.countries import countries_in, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
@@ -221,9 +223,10 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
           found: Sequence[Source] = ()) -> Signals:
     """The grading signals of the `cited` passages, among everything `found`."""
     texts = [f"{s.title} {s.location or ''} {s.content or s.snippet}" for s in cited]
-    stems = set(terms(" ".join(texts)))
+    joined = " ".join(texts)
+    stems = set(terms(joined))
     wanted = list(dict.fromkeys(intent.key_terms))
-    places = set(countries_in(" ".join(texts)))
+    places = set(countries_in(joined))
     pool = list(found) or list(cited)
     passages = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
     names = specifics(intent, question)
@@ -244,7 +247,6 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
             if written:
                 respelled[name] = string.capwords(written)
     respelled_stems = set(terms(" ".join(respelled)))  # not missing: written otherwise
-    joined = " ".join(texts)
     missing = [t for t in wanted if t not in stems and t not in respelled_stems
                and not _place_said(" ".join(_as_written([t], question)), places)
                and not _value_given(t, joined, places)]
@@ -269,8 +271,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     )
 
 
-_MONTHS = frozenset(("january", "february", "march", "april", "may", "june", "july",
-                     "august", "september", "october", "november", "december"))
+_MONTHS = frozenset(m.casefold() for m in calendar.month_name if m)
 
 
 def _place_said(written: str, places: set[str]) -> bool:
@@ -288,18 +289,15 @@ _KINDS_OF_VALUE = {
     "nationality": "country", "country": "country", "citizenship": "country",
     "popul": "number", "number": "number",
 }
-_A_YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
 
 
 def _value_given(term: str, text: str, places: set[str]) -> bool:
     kind = _KINDS_OF_VALUE.get(term)
     if kind == "year":
-        return bool(_A_YEAR.search(text))
+        return bool(dates_in(text))
     if kind == "country":
         return bool(places)
-    if kind == "number":
-        return bool(re.search(r"\b\d[\d,.]*\d\b|\b\d\b", text))
-    return False
+    return kind == "number" and bool(amounts_in(text))
 
 
 def mentions(name: str, passage: str) -> bool:

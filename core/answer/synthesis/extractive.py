@@ -132,10 +132,10 @@ class ExtractiveSynthesizer:
             best = max(answering, key=lambda c: c.score)
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
-        asked = phrase(question)
+        asked, kind = phrase(question), asked_kind(question)
         kinds = [c for c in chosen if c.position == 0 and c.bonus > 0
                  and c.score >= lead.score - KIND_MARGIN
-                 and _is_what_is_asked(question, sources[c.source_index])
+                 and _is_kind(kind, sources[c.source_index])
                  and not any(subject in asked for subject in subjects_of(
                      sources[c.source_index]))]
         if kinds:
@@ -161,7 +161,7 @@ class ExtractiveSynthesizer:
         if hop is not None:  # the answer is about what the best sentence names: it leads,
             # unless what it names is the answer ("Which film director hosted ...?": the
             # sentence naming the host leads, the passage saying he is a director follows)
-            chain = [lead, hop] if _is_what_is_asked(question, sources[hop.source_index]) \
+            chain = [lead, hop] if _is_kind(kind, sources[hop.source_index]) \
                 else [hop, lead]
         rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
@@ -255,11 +255,11 @@ def asked_kind(question: str) -> str | None:
     return None
 
 
-def _is_what_is_asked(question: str, source: Source) -> bool:
-    """Whether a passage's opening says its subject is the kind of thing a which / what
-    question asks for: "Which American film director hosted ...?" and "John Waters is an
-    American film director"; not "What government position ...?" and an actress."""
-    kind = asked_kind(question)
+def _is_kind(kind: str | None, source: Source) -> bool:
+    """Whether a passage's opening says its subject is the `kind` of thing a which / what
+    question asks for (`asked_kind`): "Which American film director hosted ...?" and "John
+    Waters is an American film director"; not "What government position ...?" and an
+    actress."""
     if kind is None:
         return False
     opening = (sentences(source.content or source.snippet) or [""])[0]
