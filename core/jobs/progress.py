@@ -53,9 +53,14 @@ class StoredProgress:
         await self._write()
 
     async def _write_soon(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closing.wait(), self._interval_s)
-        await self._write()
+        # Until nothing is left: an event offered while a batch was being written finds this
+        # task still running and starts no other, so it is this task's to write.
+        while not self._closing.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self._interval_s)
+            await self._write()
+            if not self._pending:
+                return
 
     async def _write(self) -> None:
         async with self._writing:  # one batch at a time, in the order offered
