@@ -28,11 +28,11 @@ import difflib
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from core.answer.lexicon import lexicon
-from core.countries import countries_in, weighed
+from core.countries import countries_in, is_nationality, weighed
 from core.models import QueryIntent, Source
 from core.text import NAME, STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
 
@@ -46,7 +46,8 @@ class Verdict:
     by_absence: bool = False  # a No because a passage lacks the question's words
 
 
-_CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)\b", re.I)
+_CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)(?:n't)?\b",
+                     re.I)
 _EARLIER = re.compile(r"\b(?:older|oldest|first|earlier|earliest|sooner)\b", re.I)
 _LATER = re.compile(r"\b(?:younger|youngest|later|latest|last|more recent|most recent|newer|"
                     r"newest)\b", re.I)
@@ -180,13 +181,13 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
         return []
     left = re.split(r",|:|--|—|–|\bbetween\b", left)[-1].strip()
     named = [e for e in intent.entities if left.endswith(e)]
-    if named:
+    if named and not _titled(left):  # "The City in History" is one title, not "History"
         left = max(named, key=len)
-    elif len(left.split()) > 4:
+    elif len(left.split()) > 4 and not _titled(left):
         return []
     right = re.split(r",|\?", right)[0].strip()
     starting = [e for e in intent.entities if right.startswith(e)]
-    if starting:  # "SQLite for production" is SQLite
+    if starting and not _titled(right):  # "SQLite for production" is SQLite
         right = max(starting, key=len)
     options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.I).strip() for o in (left, right)]
     options = [re.sub(r"^(?:who|which|what)\s+(?:is|was|are|were)\s+\w+\s+", "", o,
@@ -194,7 +195,29 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
     return options if all(plain(o) for o in options) else []
 
 
+_TITLE_WORDS = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or",
+                          "the", "to", "with"})
+
+
+def _titled(text: str) -> bool:
+    """Whether `text` is written as a title: capitalised words, with small words between
+    them ("The Mark on the Wall", "Love and Pain and the Whole Damn Thing")."""
+    words = text.split()
+    return 2 <= len(words) <= 10 and words[0][:1].isupper() and words[-1][:1].isupper() \
+        and all(w[:1].isupper() or w[:1].isdigit() or w in _TITLE_WORDS for w in words) \
+        and any(w in _TITLE_WORDS for w in words[1:-1])
+
+
 def _choose(question: str, options: list[str], sources: Sequence[Source]) -> Verdict | None:
+    verdict = _chosen(question, options, sources)
+    if verdict is None or verdict.answer not in options:
+        return verdict
+    # the winner as the question writes it: "The Mark on the Wall", not "Mark on the Wall"
+    titled = re.search(r"\b(?:The|A|An)\s+" + re.escape(verdict.answer), question)
+    return replace(verdict, answer=titled.group(0)) if titled else verdict
+
+
+def _chosen(question: str, options: list[str], sources: Sequence[Source]) -> Verdict | None:
     found = [_about(o, sources) for o in options]
     if any(n is None for n in found):
         return None
@@ -257,9 +280,11 @@ _QUESTION_WORDS = frozenset(terms("who which what whom whose when where how also
 # ---- yes or no -----------------------------------------------------------------------------
 
 def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
+    if _NEGATED.search(question):
+        return None  # "Isn't A ...?", "Was A not ...?": left to the passages quoted
     subjects, predicate = _subjects(question, intent)
     if len(subjects) < 2:
-        return None
+        return _relative(question, intent, sources) or _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found):
         return None
@@ -274,6 +299,85 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if countries:
         return _from(countries, sides, sources)
     return _described(predicate, sides, sources)
+
+
+_NEGATED = re.compile(r"^\W*\w+n't\b|\bnot\b|\bnever\b", re.I)
+# what stands between two names that one question weighs against the other: "Was A born
+# before B?", "Is A older than B?", "Is A from the same country as B?"
+_BETWEEN = re.compile(
+    r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
+    r"|(?P<time>before|after)"
+    r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?$", re.I)
+
+
+def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
+              ) -> Verdict | None:
+    """A yes/no question that weighs one named thing against another: "Was A born before
+    B?", "Is A older than B?" (the years in their passages, as "Who was born first?"), "Is
+    A from the same country as B?" (as "of the same nationality")."""
+    names = sorted((n for n in weighed([e for e in intent.entities if e in question])),
+                   key=question.find)
+    for first, second in itertools.pairwise(names):
+        start = question.find(first) + len(first)
+        end = question.find(second, start)
+        relation = _BETWEEN.search(question[start:end])
+        # "Did A die before B was born?" weighs two kinds of year: not here
+        if relation is not None and not question[end + len(second):].strip(" ?.!"):
+            return _weigh_pair(question, [first, second], relation, sources)
+    return None
+
+
+def _weigh_pair(question: str, pair: list[str], relation: re.Match[str],
+                sources: Sequence[Source]) -> Verdict | None:
+    found = [_about(name, sources) for name in pair]
+    if found[0] is None or found[1] is None or found[0] == found[1]:
+        return None
+    sides = [(pair[0], found[0]), (pair[1], found[1])]
+    if relation.group("same"):
+        return _same(relation.group("same"), sides, sources)
+    known = _each(sides, sources, lambda s: _year(question, s, pair))
+    if known is None or known[0][0] == known[1][0]:
+        return None
+    sooner = (relation.group("order") or relation.group("time")).casefold() in (
+        "older", "earlier", "before")
+    return _yes_if((known[0][0] < known[1][0]) == sooner, known)
+
+
+def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
+    """A yes/no question about one named thing ("Is A a Japanese manga artist?", "Was A
+    directed by B?", "Is A located in Colorado?"): Yes when one sentence of the passage about
+    it holds every word the question says of it (or its opening a kind of the word: "singer"
+    for "musician"); No when the question gives it a nationality ("an American actress") and
+    the passage's opening another, never naming that one; otherwise not decided."""
+    asked = _CLOSED.match(question)
+    if asked is None:
+        return None
+    rest = re.sub(r"^\s*(?:the\s+)?", "", question[asked.end():])
+    named = [re.sub(r"^the\s+", "", e, flags=re.I) for e in intent.entities]  # "the Sussex"
+    subject = max((e for e in named if rest.startswith(e)), key=len, default=None)
+    n = _about(subject, sources) if subject else None
+    if subject is None or n is None:
+        return None
+    predicate = rest[len(subject):].strip(" ,?.!")
+    wanted = [w for w in re.findall(r"[\w'-]+", predicate)
+              if w.casefold() not in STOPWORDS and terms(w)]
+    if not wanted:
+        return None
+    said = sentences(_text(sources[n])) or [_text(sources[n])]
+    opening = _opening_words(said)
+    for k, sentence in enumerate(said):
+        words = set(terms(sentence))
+        if all(set(terms(w)) <= words or (k < 2 and _kind_in(opening, w)) for w in wanted):
+            return Verdict("Yes", [(n, _quote(said, k))])
+    # "an American actress", never "born in France": one's nationality says nothing of
+    # where one was born
+    placed = countries_in(" ".join(w for w in re.findall(r"[\w'-]+", predicate)
+                                   if is_nationality(w)))
+    if placed and not set(placed) & set(countries_in(" ".join(said))):
+        where = _country(sources[n])
+        if where is not None:
+            return Verdict("No", [(n, where[1])])
+    return None
 
 
 def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
@@ -450,17 +554,18 @@ def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[flo
     verbs = set(terms(question)) - _QUESTION_WORDS - set(terms(" ".join(named))) \
         - set(terms(source.title))
     # a year next to the question's own verb ("formed in 1996") before the passage's first
-    dated = [s for s in said if _YEAR.search(s) and verbs & set(terms(s))]
-    for sentence in ([] if died else dated[:1]) + said:
+    dated = [k for k, s in enumerate(said) if _YEAR.search(s) and verbs & set(terms(s))]
+    for k in ([] if died else dated[:1]) + list(range(len(said))):
+        sentence = said[k]
         years = [int(y) for y in _YEAR.findall(sentence)]
         if died:
             dates = re.search(r"\(([^)]*)\)", sentence)
             span = [int(y) for y in _YEAR.findall(dates.group(1))] if dates else []
             if len(span) >= 2:
-                return float(span[1]), sentence
+                return float(span[1]), _quote(said, k)
             continue
-        if years:
-            return float(years[0]), sentence
+        if years:  # "It was published in 1917" is quoted with what "it" is
+            return float(years[0]), _quote(said, k)
     return None
 
 
