@@ -159,6 +159,16 @@ async def measure(split: str, workdir: Path, limit: int | None = None,
         out["absent"].append(_row({**a, "gold": [], "answer": "", "kind": "absent"}, result,
                                   set(), None,
                                   paragraph_of, job))
+    out["own"] = []
+    if hotpotqa:  # the project's own questions over the same corpus
+        for q in json.loads((DATA / "corpus_questions.json").read_text())["questions"]:
+            result, job = await ask(ResearchRequest(question=q["question"], tenant="full"))
+            said = re.match(r"\W*(yes|no)\b", result.answer.summary, re.I)
+            text = f"{result.answer.summary} {result.answer.detail}"
+            out["own"].append({**q, "said": bool(said),
+                               "right": (bool(said) and said.group(1).casefold() == q["answer"])
+                               if q["kind"] == "yes/no" else contains(text, q["answer"]),
+                               "first": contains(result.answer.summary, q["answer"])})
     out["cache"] = cache_pairs(embedder)
     out["load"] = await cache_under_load(engine, chroma, embedder, CacheSettings())
     await engine.dispose()
@@ -514,6 +524,9 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
           [[name, out["load"]["stored"], out["load"]["exact_hits"], out["load"]["wrong_hits"],
             out["load"]["other_project"], out["load"]["seconds"]]
            for name, out in results.items()])
+    table("6. The project's own questions over the shared corpus (regression, not the "
+          "target)", ["run", "questions", "part", "yes/no said", "right", "1st sentence"],
+          [row for name, out in results.items() for row in own_rows(name, out)])
     limitations = [line for out in list(results.values())[-1:]
                    for rows in (out["answerable"], out["removed"], out["absent"])
                    for r in rows for line in r["limitations"]]
@@ -521,6 +534,17 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
     print("\nMost frequent limitations (last run):")
     for line in common:
         print(f"- {limitations.count(line)} x {line}")
+
+
+def own_rows(name: str, out: dict[str, Any]) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for kind, part in (("yes/no", "built"), ("yes/no", "fresh"), ("open", "fresh")):
+        picked = [q for q in out.get("own", []) if q["kind"] == kind and q["part"] == part]
+        if picked:
+            rows.append([name, f"{kind} ({len(picked)})", part,
+                         _share(picked, "said") if kind == "yes/no" else "n/a",
+                         _share(picked, "right"), _share(picked, "first")])
+    return rows
 
 
 def run_checkout(root: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
