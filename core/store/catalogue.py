@@ -11,6 +11,9 @@ to delete (core.retrieval.kb.indexer).
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import weakref
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -145,6 +148,9 @@ def _document(row: Any) -> CatalogueDocument:
 class KnowledgeCatalogue:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        # one store of a file at a time through this catalogue (see `file_lock`)
+        self._file_locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = \
+            weakref.WeakValueDictionary()
 
     # ---- reading --------------------------------------------------------------------------
 
@@ -159,6 +165,35 @@ class KnowledgeCatalogue:
         query = select(kb_files.c.path, kb_files.c.sha256).where(kb_files.c.tenant == tenant)
         async with self._engine.connect() as connection:
             return {row.path: row.sha256 for row in await connection.execute(query)}
+
+    async def fingerprint(self, tenant: str, path: str) -> str | None:
+        """The content hash the file is catalogued with; None when it is not."""
+        query = select(kb_files.c.sha256).where(kb_files.c.tenant == tenant,
+                                                kb_files.c.path == path)
+        async with self._engine.connect() as connection:
+            return await connection.scalar(query)
+
+    @asynccontextmanager
+    async def file_lock(self, tenant: str, file_id: str) -> AsyncIterator[None]:
+        """Held while a file's rows and vectors are replaced or removed, which takes several
+        writes: two index runs storing one file at once (an upload and a chat file, two
+        workers) would interleave them. Taken in this process, and on PostgreSQL across
+        processes too (a session advisory lock on a connection of its own)."""
+        lock = self._file_locks.setdefault((tenant, file_id), asyncio.Lock())
+        async with lock:
+            if self._engine.dialect.name != "postgresql":
+                yield
+                return
+            key = int.from_bytes(hashlib.sha256(f"{tenant}\0{file_id}".encode()).digest()[:8],
+                                 "big", signed=True)
+            async with self._engine.connect() as connection:
+                await connection.execute(select(func.pg_advisory_lock(key)))
+                await connection.commit()  # the lock is the session's: no transaction left open
+                try:
+                    yield
+                finally:
+                    await connection.execute(select(func.pg_advisory_unlock(key)))
+                    await connection.commit()
 
     async def documents(self, tenant: str, limit: int | None = None,
                         after: str = "") -> list[CatalogueDocument]:
@@ -319,8 +354,13 @@ class KnowledgeCatalogue:
 
     async def add_file(self, tenant: str, file: CatalogueFile,
                        chunks: list[CatalogueChunk]) -> None:
-        """Catalogue a file whose vectors are all stored, and settle its pending record."""
+        """Catalogue a file whose vectors are all stored, and settle its pending record. Rows
+        of the file already there are replaced: the last run to store it wins."""
         async with self._writing() as connection:
+            await connection.execute(
+                delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == file.path))
+            await connection.execute(delete(kb_chunks).where(
+                kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file.file_id))
             await connection.execute(kb_chunks.insert(), [
                 {"tenant": tenant, "file_id": file.file_id, "id": chunk.id,
                  "ordinal": chunk.ordinal, "text": chunk.text, "location": chunk.location}

@@ -155,9 +155,10 @@ class Indexer:
     async def remove(self, tenant: str, path: str) -> None:
         """Take a file out of the tenant's catalogue and vectors."""
         file_id = file_id_of(path)
-        await self._catalogue.forget_file(tenant, path, file_id, self._worker)
-        await self._collections(tenant).delete(where={"file_id": file_id})
-        await self._catalogue.settle(tenant, file_id)
+        async with self._catalogue.file_lock(tenant, file_id):
+            await self._catalogue.forget_file(tenant, path, file_id, self._worker)
+            await self._collections(tenant).delete(where={"file_id": file_id})
+            await self._catalogue.settle(tenant, file_id)
 
     async def finish_interrupted(self, tenant: str) -> int:
         """Delete the vectors that an interrupted index run left without catalogue rows;
@@ -259,7 +260,13 @@ class Indexer:
                 await self.remove(tenant, key)
                 report.removed.append(key)
             return
-        await self._store(tenant, parsed, added_by)
+        async with self._catalogue.file_lock(tenant, file_id_of(key)):
+            if await self._catalogue.fingerprint(tenant, key) == parsed.sha256:
+                # another run stored this very content while this one read it
+                report.unchanged.append(key)
+                notify(key, "unchanged")
+                return
+            await self._store(tenant, parsed, added_by)
         report.stored[key] = StoredFile(file_id_of(key), parsed.document.title,
                                         parsed.document.pages, len(parsed.chunks))
         (report.updated if key in known else report.added).append(key)

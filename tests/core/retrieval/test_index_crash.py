@@ -166,6 +166,27 @@ async def test_index_killed_anywhere_is_consistent_after_the_next_run(
     assert found.isdisjoint({"cats.md", "tea.txt"})
 
 
+async def test_two_index_processes_over_the_same_new_files_both_finish_consistent(
+    clean_env: Path, store_url: str, open_store: Any
+) -> None:
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    env = {**os.environ, "RESEARCHBOT_STORE__URL": store_url}
+    command = [sys.executable, str(KILLER), "0", "index", str(docs), "--tenant", TENANT]
+    import asyncio
+
+    runs = [await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
+                                                 stderr=asyncio.subprocess.PIPE, env=env)
+            for _ in range(2)]
+    for run in runs:
+        _, stderr = await asyncio.wait_for(run.communicate(), timeout=180)
+        assert run.returncode == 0, stderr.decode()
+    kb = await _consistent(open_store)
+    assert await _top(kb, "How long do cats sleep?") == "cats.md"
+
+
 async def test_a_store_from_before_gains_the_pending_table(tmp_path: Path) -> None:
     from sqlalchemy import inspect
     from sqlalchemy.ext.asyncio import create_async_engine

@@ -295,3 +295,26 @@ async def test_a_cached_index_over_other_ids_is_rebuilt(
         again = await fresh.search("Vesuvius Pompeii", "t1", limit=3, mode="bm25")
         assert [h.id for h in again] == [h.id for h in before]
         assert catalogue.read_all == ["t1"] and index_cache.get("bm25:t1")[1] == ids
+
+
+async def test_two_index_runs_over_the_same_new_files_both_finish_and_agree(
+    any_engine: Any, chroma: Any, embedder: Any, kb_settings: Any, corpus: Path
+) -> None:
+    """Two runs at once (an upload and a chat file, two workers) over the same new files:
+    neither fails, and the catalogue and the vectors hold each file once."""
+    import asyncio
+
+    catalogue = KnowledgeCatalogue(any_engine)
+    runs = [KnowledgeBase(catalogue, chroma, embedder, kb_settings) for _ in range(2)]
+    reports = await asyncio.gather(*(kb.index([corpus], "t1") for kb in runs))
+    assert all(not report.skipped for report in reports)
+    # each file is stored once; the run that waited for it finds it already there
+    assert sum(len(r.added) for r in reports) == sum(len(r.unchanged) for r in reports) == 5
+    passages = await catalogue.passages("t1")
+    from core.retrieval.vectors import TenantCollections
+
+    vectors = await TenantCollections(chroma, "kb")("t1").ids()
+    assert sorted(p.id for p in passages) == sorted(vectors)
+    assert tuple(await runs[0].stats("t1")) == (5, len(passages))
+    top = (await runs[1].search("Which city did Mount Vesuvius bury?", "t1", limit=1))[0]
+    assert Path(top.path or "").name == "volcanoes.rst"
