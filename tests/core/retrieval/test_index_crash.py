@@ -9,6 +9,7 @@ after. Storing a file is: forget its rows, delete its vectors (edges 1, 2), upse
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -33,8 +34,6 @@ TENANT = "crash"
 @pytest.fixture
 def postgres_database() -> Iterator[str]:
     """A database of its own on the PostgreSQL server, dropped afterwards."""
-    import asyncio
-
     import asyncpg
 
     server = POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://")
@@ -128,6 +127,15 @@ async def _consistent(look: Any) -> Any:
     return kb
 
 
+def _docs(clean_env: Path) -> Path:
+    """The shared corpus, written to a folder beside the test's environment."""
+    docs = clean_env.parent / "docs"
+    docs.mkdir()
+    for name, text in CORPUS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    return docs
+
+
 async def _top(kb: Any, question: str) -> str:
     return Path((await kb.search(question, TENANT, limit=3))[0].path).name
 
@@ -135,10 +143,7 @@ async def _top(kb: Any, question: str) -> str:
 async def test_index_killed_anywhere_is_consistent_after_the_next_run(
     clean_env: Path, store_url: str, open_store: Any
 ) -> None:
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    docs = _docs(clean_env)
 
     # add: killed after the second file's vectors are stored, before its rows are written
     _killed(docs, store_url, edge=8)
@@ -169,14 +174,9 @@ async def test_index_killed_anywhere_is_consistent_after_the_next_run(
 async def test_two_index_processes_over_the_same_new_files_both_finish_consistent(
     clean_env: Path, store_url: str, open_store: Any
 ) -> None:
-    docs = clean_env.parent / "docs"
-    docs.mkdir()
-    for name, text in CORPUS.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    docs = _docs(clean_env)
     env = {**os.environ, "RESEARCHBOT_STORE__URL": store_url}
     command = [sys.executable, str(KILLER), "0", "index", str(docs), "--tenant", TENANT]
-    import asyncio
-
     runs = [await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
                                                  stderr=asyncio.subprocess.PIPE, env=env)
             for _ in range(2)]
