@@ -364,19 +364,19 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     if not wanted:
         return None
     said = sentences(_text(sources[n])) or [_text(sources[n])]
+    # a nationality ("an American actress") is the one the passage's opening gives, whatever
+    # other countries it names later ("studied under a French painter"); never "born in
+    # France": one's nationality says nothing of where one was born
+    placed = countries_in(" ".join(w for w in re.findall(r"[\w'-]+", predicate)
+                                   if is_nationality(w)))
+    where = _country(sources[n]) if placed else None
+    if where is not None and not set(placed) & set(countries_in(where[1])):
+        return Verdict("No", [(n, where[1])])
     opening = _opening_words(said)
     for k, sentence in enumerate(said):
         words = set(terms(sentence))
         if all(set(terms(w)) <= words or (k < 2 and _kind_in(opening, w)) for w in wanted):
             return Verdict("Yes", [(n, _quote(said, k))])
-    # "an American actress", never "born in France": one's nationality says nothing of
-    # where one was born
-    placed = countries_in(" ".join(w for w in re.findall(r"[\w'-]+", predicate)
-                                   if is_nationality(w)))
-    if placed and not set(placed) & set(countries_in(" ".join(said))):
-        where = _country(sources[n])
-        if where is not None:
-            return Verdict("No", [(n, where[1])])
     return None
 
 

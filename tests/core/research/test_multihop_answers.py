@@ -88,6 +88,10 @@ async def test_a_question_about_one_thing_is_answered_from_its_passage(embedder:
 async def test_a_country_the_passage_contradicts_is_answered_no(embedder: Any) -> None:
     draft = await _answer(embedder, "Is Anna Lindqvist a French painter?", [PAINTER])
     assert draft.summary.startswith("No: ") and "Swedish" in draft.summary
+    taught = _page(11, "Anna Lindqvist", "Anna Lindqvist (born 14 March 1950) is a Swedish "
+                   "painter. She studied under a French painter in Lyon.")
+    draft = await _answer(embedder, "Is Anna Lindqvist a French painter?", [taught])
+    assert draft.summary.startswith("No: ")  # her nationality is the opening's, not a teacher's
     draft = await _answer(embedder, "Was Mirela Vasquez born in Japan?", [POTTER])
     # a Swedish potter may have been born anywhere: a nationality settles no birthplace
     assert not draft.summary.startswith(("Yes", "No"))
