@@ -70,6 +70,25 @@ def countries_in(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# the states of the United States, for "are A and B in the same state?"
+_US_STATES = (
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut",
+    "Delaware", "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas",
+    "Kentucky", "Louisiana", "Maine", "Maryland", "Massachusetts", "Michigan", "Minnesota",
+    "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada", "New Hampshire", "New Jersey",
+    "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio", "Oklahoma", "Oregon",
+    "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas",
+    "Utah", "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming")
+_STATE = re.compile(r"\b(?:" + "|".join(sorted(_US_STATES, key=len, reverse=True)) + r")\b")
+
+
+def us_states_in(text: str) -> list[str]:
+    """The US states `text` names, in order, without repeats ("Washington, D.C." is not the
+    state; "New York City" is in New York)."""
+    return list(dict.fromkeys(m.group(0) for m in _STATE.finditer(text)
+                              if not text.startswith((", D.C", " D.C"), m.end())))
+
+
 _BORN = re.compile(r"-born\b")
 _ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot")
 

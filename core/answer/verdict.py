@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from core.answer.lexicon import lexicon
-from core.countries import countries_in, is_nationality, weighed
+from core.countries import countries_in, is_nationality, us_states_in, weighed
 from core.models import QueryIntent, Source
 from core.text import NAME, STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
 
@@ -399,6 +399,8 @@ def _same(attribute: str, sides: list[tuple[str, int]],
     asked = attribute.casefold()
     if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
         return _compare(sides, sources, _country)
+    if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
+        return _compare(sides, sources, _us_state)
     counted = re.search(r"\bnumber of (\w+)", asked)
     if counted:
         noun = counted.group(1)
@@ -501,6 +503,16 @@ def _country(source: Source) -> tuple[str, str] | None:
     place), and that sentence."""
     for sentence in (sentences(_text(source)) or [])[:2]:
         found = countries_in(sentence)
+        if found:
+            return found[0], sentence
+    return None
+
+
+def _us_state(source: Source) -> tuple[str, str] | None:
+    """The first US state the passage's opening sentences name (where its subject is), and
+    that sentence."""
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        found = us_states_in(sentence)
         if found:
             return found[0], sentence
     return None

@@ -122,6 +122,21 @@ async def test_one_thing_weighed_against_another_is_answered_yes_or_no(embedder:
         assert {c.source_id for c in draft.citations} == {s.id for s in sources}, question
 
 
+async def test_places_are_in_the_same_state_when_their_openings_say_so(embedder: Any) -> None:
+    towns = [_page(12, "Lakeport, Ohio", "Lakeport is a village in Erie County, Ohio, United "
+                   "States, on the shore of Lake Erie."),
+             _page(13, "Millbrook", "Millbrook is a city in Stark County, Ohio. It was founded "
+                   "in 1811 by settlers from Washington, D.C."),
+             _page(14, "Cedar Falls Township", "Cedar Falls Township is a township in Dane "
+                   "County, Wisconsin.")]
+    same = await _answer(embedder, "Are Lakeport and Millbrook located in the same state?",
+                         towns)
+    assert same.summary.startswith("Yes: ")
+    other = await _answer(embedder, "Is Lakeport in the same state as Cedar Falls Township?",
+                          towns)
+    assert other.summary.startswith("No: ") and "Wisconsin" in other.summary
+
+
 async def test_two_kinds_of_year_in_one_question_are_not_weighed(embedder: Any) -> None:
     question = "Did Pierre Dufresne die before Anna Lindqvist was born?"
     draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
