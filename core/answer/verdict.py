@@ -64,6 +64,7 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _QUANTITY = re.compile(r"(\d[\d,]*(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")", re.I)
 _AGENTS = {"director": "directed", "writer": "written", "author": "written",
+           "songwriter": "written", "lyricist": "written", "screenwriter": "written",
            "composer": "composed", "producer": "produced", "publisher": "published",
            "creator": "created", "founder": "founded", "developer": "developed",
            "designer": "designed", "architect": "designed", "owner": "owned"}
@@ -291,8 +292,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
-        return _same(same.group(1), sides, sources)
-    when = re.search(r"\b(before|after|since|until)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
+        return _same(same.group(1), sides, sources, question)
+    when = re.search(r"\b(before|after|since|until|in)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
     if when:
         return _dated(when.group(1), int(when.group(2)), question, sides, sources)
     countries = countries_in(predicate)
@@ -310,6 +311,12 @@ _BETWEEN = re.compile(
     r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?$", re.I)
 
 
+_BETWEEN_OPEN = re.compile(
+    r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
+    r"|(?P<time>before|after)"
+    r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?", re.I)
+
+
 def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
               ) -> Verdict | None:
     """A yes/no question that weighs one named thing against another: "Was A born before
@@ -324,6 +331,13 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         # "Did A die before B was born?" weighs two kinds of year: not here
         if relation is not None and not question[end + len(second):].strip(" ?.!"):
             return _weigh_pair(question, [first, second], relation, sources)
+    for first in names:  # the second a title its names split: "before Freud and Philosophy"
+        start = question.find(first) + len(first)
+        relation = _BETWEEN_OPEN.search(question, start)
+        if relation is not None:
+            second = question[relation.end():].strip(" ?.!")
+            if _titled(second) or second in names:
+                return _weigh_pair(question, [first, second], relation, sources)
     return None
 
 
@@ -334,7 +348,7 @@ def _weigh_pair(question: str, pair: list[str], relation: re.Match[str],
         return None
     sides = [(pair[0], found[0]), (pair[1], found[1])]
     if relation.group("same"):
-        return _same(relation.group("same"), sides, sources)
+        return _same(relation.group("same"), sides, sources, question)
     known = _each(sides, sources, lambda s: _year(question, s, pair))
     if known is None or known[0][0] == known[1][0]:
         return None
@@ -345,38 +359,116 @@ def _weigh_pair(question: str, pair: list[str], relation: re.Match[str],
 
 def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
     """A yes/no question about one named thing ("Is A a Japanese manga artist?", "Was A
-    directed by B?", "Is A located in Colorado?"): Yes when one sentence of the passage about
-    it holds every word the question says of it (or its opening a kind of the word: "singer"
-    for "musician"); No when the question gives it a nationality ("an American actress") and
-    the passage's opening another, never naming that one; otherwise not decided."""
-    asked = _CLOSED.match(question)
-    if asked is None:
+    directed by B?", "Is the genus A endemic to Madagascar?"). No when the passage about it
+    gives another value than the question does: a nationality in its opening ("an American
+    actress" of an Israeli one), a country or US state it is in ("Is A in Zambia?" of a
+    mountain in Malawi), who made it ("written by B" of a novel by C, who the passage never
+    names); Yes when one sentence of the passage holds every word the question says of it
+    (as written or as a form of the same word: "won" for "win"; or a kind of it in its
+    opening: "singer" for "musician"); otherwise not decided."""
+    found = _one_subject(question, intent)
+    if found is None:
         return None
-    rest = re.sub(r"^\s*(?:the\s+)?", "", question[asked.end():])
-    named = [re.sub(r"^the\s+", "", e, flags=re.I) for e in intent.entities]  # "the Sussex"
-    subject = max((e for e in named if rest.startswith(e)), key=len, default=None)
-    n = _about(subject, sources) if subject else None
-    if subject is None or n is None:
-        return None
-    predicate = rest[len(subject):].strip(" ,?.!")
+    subject, predicate = found
+    n = _about(subject, sources)
     wanted = [w for w in re.findall(r"[\w'-]+", predicate)
               if w.casefold() not in STOPWORDS and terms(w)]
-    if not wanted:
+    if n is None or not wanted:
         return None
     said = sentences(_text(sources[n])) or [_text(sources[n])]
-    # a nationality ("an American actress") is the one the passage's opening gives, whatever
-    # other countries it names later ("studied under a French painter"); never "born in
-    # France": one's nationality says nothing of where one was born
-    placed = countries_in(" ".join(w for w in re.findall(r"[\w'-]+", predicate)
-                                   if is_nationality(w)))
-    where = _country(sources[n]) if placed else None
-    if where is not None and not set(placed) & set(countries_in(where[1])):
-        return Verdict("No", [(n, where[1])])
+    contradicted = _contradicted(predicate, sources[n], said)
+    if contradicted is not None:
+        return Verdict("No", [(n, contradicted)])
+    made = _MADE_BY.match(predicate)
+    by = next((sentence for sentence in said[:2] if made and re.search(
+        r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence)), None)
+    if by is not None:  # "a short story by Ines Borg" for "written by Ines Borg"
+        return Verdict("Yes", [(n, by)])
     opening = _opening_words(said)
     for k, sentence in enumerate(said):
         words = set(terms(sentence))
-        if all(set(terms(w)) <= words or (k < 2 and _kind_in(opening, w)) for w in wanted):
+        forms = {form for w in re.findall(r"[a-z][\w'-]*", sentence) for form in _forms(w)}
+        if all(set(terms(w)) <= words or bool(_forms(w) & forms)
+               or (k < 2 and _kind_in(opening, w)) for w in wanted):
             return Verdict("Yes", [(n, _quote(said, k))])
+    return None
+
+
+def _forms(word: str) -> set[str]:
+    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}."""
+    base = lexicon().participle_base(word)
+    return {word.casefold(), lexicon().lemma(word).base, *([base] if base else [])}
+
+
+def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
+    """The name a closed question asks about, right after its verb and at most two words of
+    what kind it is ("Is the genus Stapelianthus ..."), and the rest it says of it (with those
+    words: "genus endemic to Madagascar")."""
+    asked = _CLOSED.match(question)
+    if asked is None:
+        return None
+    rest = question[asked.end():].strip()
+    best: tuple[int, int, str, str] | None = None
+    for entity in intent.entities:
+        name = re.sub(r"^the\s+", "", entity, flags=re.I)  # "the Sussex"
+        at = re.match(r"(?:[Tt]he\s+)?((?:[a-z][\w-]*\s+){0,2})" + re.escape(name) + r"(?!\w)",
+                      rest)
+        if at and (best is None or (at.start(1), -len(name)) < (best[0], best[1])):
+            best = (len(at.group(1)), -len(name), name, at.group(1) + rest[at.end():])
+    # a title the names of the question split ("Woman on the Edge of Time written by ...")
+    titled = re.match(r"(?:[Tt]he\s+)?((?:[A-Z0-9][\w'.:-]*|" + "|".join(_TITLE_WORDS)
+                      + r")(?:\s+(?:[A-Z0-9][\w'.:-]*|" + "|".join(_TITLE_WORDS) + r"))*)", rest)
+    if titled:
+        words = titled.group(1).split()
+        while words and words[-1] in _TITLE_WORDS:
+            words.pop()
+        title = " ".join(words)
+        # not "Anna Lindqvist a Swedish painter": an article or a nationality ends a name
+        plain_title = not any(w in ("a", "an") or is_nationality(w) for w in words[1:])
+        said_of = rest[titled.start(1) + len(title):].strip(" ,?.!")  # "Lakeport in Ohio?"
+        if _titled(title) and plain_title and said_of and (
+                best is None or (best[0] == 0 and len(title) > -best[1])):
+            best = (0, -len(title), title, rest[titled.start(1) + len(title):])
+    if best is None:
+        return None
+    return best[2], best[3].strip(" ,?.!")
+
+
+_PLACED_IN = re.compile(r"^(?:(?:located|situated|based|found|held)\s+)?(?:in|from)\s", re.I)
+_MADE_BY = re.compile(r"^(written|directed|produced|created|composed|designed|developed|"
+                      r"published|founded|built)\s+by\s+(.+)$", re.I)
+
+
+def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None:
+    """The sentence of a passage that gives its subject another value than `predicate`
+    does (see `_single`), or None."""
+    text = " ".join(said)
+    # a nationality ("an American actress") is the one the passage's opening gives, whatever
+    # other countries it names later ("studied under a French painter")
+    nationality = countries_in(" ".join(w for w in re.findall(r"[\w'-]+", predicate)
+                                        if is_nationality(w)))
+    # where a thing is ("in Zambia", "located in Ohio"); never "born in France": one's
+    # nationality says nothing of where one was born
+    place = _PLACED_IN.match(predicate)
+    for asked, found_in, anywhere in (
+            (nationality, countries_in, False),
+            (countries_in(predicate) if place else [], countries_in, True),
+            (us_states_in(predicate) if place else [], us_states_in, True)):
+        if not asked:
+            continue
+        for sentence in said[:2]:
+            given = found_in(sentence)
+            if given:  # a place named anywhere in the passage may be where it is too
+                if not set(asked) & set(found_in(text) if anywhere else given):
+                    return sentence
+                break
+    made = _MADE_BY.match(predicate)
+    if made and phrase(made.group(2)) not in phrase(text):
+        verb = made.group(1).casefold()
+        by = next((s for s in said[:2] if re.search(rf"\b(?:{verb}\s+)?by\s+{NAME.pattern}", s)),
+                  None)
+        if by is not None:
+            return by
     return None
 
 
@@ -394,9 +486,12 @@ def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
     return [], ""
 
 
-def _same(attribute: str, sides: list[tuple[str, int]],
-          sources: Sequence[Source]) -> Verdict | None:
+def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source],
+          question: str = "") -> Verdict | None:
     asked = attribute.casefold()
+    if re.fullmatch(r"(?:\w+\s+)?year", asked):  # "established in the same year"
+        named = [name for name, _ in sides]
+        return _compare(sides, sources, lambda s: _year(question, s, named))
     if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
         return _compare(sides, sources, _country)
     if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
@@ -409,6 +504,21 @@ def _same(attribute: str, sides: list[tuple[str, int]],
                  None)
     if agent is not None:
         return _compare(sides, sources, lambda s: _agent(agent, s))
+    noun = asked.split()[-1] if asked.split() else ""
+    if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
+        return _compare(sides, sources, lambda s: _named_as(noun, s))
+    return None
+
+
+def _named_as(noun: str, source: Source) -> tuple[str, str] | None:
+    """The name a passage's opening gives its subject's `noun`: "Malvaceae" of "in the
+    family Malvaceae" or "a Malvaceae family plant"; and that sentence."""
+    name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        given = re.search(rf"\b{noun}\s+(?:of\s+)?(?:the\s+)?{name}", sentence, re.I) \
+            or re.search(rf"{name}\s+{noun}\b", sentence)
+        if given and given.group(1)[:1].isupper():
+            return phrase(given.group(1)), sentence
     return None
 
 
@@ -440,6 +550,8 @@ def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]]
     known = _each(sides, sources, lambda s: _year(question, s, [name for name, _ in sides]))
     if known is None:
         return None
+    if relation == "in":  # "both released in 2003"
+        return _yes_if(all(v == year for v, _, _ in known), known)
     before = relation in ("before", "until")
     return _yes_if(all((v < year) if before else (v > year) for v, _, _ in known), known)
 
@@ -541,7 +653,20 @@ def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
             group = _ENSEMBLE.search(sentence)
             if group:
                 return float(_ENSEMBLES[group.group(1).casefold()]), _quote(said, k)
+        for k, sentence in enumerate(said):  # "consisting of A (guitar), B (bass) and C"
+            listed = _LISTED.search(re.sub(r"\s*\([^)]*\)", "", sentence))
+            if listed:
+                parts = re.split(r",\s*(?:and\s+)?|\s+and\s+", listed.group(1).strip())
+                # every part a name ("Emma Richardson"), or the list is read as nothing:
+                # "A on lead vocals and rhythm guitars, B on bass" cannot be counted so
+                if len(parts) >= 2 and all(_PERSON.fullmatch(part) for part in parts):
+                    return float(len(parts)), _quote(said, k)
     return None
+
+
+_PERSON = re.compile(r"[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){1,3}")
+_LISTED = re.compile(r"\b(?:consist\w*|compris\w*|made up|members are)\s+(?:of\s+)?(.+?)"
+                     r"(?:[.;]\s|[.;]?$)")
 
 
 _ONLY = re.compile(r"\b(?:only|sole|single|lone)\b", re.I)

@@ -123,8 +123,7 @@ async def test_one_thing_weighed_against_another_is_answered_yes_or_no(embedder:
 
 
 async def test_places_are_in_the_same_state_when_their_openings_say_so(embedder: Any) -> None:
-    towns = [_page(12, "Lakeport, Ohio", "Lakeport is a village in Erie County, Ohio, United "
-                   "States, on the shore of Lake Erie."),
+    towns = [LAKEPORT,
              _page(13, "Millbrook", "Millbrook is a city in Stark County, Ohio. It was founded "
                    "in 1811 by settlers from Washington, D.C."),
              _page(14, "Cedar Falls Township", "Cedar Falls Township is a township in Dane "
@@ -135,6 +134,63 @@ async def test_places_are_in_the_same_state_when_their_openings_say_so(embedder:
     other = await _answer(embedder, "Is Lakeport in the same state as Cedar Falls Township?",
                           towns)
     assert other.summary.startswith("No: ") and "Wisconsin" in other.summary
+
+
+LAKEPORT = _page(12, "Lakeport, Ohio", "Lakeport is a village in Erie County, Ohio, United "
+                 "States, on the shore of Lake Erie.")
+STORY = _page(9, "The Lamp in the Hall", "\"The Lamp in the Hall\" is a short story by Ines "
+              "Borg. It was first published in 1921 in a literary magazine.")
+ESSAYS = _page(10, "A House of Glass", "A House of Glass is a 1958 essay collection by the "
+               "Danish critic Per Holm.")
+
+
+async def test_a_value_the_passage_gives_otherwise_is_answered_no(embedder: Any) -> None:
+    cases = [("Was The Lamp in the Hall written by Per Holm?", [STORY, ESSAYS], "No", "Borg"),
+             ("Was The Lamp in the Hall written by Ines Borg?", [STORY, ESSAYS], "Yes", "Borg"),
+             ("Is Lakeport located in Wisconsin?", [LAKEPORT], "No", "Ohio"),
+             ("Is Lakeport in Ohio?", [LAKEPORT], "Yes", "Ohio")]
+    for question, sources, answer, quoted in cases:
+        draft = await _answer(embedder, question, sources)
+        assert draft.summary.startswith(f"{answer}: ") and quoted in draft.summary, question
+    # a place the passage does not name is neither said nor contradicted
+    draft = await _answer(embedder, "Is Korvatind in Sweden?", PEAKS)
+    assert not draft.summary.startswith(("Yes", "No"))
+
+
+async def test_a_word_in_another_form_is_the_same_word(embedder: Any) -> None:
+    prize = _page(15, "Tove Ahl", "Tove Ahl (born 1931) is a Norwegian poet. She won the "
+                  "Nordic Poetry Prize in 1988.")
+    draft = await _answer(embedder, "Did Tove Ahl win the Nordic Poetry Prize?", [prize])
+    assert draft.summary.startswith("Yes: ") and "won the Nordic Poetry Prize" in draft.summary
+
+
+async def test_two_things_are_weighed_by_year_family_and_members(embedder: Any) -> None:
+    genera = [_page(16, "Corvina", "Corvina is a genus of shrubs in the family Rosaceae."),
+              _page(17, "Maltaria", "Maltaria is a genus of herbs in the family Rosaceae."),
+              _page(18, "Pellis", "Pellis is a genus of trees in the family Lauraceae.")]
+    bands = [_page(19, "The Wrens of Hull", "The Wrens of Hull are a band from Hull, "
+                   "consisting of Ada Marsh (guitar), Lee Stone (bass) and Tom Reed (drums). "
+                   "They formed in 1999."),
+             _page(20, "Copper Lane", "Copper Lane is a band formed in 1999 in Derby, "
+                   "consisting of Jo Hart, Sam Vale and Kit Moss."),
+             _page(21, "Dry Creek Boys", "Dry Creek Boys is a country band formed in 2004. The "
+                   "band consists of Al Ross on vocals and guitar, Ben Lowe on bass and Cy "
+                   "Park on drums.")]
+    cases = [("Are Corvina and Maltaria in the same plant family?", genera, "Yes"),
+             ("Are Corvina and Pellis in the same plant family?", genera, "No"),
+             ("Were The Wrens of Hull and Copper Lane formed in the same year?", bands, "Yes"),
+             ("Were Copper Lane and Dry Creek Boys both formed in 1999?", bands, "No"),
+             ("Do The Wrens of Hull and Copper Lane have the same number of members?", bands,
+              "Yes"),
+             ("Was A House of Glass published before The Lamp in the Hall?", [ESSAYS, STORY],
+              "No")]
+    for question, sources, answer in cases:
+        draft = await _answer(embedder, question, sources)
+        assert draft.summary.startswith(f"{answer}: "), question
+    # members listed with what each plays are not counted: not settled, never guessed
+    draft = await _answer(embedder, "Do Copper Lane and Dry Creek Boys have the same number "
+                          "of members?", bands)
+    assert not draft.summary.startswith(("Yes", "No"))
 
 
 async def test_two_kinds_of_year_in_one_question_are_not_weighed(embedder: Any) -> None:
@@ -156,12 +212,8 @@ async def test_the_older_of_two_is_named_first_from_their_birth_years(embedder: 
 
 async def test_a_title_with_small_words_is_one_option_named_as_the_question_writes_it(
         embedder: Any) -> None:
-    story = _page(9, "The Lamp in the Hall", "\"The Lamp in the Hall\" is a short story by "
-                  "Ines Borg. It was first published in 1921 in a literary magazine.")
-    essay = _page(10, "A House of Glass", "A House of Glass is a 1958 essay collection by the "
-                  "Danish critic Per Holm.")
     draft = await _answer(embedder, "Which was published first, A House of Glass or The Lamp "
-                          "in the Hall?", [essay, story])
+                          "in the Hall?", [ESSAYS, STORY])
     assert draft.summary.startswith("The Lamp in the Hall: ")
     # the sentence giving the year leans on the one before it: both are quoted
     assert "short story by Ines Borg. It was first published in 1921" in draft.summary
