@@ -385,13 +385,18 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     if by is not None:  # "a short story by Ines Borg" for "written by Ines Borg"
         return Verdict("Yes", [(n, by)])
     opening = _opening_words(said)
-    for k, sentence in enumerate(said):
+    for k, whole in enumerate(said):
+        sentence = _RANKED.sub(" ", whole)  # "the second-tallest" is not "the tallest"
         words = set(terms(sentence))
         forms = {form for w in re.findall(r"[a-z][\w'-]*", sentence) for form in _forms(w)}
         if all(set(terms(w)) <= words or bool(_forms(w) & forms)
                or (k < 2 and _kind_in(opening, w)) for w in wanted):
             return Verdict("Yes", [(n, _quote(said, k))])
     return None
+
+
+_RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
+                     r"\d+(?:st|nd|rd|th)|one of the)[\s-]+[\w-]+", re.I)
 
 
 def _forms(word: str) -> set[str]:

@@ -164,6 +164,13 @@ async def test_a_word_in_another_form_is_the_same_word(embedder: Any) -> None:
     assert draft.summary.startswith("Yes: ") and "won the Nordic Poetry Prize" in draft.summary
 
 
+async def test_the_second_tallest_is_not_the_tallest(embedder: Any) -> None:
+    tower = _page(22, "Harbour Tower", "Harbour Tower is an office building in Tarnby. At 31 "
+                  "stories, it is the second-tallest building in Tarnby.")
+    draft = await _answer(embedder, "Is Harbour Tower the tallest building in Tarnby?", [tower])
+    assert not draft.summary.startswith("Yes")
+
+
 async def test_two_things_are_weighed_by_year_family_and_members(embedder: Any) -> None:
     genera = [_page(16, "Corvina", "Corvina is a genus of shrubs in the family Rosaceae."),
               _page(17, "Maltaria", "Maltaria is a genus of herbs in the family Rosaceae."),
