@@ -24,7 +24,7 @@ from core.answer.citations import VerifiedAnswer
 from core.answer.conflicts import Passage, disagreements
 from core.answer.lexicon import is_word, lexicon
 from core.answer.references import document_numbering, marker
-from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, UNSETTLED
+from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, OTHERWISE, UNSETTLED
 from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
 from core.countries import countries_in, weighed
@@ -125,9 +125,15 @@ def grade(
     if evidence.missing_names:
         limitations.append("The documents found do not mention "
                            + listing(evidence.missing_names) + ".")
-        return Grade(Confidence.INSUFFICIENT, limitations, evidence)
+        # "Was A written by B?" where A's passage names its writer, C, and no document B:
+        # the name missing is the value the passage contradicts, not what is asked about
+        if OTHERWISE not in notes:
+            return Grade(Confidence.INSUFFICIENT, limitations, evidence)
+    # what the question says of its subject is not in the cited text when the passage about
+    # the subject says something else instead: the words it lacks are no reason to refuse
+    contradicted = OTHERWISE in notes
     if (evidence.best_relevance < ANSWERABLE_RELEVANCE
-            and evidence.coverage < ANSWERABLE_COVERAGE):
+            and evidence.coverage < ANSWERABLE_COVERAGE and not contradicted):
         limitations.append("The documents found do not match the question closely; they do not "
                            "seem to answer it.")
         return Grade(Confidence.INSUFFICIENT, limitations, evidence)
@@ -137,7 +143,7 @@ def grade(
         limitations.append("The documents found are not about each thing the question "
                            "weighs, so they cannot settle it.")
         return Grade(Confidence.INSUFFICIENT, limitations, evidence)
-    if evidence.coverage < ANSWERING_COVERAGE:
+    if evidence.coverage < ANSWERING_COVERAGE and not contradicted:
         limitations.append(
             "The one document found holds only part of what the question asks; it does not "
             "seem to answer it." if evidence.documents == 1 else "The documents found hold "
@@ -172,7 +178,8 @@ def grade(
         confidence = Confidence.LOW  # the design grades conflicting evidence Low
     elif UNSETTLED in notes:
         confidence = Confidence.LOW  # what was asked is not settled by the answer
-    elif (ABSENCE in notes or evidence.respelled) and confidence == Confidence.HIGH:
+    elif (ABSENCE in notes or OTHERWISE in notes or evidence.respelled) \
+            and confidence == Confidence.HIGH:
         # a No that rests on what a passage does not say; a name the documents spell
         # otherwise, which may be another thing
         confidence = Confidence.MEDIUM

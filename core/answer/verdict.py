@@ -44,6 +44,7 @@ class Verdict:
     answer: str  # "Yes", "No", or the option that wins
     reasons: list[tuple[int, str]]  # (source index, the sentence that decides it), in order
     by_absence: bool = False  # a No because a passage lacks the question's words
+    otherwise: bool = False  # a No because a passage gives another value than the question
 
 
 _CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)(?:n't)?\b",
@@ -378,7 +379,7 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     said = sentences(_text(sources[n])) or [_text(sources[n])]
     contradicted = _contradicted(predicate, sources[n], said)
     if contradicted is not None:
-        return Verdict("No", [(n, contradicted)])
+        return Verdict("No", [(n, contradicted)], otherwise=True)
     made = _MADE_BY.match(predicate)
     by = next((sentence for sentence in said[:2] if made and re.search(
         r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence)), None)

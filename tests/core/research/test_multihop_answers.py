@@ -157,6 +157,23 @@ async def test_a_value_the_passage_gives_otherwise_is_answered_no(embedder: Any)
     assert not draft.summary.startswith(("Yes", "No"))
 
 
+async def test_a_no_from_a_value_given_otherwise_is_graded_though_the_asked_one_is_absent(
+        embedder: Any) -> None:
+    question = "Was The Lamp in the Hall written by Tomas Berglund?"  # in no document
+    draft = await _answer(embedder, question, [STORY])
+    assert draft.summary.startswith("No: ") and "Ines Borg" in draft.summary
+    graded = grade(verify_citations(draft, [STORY]), [STORY], detect_intent(question), [],
+                   only_local=True, question=question, notes=draft.notes)
+    assert graded.confidence in (Confidence.LOW, Confidence.MEDIUM)
+    assert "The documents found do not mention Tomas Berglund." in graded.limitations
+    # a subject no passage is about is no such answer: Insufficient as before
+    absent = "Was The Glass Lantern written by Tomas Berglund?"
+    draft = await _answer(embedder, absent, [STORY])
+    graded = grade(verify_citations(draft, [STORY]), [STORY], detect_intent(absent), [],
+                   only_local=True, question=absent, notes=draft.notes)
+    assert not draft.summary.startswith("No") and graded.confidence == Confidence.INSUFFICIENT
+
+
 async def test_a_word_in_another_form_is_the_same_word(embedder: Any) -> None:
     prize = _page(15, "Tove Ahl", "Tove Ahl (born 1931) is a Norwegian poet. She won the "
                   "Nordic Poetry Prize in 1988.")
