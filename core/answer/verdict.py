@@ -291,6 +291,10 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if any(n is None for n in found):
         return None
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
+    made = re.search(r"\b(\w+ed)\s+by\s+the\s+same\b", predicate, re.I)
+    if made and lexicon().participle_base(made.group(1)):  # "directed by the same person"
+        verb = made.group(1).casefold()
+        return _compare(sides, sources, lambda s: _agent(verb, s))
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
         return _same(same.group(1), sides, sources, question)
@@ -475,6 +479,24 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
                   None)
         if by is not None:
             return by
+    return _reframed(predicate, said, text)
+
+
+def _reframed(predicate: str, said: list[str], text: str) -> str | None:
+    """The opening sentence that places the subject in another city of the US state the
+    question names: "a concert in Nashville, Tennessee" for "held in Memphis, Tennessee?";
+    None when the passage names the question's city anywhere. Only a city beside its state
+    is weighed: "in the Lyngen Alps" says nothing against "in Sweden", nor "from
+    Southampton" against "from England"."""
+    asked = re.search(rf"({NAME.pattern}),\s+({NAME.pattern})$", predicate)
+    if asked is None or not us_states_in(asked.group(2)) \
+            or phrase(asked.group(1)) in phrase(text):
+        return None
+    state = re.escape(asked.group(2))
+    for sentence in said[:2]:
+        other = re.search(rf"({NAME.pattern}),\s+{state}\b", sentence)
+        if other is not None and phrase(other.group(1)) != phrase(asked.group(1)):
+            return sentence
     return None
 
 

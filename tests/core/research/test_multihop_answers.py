@@ -174,6 +174,25 @@ async def test_a_no_from_a_value_given_otherwise_is_graded_though_the_asked_one_
     assert not draft.summary.startswith("No") and graded.confidence == Confidence.INSUFFICIENT
 
 
+async def test_a_city_beside_its_state_and_the_same_maker_are_weighed(embedder: Any) -> None:
+    fair = _page(23, "Harvest Fair", "The Harvest Fair is a yearly market held in Dayton, Ohio, "
+                 "since 1952.")
+    draft = await _answer(embedder, "Is the Harvest Fair held in Toledo, Ohio?", [fair])
+    assert draft.summary.startswith("No: ") and "Dayton" in draft.summary
+    draft = await _answer(embedder, "Is the Harvest Fair held in Ohio?", [fair])
+    assert draft.summary.startswith("Yes: ")
+    films = [_page(24, "Salt Road", "Salt Road is a 1994 drama film written and directed by "
+                   "Mira Lund."),
+             _page(25, "Night Ferry", "Night Ferry is a 2001 thriller film directed by Mira "
+                   "Lund."),
+             _page(26, "Paper Birds", "Paper Birds is a 1999 comedy film directed by Otto "
+                   "Brand.")]
+    same = "Were Salt Road and Night Ferry directed by the same person?"
+    assert (await _answer(embedder, same, films)).summary.startswith("Yes: ")
+    other = "Were Salt Road and Paper Birds directed by the same person?"
+    assert (await _answer(embedder, other, films)).summary.startswith("No: ")
+
+
 async def test_a_word_in_another_form_is_the_same_word(embedder: Any) -> None:
     prize = _page(15, "Tove Ahl", "Tove Ahl (born 1931) is a Norwegian poet. She won the "
                   "Nordic Poetry Prize in 1988.")
