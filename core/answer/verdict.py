@@ -310,16 +310,11 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
 _NEGATED = re.compile(r"^\W*\w+n't\b|\bnot\b|\bnever\b", re.I)
 # what stands between two names that one question weighs against the other: "Was A born
 # before B?", "Is A older than B?", "Is A from the same country as B?"
-_BETWEEN = re.compile(
-    r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
-    r"|(?P<time>before|after)"
-    r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?$", re.I)
-
-
-_BETWEEN_OPEN = re.compile(
-    r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
-    r"|(?P<time>before|after)"
-    r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?", re.I)
+_RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
+             r"|(?P<time>before|after)"
+             r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?")
+_BETWEEN = re.compile(_RELATION + "$", re.I)  # all that stands between the two names
+_BETWEEN_OPEN = re.compile(_RELATION, re.I)  # followed by the second thing
 
 
 def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
@@ -423,7 +418,7 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
         name = re.sub(r"^the\s+", "", entity, flags=re.I)  # "the Sussex"
         at = re.match(r"(?:[Tt]he\s+)?((?:[a-z][\w-]*\s+){0,2})" + re.escape(name) + r"(?!\w)",
                       rest)
-        if at and (best is None or (at.start(1), -len(name)) < (best[0], best[1])):
+        if at and (best is None or (len(at.group(1)), -len(name)) < (best[0], best[1])):
             best = (len(at.group(1)), -len(name), name, at.group(1) + rest[at.end():])
     # a title the names of the question split ("Woman on the Edge of Time written by ...")
     titled = re.match(r"(?:[Tt]he\s+)?((?:[A-Z0-9][\w'.:-]*|" + "|".join(_TITLE_WORDS)
@@ -541,11 +536,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
 def _named_as(noun: str, source: Source) -> tuple[str, str] | None:
     """The name a passage's opening gives its subject's `noun`: "Malvaceae" of "in the
     family Malvaceae" or "a Malvaceae family plant"; and that sentence."""
-    name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"
+    name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"  # case-sensitive: "Rosaceae", not "... that"
+    noun = re.escape(noun)
     for sentence in (sentences(_text(source)) or [])[:2]:
-        given = re.search(rf"\b{noun}\s+(?:of\s+)?(?:the\s+)?{name}", sentence, re.I) \
-            or re.search(rf"{name}\s+{noun}\b", sentence)
-        if given and given.group(1)[:1].isupper():
+        given = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence) \
+            or re.search(rf"{name}\s+(?i:{noun})\b", sentence)
+        if given:
             return phrase(given.group(1)), sentence
     return None
 

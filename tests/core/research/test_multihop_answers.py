@@ -209,7 +209,8 @@ async def test_the_second_tallest_is_not_the_tallest(embedder: Any) -> None:
 
 async def test_two_things_are_weighed_by_year_family_and_members(embedder: Any) -> None:
     genera = [_page(16, "Corvina", "Corvina is a genus of shrubs in the family Rosaceae."),
-              _page(17, "Maltaria", "Maltaria is a genus of herbs in the family Rosaceae."),
+              _page(17, "Maltaria", "Maltaria is a genus of herbs in the family Rosaceae "
+                    "that grows in dry meadows."),
               _page(18, "Pellis", "Pellis is a genus of trees in the family Lauraceae.")]
     bands = [_page(19, "The Wrens of Hull", "The Wrens of Hull are a band from Hull, "
                    "consisting of Ada Marsh (guitar), Lee Stone (bass) and Tom Reed (drums). "
