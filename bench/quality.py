@@ -163,7 +163,7 @@ async def measure(split: str, workdir: Path, limit: int | None = None,
     if hotpotqa:  # the project's own questions over the same corpus
         for q in json.loads((DATA / "corpus_questions.json").read_text())["questions"]:
             result, job = await ask(ResearchRequest(question=q["question"], tenant="full"))
-            said = re.match(r"\W*(yes|no)\b", result.answer.summary, re.I)
+            said = _SAID.match(result.answer.summary)
             text = f"{result.answer.summary} {result.answer.detail}"
             out["own"].append({**q, "said": bool(said),
                                "right": (bool(said) and said.group(1).casefold() == q["answer"])
@@ -175,12 +175,15 @@ async def measure(split: str, workdir: Path, limit: int | None = None,
     return out
 
 
+_SAID = re.compile(r"\W*(yes|no)\b", re.I)  # an answer that starts with Yes or No
+
+
 def _row(q: dict[str, Any], result: Any, top10: set[str], handed: set[str] | None,
          paragraph_of: Any, job: Any) -> dict[str, Any]:
     cited = [paragraph_of(s) for s in result.sources]
     text = f"{result.answer.summary} {result.answer.detail}"
     gold = set(q["gold"])
-    said = re.match(r"\W*(yes|no)\b", result.answer.summary, re.I)
+    said = _SAID.match(result.answer.summary)
     return {
         "id": q["id"], "split": q["split"], "kind": q["kind"],
         "confidence": result.answer.confidence.value,

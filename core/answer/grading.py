@@ -122,16 +122,15 @@ def grade(
     if not cited:
         return Grade(Confidence.INSUFFICIENT, limitations)
     evidence = weigh(cited, intent, question, sources)
+    # a No because the passage about the question's subject says something else ("Was A
+    # written by B?" of a novel by C): what it lacks of the question, B included, is the
+    # value it contradicts, not what is asked about, and no reason to refuse
+    contradicted = OTHERWISE in notes
     if evidence.missing_names:
         limitations.append("The documents found do not mention "
                            + listing(evidence.missing_names) + ".")
-        # "Was A written by B?" where A's passage names its writer, C, and no document B:
-        # the name missing is the value the passage contradicts, not what is asked about
-        if OTHERWISE not in notes:
+        if not contradicted:
             return Grade(Confidence.INSUFFICIENT, limitations, evidence)
-    # what the question says of its subject is not in the cited text when the passage about
-    # the subject says something else instead: the words it lacks are no reason to refuse
-    contradicted = OTHERWISE in notes
     if (evidence.best_relevance < ANSWERABLE_RELEVANCE
             and evidence.coverage < ANSWERABLE_COVERAGE and not contradicted):
         limitations.append("The documents found do not match the question closely; they do not "
@@ -178,7 +177,7 @@ def grade(
         confidence = Confidence.LOW  # the design grades conflicting evidence Low
     elif UNSETTLED in notes:
         confidence = Confidence.LOW  # what was asked is not settled by the answer
-    elif (ABSENCE in notes or OTHERWISE in notes or evidence.respelled) \
+    elif (ABSENCE in notes or contradicted or evidence.respelled) \
             and confidence == Confidence.HIGH:
         # a No that rests on what a passage does not say; a name the documents spell
         # otherwise, which may be another thing

@@ -29,6 +29,7 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TypeVar
 
 from core.answer.lexicon import lexicon
@@ -399,10 +400,11 @@ _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth
                      r"\d+(?:st|nd|rd|th)|one of the)[\s-]+[\w-]+", re.I)
 
 
-def _forms(word: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _forms(word: str) -> frozenset[str]:
     """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}."""
     base = lexicon().participle_base(word)
-    return {word.casefold(), lexicon().lemma(word).base, *([base] if base else [])}
+    return frozenset({word.casefold(), lexicon().lemma(word).base, *([base] if base else [])})
 
 
 def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
@@ -459,14 +461,11 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
             (nationality, countries_in, False),
             (countries_in(predicate) if place else [], countries_in, True),
             (us_states_in(predicate) if place else [], us_states_in, True)):
-        if not asked:
-            continue
-        for sentence in said[:2]:
-            given = found_in(sentence)
-            if given:  # a place named anywhere in the passage may be where it is too
-                if not set(asked) & set(found_in(text) if anywhere else given):
-                    return sentence
-                break
+        opening = _first_named(found_in, said) if asked else None
+        if opening is not None:  # a place named anywhere in the passage may be where it is
+            given = found_in(text if anywhere else opening[1])
+            if not set(asked) & set(given):
+                return opening[1]
     made = _MADE_BY.match(predicate)
     if made and phrase(made.group(2)) not in phrase(text):
         verb = made.group(1).casefold()
@@ -637,18 +636,20 @@ def _quote(said: list[str], at: int) -> str:
 def _country(source: Source) -> tuple[str, str] | None:
     """The first country the passage's opening sentence names (its subject's nationality or
     place), and that sentence."""
-    for sentence in (sentences(_text(source)) or [])[:2]:
-        found = countries_in(sentence)
-        if found:
-            return found[0], sentence
-    return None
+    return _first_named(countries_in, sentences(_text(source)))
 
 
 def _us_state(source: Source) -> tuple[str, str] | None:
     """The first US state the passage's opening sentences name (where its subject is), and
     that sentence."""
-    for sentence in (sentences(_text(source)) or [])[:2]:
-        found = us_states_in(sentence)
+    return _first_named(us_states_in, sentences(_text(source)))
+
+
+def _first_named(found_in: Callable[[str], list[str]], said: Sequence[str]
+                 ) -> tuple[str, str] | None:
+    """The first value `found_in` reads in the first two sentences, and that sentence."""
+    for sentence in said[:2]:
+        found = found_in(sentence)
         if found:
             return found[0], sentence
     return None

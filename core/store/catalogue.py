@@ -341,10 +341,7 @@ class KnowledgeCatalogue:
     async def forget_file(self, tenant: str, path: str, file_id: str, worker: str) -> None:
         """Remove the file's rows and record, for `worker`, that its vectors may be left."""
         async with self._writing() as connection:
-            await connection.execute(
-                delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == path))
-            await connection.execute(delete(kb_chunks).where(
-                kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id))
+            await _delete_file_rows(connection, tenant, path, file_id)
             record = {"worker": worker, "since": utcnow()}
             statement = upsert_into(kb_pending, connection).values(
                 tenant=tenant, file_id=file_id, **record)
@@ -357,10 +354,7 @@ class KnowledgeCatalogue:
         """Catalogue a file whose vectors are all stored, and settle its pending record. Rows
         of the file already there are replaced: the last run to store it wins."""
         async with self._writing() as connection:
-            await connection.execute(
-                delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == file.path))
-            await connection.execute(delete(kb_chunks).where(
-                kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file.file_id))
+            await _delete_file_rows(connection, tenant, file.path, file.file_id)
             await connection.execute(kb_chunks.insert(), [
                 {"tenant": tenant, "file_id": file.file_id, "id": chunk.id,
                  "ordinal": chunk.ordinal, "text": chunk.text, "location": chunk.location}
@@ -401,6 +395,14 @@ class KnowledgeCatalogue:
     def _sqlite_folder(self) -> Path | None:
         database = self._engine.url.database if self._engine.dialect.name == "sqlite" else None
         return Path(database).parent if database else None
+
+
+async def _delete_file_rows(connection: AsyncConnection, tenant: str, path: str,
+                            file_id: str) -> None:
+    await connection.execute(
+        delete(kb_files).where(kb_files.c.tenant == tenant, kb_files.c.path == path))
+    await connection.execute(delete(kb_chunks).where(
+        kb_chunks.c.tenant == tenant, kb_chunks.c.file_id == file_id))
 
 
 async def _settle(connection: AsyncConnection, tenant: str, file_id: str) -> None:
