@@ -82,7 +82,7 @@ CAPITAL = _capitals()
 # after them ("George V", "Louis XIV").
 _NAME_WORD = (rf"(?:[{CAPITAL}]\.(?=\s+[{CAPITAL}])(?!\s+(?:The|A|An|In|It|He|She|They|This)\b)|"
               rf"[{CAPITAL}][\w'.-]*[\w'])")
-NAME = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|van\s+|la\s+|"
+NAME = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:of\s+(?:the\s+)?|de\s+|von\s+|van\s+|la\s+|vs?\.\s+|"
                   rf"and\s+(?=[{CAPITAL}]))?{_NAME_WORD})*(?:\s+[IVX]{{1,4}}\b(?!['’]))?")
 
 

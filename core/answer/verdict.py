@@ -35,7 +35,16 @@ from typing import TypeVar
 from core.answer.lexicon import lexicon
 from core.countries import countries_in, is_nationality, us_states_in, weighed
 from core.models import QueryIntent, Source
-from core.text import NAME, STOPWORDS, opening_subject, phrase, sentences, terms, title_subject
+from core.text import (
+    CAPITAL,
+    NAME,
+    STOPWORDS,
+    opening_subject,
+    phrase,
+    sentences,
+    terms,
+    title_subject,
+)
 
 V = TypeVar("V")
 
@@ -188,7 +197,7 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
         left = max(named, key=len)
     elif len(left.split()) > 4 and not _titled(left):
         return []
-    right = re.split(r",|\?", right)[0].strip()
+    right = re.split(r",(?!\s*(?:Inc|Ltd|Co|Corp|Jr|Sr)\b)|\?", right)[0].strip()  # not ", Inc."
     starting = [e for e in intent.entities if right.startswith(e)]
     if starting and not _titled(right):  # "SQLite for production" is SQLite
         right = max(starting, key=len)
@@ -199,7 +208,11 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
 
 
 _TITLE_WORDS = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or",
-                          "the", "to", "with"})
+                          "the", "to", "with", "v.", "vs."})
+
+
+# one of them, the longest first ("and" before "an"), read as written ("v." is not "vs")
+_SMALL_WORD = "|".join(re.escape(w) for w in sorted(_TITLE_WORDS, key=lambda w: (-len(w), w)))
 
 
 def _titled(text: str) -> bool:
@@ -286,7 +299,12 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if _NEGATED.search(question):
         return None  # "Isn't A ...?", "Was A not ...?": left to the passages quoted
     subjects, predicate = _subjects(question, intent)
-    if len(subjects) < 2:
+    one = _one_subject(question, intent)
+    joined = one is not None and not _TWO.search(question) and all(
+        phrase(re.sub(r"^the\s+", "", s, flags=re.I)) in phrase(one[0]) for s in subjects)
+    if len(subjects) < 2 or (joined and one is not None and _about(one[0], sources) is not None):
+        # one thing, or one whose name joins two ("Tweedledum and Tweedledee", "Fire and
+        # Ice"), as a passage is about it
         return _relative(question, intent, sources) or _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found):
@@ -308,6 +326,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     return _described(predicate, sides, sources)
 
 
+_TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
 _NEGATED = re.compile(r"^\W*\w+n't\b|\bnot\b|\bnever\b", re.I)
 # what stands between two names that one question weighs against the other: "Was A born
 # before B?", "Is A older than B?", "Is A from the same country as B?"
@@ -372,6 +391,12 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
         return None
     subject, predicate = found
     n = _about(subject, sources)
+    epithet = re.match(r"([a-z][\w-]+)\s+(.+)$", predicate)
+    if epithet and any(phrase(title_subject(s.title)) == phrase(f"{subject} {epithet[1]}")
+                       for s in sources):
+        # a species its passage titles: "Silene latifolia", not the genus Silene
+        subject, predicate = f"{subject} {epithet[1]}", epithet[2]
+        n = _about(subject, sources)
     wanted = [w for w in re.findall(r"[\w'-]+", predicate)
               if w.casefold() not in STOPWORDS and terms(w)]
     if n is None or not wanted:
@@ -423,8 +448,8 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
         if at and (best is None or (len(at.group(1)), -len(name)) < (best[0], best[1])):
             best = (len(at.group(1)), -len(name), name, at.group(1) + rest[at.end():])
     # a title the names of the question split ("Woman on the Edge of Time written by ...")
-    titled = re.match(r"(?:[Tt]he\s+)?((?:[A-Z0-9][\w'.:-]*|" + "|".join(_TITLE_WORDS)
-                      + r")(?:\s+(?:[A-Z0-9][\w'.:-]*|" + "|".join(_TITLE_WORDS) + r"))*)", rest)
+    word = r"(?:[A-Z0-9][\w'.:-]*|" + _SMALL_WORD + r")(?!\w)"
+    titled = re.match(rf"(?:[Tt]he\s+)?({word}(?:\s+{word})*)", rest)
     if titled:
         words = titled.group(1).split()
         while words and words[-1] in _TITLE_WORDS:
@@ -442,6 +467,9 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
 
 
 _PLACED_IN = re.compile(r"^(?:(?:located|situated|based|found|held)\s+)?(?:in|from)\s", re.I)
+# "born in Jaroslaw, Poland", "born 3 May 1901 in Lyon, France": the place's names
+_BIRTHPLACE = re.compile(rf"\bborn\s+(?:[\w,]+\s+){{0,4}}?in\s+"
+                         rf"((?:[{CAPITAL}][\w'-]*,?\s*){{1,5}})")
 _MADE_BY = re.compile(r"^(written|directed|produced|created|composed|designed|developed|"
                       r"published|founded|built)\s+by\s+(.+)$", re.I)
 
@@ -466,6 +494,14 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
             given = found_in(text if anywhere else opening[1])
             if not set(asked) & set(given):
                 return opening[1]
+    born = countries_in(predicate) if re.match(r"^born\s+in\s", predicate, re.I) else []
+    if born and not set(born) & set(countries_in(text)):
+        # where one was born, as the passage says it ("born in Jaroslaw, Poland"), and the
+        # asked-for country named nowhere in it
+        birth = next((s for s in said for place in _BIRTHPLACE.findall(s)
+                      if countries_in(place)), None)
+        if birth is not None:
+            return birth
     made = _MADE_BY.match(predicate)
     if made and phrase(made.group(2)) not in phrase(text):
         verb = made.group(1).casefold()
@@ -679,17 +715,22 @@ def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
             if group:
                 return float(_ENSEMBLES[group.group(1).casefold()]), _quote(said, k)
         for k, sentence in enumerate(said):  # "consisting of A (guitar), B (bass) and C"
-            listed = _LISTED.search(re.sub(r"\s*\([^)]*\)", "", sentence))
+            # without what is said of each ("(bass)") or what they are called ("Jaff")
+            listed = _LISTED.search(re.sub(r"\s*\([^)]*\)|\s+\"[^\"]*\"(?=\s+[A-Z])", "",
+                                           sentence))
             if listed:
                 parts = re.split(r",\s*(?:and\s+)?|\s+and\s+", listed.group(1).strip())
-                # every part a name ("Emma Richardson"), or the list is read as nothing:
-                # "A on lead vocals and rhythm guitars, B on bass" cannot be counted so
-                if len(parts) >= 2 and all(_PERSON.fullmatch(part) for part in parts):
+                # every part a name ("Emma Richardson"), a role before it ("drummer Adam
+                # Levin") or not, or the list is read as nothing: "A on lead vocals and
+                # rhythm guitars, B on bass" cannot be counted so
+                if len(parts) >= 2 and all(_PERSON.fullmatch(_ROLE.sub("", part))
+                                           for part in parts):
                     return float(len(parts)), _quote(said, k)
     return None
 
 
 _PERSON = re.compile(r"[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){1,3}")
+_ROLE = re.compile(r"^(?:[a-z][\w-]*\s+){1,3}(?=[A-Z])")  # "lead guitarist ", "producer "
 _LISTED = re.compile(r"\b(?:consist\w*|compris\w*|made up|members are)\s+(?:of\s+)?(.+?)"
                      r"(?:[.;]\s|[.;]?$)")
 
@@ -748,10 +789,13 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
             if high:
                 return _number(high.group(1)), sentence
         return None
-    noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(\w+)", question, re.I)
+    # the counted thing: "members" of "more constant members", else the word after "more"
+    noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(?:(\w+s)\b|\w+\s+(\w+s)\b)",
+                     question, re.I) \
+        or re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(\w+)", question, re.I)
     if not noun:
         return None
-    return _count_of(noun.group(1), source)
+    return _count_of(next(g for g in noun.groups() if g), source)
 
 
 def _square_km(unit: str) -> float:

@@ -103,12 +103,13 @@ _WORD = (rf"[{CAPITAL}](?:\.[{CAPITAL}])+\.?|[{CAPITAL}][a-z]{{0,2}}\.(?=\s+[{CA
 _ROLE_FOLLOWS = re.compile(r"\s+(?:who|whom|whose|that|which)\b", re.I)
 # the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",
 # "Rogier van der Weyden", "Battle Beyond the Sun"
-_INSIDE = r"(?:of\s+the\s+|the\s+|(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})"
+_INSIDE = r"(?:of\s+the\s+|the\s+|vs?\.\s+|(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})"
 _ENTITY = re.compile(
     # quoted; a single quote opens and closes outside a word, not as in "Suicide's ... brand's"
     r"\"([^\"]{2,80})\"|(?<!\w)'([^']{2,80})'(?!\w)|`([^`]{1,80})`|"
     r"\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))|"  # code-like
-    rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*)"  # capitalised runs
+    # capitalised runs: "Craig v. Boren", "Paramount Pictures, Inc."
+    rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*(?:,?\s+(?:Inc|Ltd|Corp|LLC|plc)\b\.?)?)"
 )
 _NAME_FOLLOWS = re.compile(rf"'s\b|\s+(?:and|or)\s+[{CAPITAL}]")
 _LANGUAGE_WORDS = {

@@ -131,10 +131,12 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
     for n in order:
         if len(added) >= BRIDGES:
             break
-        subject = phrase(title_subject(sources[n].title))
-        if n in chosen or len(subject.strip()) < 4 or subject in asked:
+        if n in chosen:
             continue
-        if subject in named:
+        # by any name the passage goes by: "Stanley Park" for "Stanley Park, Blackpool"
+        subjects = [s for s in subjects_of(sources[n]) if len(s.strip()) >= 4]
+        if subjects and not any(s in asked for s in subjects) \
+                and any(s in named for s in subjects):
             added.append(n)
     return added
 

@@ -3,6 +3,9 @@ with, yes/no and either-or questions answered first, only passages that earn the
 cited, limitations that name things. Every example is made up here (not from the shared
 evaluation set)."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -841,3 +844,87 @@ async def test_of_two_of_the_kind_asked_for_the_one_the_named_things_passage_nam
     draft = await _answer(embedder, "Which Norwegian ace pilot and adventurer flew the Havørn?",
                           [other, first, plane])
     assert draft.summary.startswith("Olav Brekke (1890 – 1931) was a Norwegian ace pilot")
+
+
+async def test_a_name_joining_two_with_and_is_one_subject(embedder: Any) -> None:
+    duo = _page(56, "Kettle and Spoon", "Kettle and Spoon are fictional characters in a Danish "
+                "picture book of 1931.")
+    film = _page(57, "Frost and Ember", "Frost and Ember is a 1987 animated film directed by "
+                 "Mira Lund.")
+    for question, sources in (("Are Kettle and Spoon fictional characters?", [duo]),
+                              ("Was Frost and Ember directed by Mira Lund?", [film])):
+        draft = await _answer(embedder, question, sources)
+        assert draft.summary.startswith("Yes: "), question
+    # "both" weighs two things: no passage is about each, so nothing is decided
+    draft = await _answer(embedder, "Are Kettle and Spoon both fictional characters?", [duo])
+    assert not draft.summary.startswith(("Yes", "No"))
+
+
+async def test_a_species_is_its_genus_and_epithet(embedder: Any) -> None:
+    genus = _page(58, "Velmora", "Velmora is a genus of flowering shrubs native to Japan.")
+    species = _page(59, "Velmora alba", "Velmora alba is a species of shrub in the family "
+                    "Rosaceae that is native to Korea.")
+    draft = await _answer(embedder, "Is Velmora alba native to Korea?", [genus, species])
+    assert draft.summary.startswith("Yes: ") and "Velmora alba is a species" in draft.summary
+
+
+async def test_a_birthplace_in_another_country_answers_no(embedder: Any) -> None:
+    painter = _page(60, "Ebba Strand", "Ebba Strand (1894–1986) was a Danish-American painter "
+                    "born in Odense, Denmark, who worked in New York.")
+    draft = await _answer(embedder, "Was Ebba Strand born in Norway?", [painter])
+    assert draft.summary.startswith("No: ") and "born in Odense, Denmark" in draft.summary
+    draft = await _answer(embedder, "Was Ebba Strand born in Denmark?", [painter])
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_members_listed_with_their_roles_or_nicknames_are_counted(embedder: Any) -> None:
+    bands = [_page(61, "Glass Harbour", "Glass Harbour is a rock band from Leeds. It consists "
+                   "of lead vocalist Tom Reed, keyboardist Ann Reed, and drummer Joe Hale."),
+             _page(62, "The Tallow Lamps", "The Tallow Lamps were a folk band from Cork. "
+                   'consisting of Rory Dunne (fiddle), Sean "Banjo" Kelly (banjo), Liam Roe '
+                   "(voice) and Cian Byrne (drums)."),
+             _page(63, "Kestrel", "Kestrel is an electronic duo from Oslo.")]
+    question = "Which band has more members, Glass Harbour or The Tallow Lamps?"
+    draft = await _answer(embedder, question, bands)
+    assert draft.summary.startswith("The Tallow Lamps: ")  # four against three
+    draft = await _answer(embedder, "Which band has more constant members, Kestrel or Glass "
+                          "Harbour?", bands)
+    assert draft.summary.startswith("Glass Harbour: ")  # "members", not "constant"
+
+
+async def test_a_case_name_and_a_company_suffix_stay_in_the_option(embedder: Any) -> None:
+    assert detect_intent("Which came first, Lund v. Holm or Tarnby Mills, Inc.?").entities == [
+        "Lund v. Holm", "Tarnby Mills, Inc"]
+    cases = [_page(64, "Lund v. Holm", "Lund v. Holm, 429 U.S. 190 (1976), was a case decided "
+                   "by the Supreme Court."),
+             _page(65, "Tarnby Mills, Inc. v. Brekke", "Tarnby Mills, Inc. v. Brekke, 334 U.S. "
+                   "131 (1948) was an antitrust case decided by the Supreme Court.")]
+    draft = await _answer(embedder, "Which case came first, Lund v. Holm or Tarnby Mills, Inc. "
+                          "v. Brekke?", cases)
+    assert draft.summary.startswith("Tarnby Mills, Inc. v. Brekke: ")
+
+
+def test_a_title_is_read_the_same_in_every_process() -> None:
+    # the small words of a title are tried longest first: "and" is never read as "an"
+    script = ("from core.answer.verdict import _one_subject\n"
+              "from core.research.intake import detect_intent\n"
+              "q = 'Are Kettle and Spoon fictional characters?'\n"
+              "print(_one_subject(q, detect_intent(q)))\n")
+    seen = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}, check=True
+                           ).stdout.strip() for seed in range(6)}
+    assert seen == {"('Kettle and Spoon', 'fictional characters')"}
+
+
+async def test_a_passage_whose_title_places_it_is_the_second_hop_of_a_passage_naming_it(
+        embedder: Any) -> None:
+    from core.retrieval.rank import rank_sources
+
+    gardens = _page(66, "Alder Gardens, Brekkeby", "Alder Gardens is an open space in "
+                    "Brekkeby linking the town zoo with Harrow Park.", 0.8)
+    other = _page(67, "Brekkeby Zoo", "Brekkeby Zoo is a zoo in Brekkeby with 400 animals.")
+    park = _page(68, "Harrow Park, Brekkeby", "Harrow Park is a public park in Brekkeby. It was "
+                 "laid out by the gardener Olav Dahl in 1926.")
+    question = "Alder Gardens links a zoo with a park laid out by which gardener?"
+    ranked = await rank_sources(question, [[gardens, other, park]], embedder, 1, 1, 0.0)
+    assert ranked[0].id == "s66" and "s68" in [s.id for s in ranked]
