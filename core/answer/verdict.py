@@ -242,7 +242,7 @@ def _chosen(question: str, options: list[str], sources: Sequence[Source]) -> Ver
     if _EARLIER.search(asked) or _LATER.search(asked):
         earliest = bool(_EARLIER.search(asked)) and not (
             "younger" in asked or "youngest" in asked)
-        return _by_value(sides, _each(sides, sources, lambda s: _year(question, s, options)),
+        return _by_value(sides, _ordered_in_time(question, sides, sources, options),
                          lowest=earliest)
     if _MORE.search(asked) or _FEWER.search(asked):
         return _by_value(sides, _each(sides, sources, lambda s: _amount(question, s)),
@@ -298,6 +298,9 @@ _QUESTION_WORDS = frozenset(terms("who which what whom whose when where how also
 def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
     if _NEGATED.search(question):
         return None  # "Isn't A ...?", "Was A not ...?": left to the passages quoted
+    relative = _relative(question, intent, sources)
+    if relative is not None:  # "Was A published before B?", whatever else B's name holds
+        return relative
     subjects, predicate = _subjects(question, intent)
     one = _one_subject(question, intent)
     joined = one is not None and not _TWO.search(question) and all(
@@ -305,10 +308,13 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if len(subjects) < 2 or (joined and one is not None and _about(one[0], sources) is not None):
         # one thing, or one whose name joins two ("Tweedledum and Tweedledee", "Fire and
         # Ice"), as a passage is about it
-        return _relative(question, intent, sources) or _single(question, intent, sources)
+        return _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found):
-        return None
+        split = _split_titles(question, sources)
+        if split is None:
+            return None
+        (subjects, found), predicate = split
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
     made = re.search(r"\b(\w+ed)\s+by\s+the\s+same\b", predicate, re.I)
     if made and lexicon().participle_base(made.group(1)):  # "directed by the same person"
@@ -369,7 +375,7 @@ def _weigh_pair(question: str, pair: list[str], relation: re.Match[str],
     sides = [(pair[0], found[0]), (pair[1], found[1])]
     if relation.group("same"):
         return _same(relation.group("same"), sides, sources, question)
-    known = _each(sides, sources, lambda s: _year(question, s, pair))
+    known = _ordered_in_time(question, sides, sources, pair)
     if known is None or known[0][0] == known[1][0]:
         return None
     sooner = (relation.group("order") or relation.group("time")).casefold() in (
@@ -413,12 +419,20 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     opening = _opening_words(said)
     for k, whole in enumerate(said):
         sentence = _RANKED.sub(" ", whole)  # "the second-tallest" is not "the tallest"
-        words = set(terms(sentence))
-        forms = {form for w in re.findall(r"[a-z][\w'-]*", sentence) for form in _forms(w)}
-        if all(set(terms(w)) <= words or bool(_forms(w) & forms)
-               or (k < 2 and _kind_in(opening, w)) for w in wanted):
+        if all(_says(w, sentence) or (k < 2 and _kind_in(opening, w)) for w in wanted):
             return Verdict("Yes", [(n, _quote(said, k))])
     return None
+
+
+def _says(word: str, text: str) -> bool:
+    """Whether the text says `word`: as written, in another form of it ("won" for "win") or
+    in another word of the same sense ("situated" for "located", "movie" for "film")."""
+    if set(terms(word)) <= set(terms(text)):
+        return True
+    written = {w for w in re.findall(r"[a-z][\w'-]*", text) if w not in STOPWORDS}
+    return bool(_forms(word) & {form for w in written for form in _forms(w)}) or (
+        not lexicon().is_graded(word)
+        and any(lexicon().synonyms(word, other) for other in written if len(other) > 3))
 
 
 _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
@@ -527,6 +541,24 @@ def _reframed(predicate: str, said: list[str], text: str) -> str | None:
         other = re.search(rf"({NAME.pattern}),\s+{state}\b", sentence)
         if other is not None and phrase(other.group(1)) != phrase(asked.group(1)):
             return sentence
+    return None
+
+
+def _split_titles(question: str, sources: Sequence[Source]
+                  ) -> tuple[tuple[list[str], list[int | None]], str] | None:
+    """The two things of "Are A and B both ...?" where a title holds "and" ("The Palace and
+    the Fortress and The Scarlet Flower"): the split at an "and" where each side is a
+    passage's subject, and what is said of both."""
+    asked = re.match(r"^\W*\w+\s+(.+?)\s+both\s+(.+?)[?.!]*$", question)
+    if asked is None:
+        return None
+    span = asked.group(1)
+    for joint in re.finditer(r"\s+and\s+", span):
+        sides = [re.sub(r"^the\s+", "", side, flags=re.I)
+                 for side in (span[:joint.start()], span[joint.end():])]
+        found = [_about(side, sources) for side in sides]
+        if found[0] is not None and found[1] is not None and found[0] != found[1]:
+            return (sides, list(found)), asked.group(2)
     return None
 
 
@@ -769,6 +801,40 @@ def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[flo
             continue
         if years:  # "It was published in 1917" is quoted with what "it" is
             return float(years[0]), _quote(said, k)
+    return None
+
+
+def _ordered_in_time(question: str, sides: list[tuple[str, int]], sources: Sequence[Source],
+                     named: Sequence[str]) -> list[tuple[float, str, int]] | None:
+    """Each side's year (see `_year`); when the years are the same, the day each passage
+    gives with it ("born 11 April 1973" before "born August 10, 1973"), where both give one."""
+    known = _each(sides, sources, lambda s: _year(question, s, named))
+    if known is None or len({value for value, _, _ in known}) > 1:
+        return known
+    days = [_day(int(value), said) for value, said, _ in known]
+    if any(day is None for day in days):
+        return known
+    return [(day, said, n) for day, (_, said, n) in zip(days, known, strict=True)
+            if day is not None]
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_DAY_MONTH = re.compile(r"\b(\d{1,2})\s+(" + "|".join(_MONTHS) + r")\s+(\d{4})\b", re.I)
+_MONTH_DAY = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+(\d{4})\b", re.I)
+
+
+def _day(year: int, sentence: str) -> float | None:
+    """The year with the day of it the sentence dates it to, as a fraction; None without a
+    day of that year."""
+    for match in _DAY_MONTH.finditer(sentence):
+        if int(match.group(3)) == year:
+            return year + _MONTHS.index(match.group(2).casefold()) / 12 \
+                + int(match.group(1)) / 400
+    for match in _MONTH_DAY.finditer(sentence):
+        if int(match.group(3)) == year:
+            return year + _MONTHS.index(match.group(1).casefold()) / 12 \
+                + int(match.group(2)) / 400
     return None
 
 

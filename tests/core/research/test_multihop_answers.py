@@ -928,3 +928,42 @@ async def test_a_passage_whose_title_places_it_is_the_second_hop_of_a_passage_na
     question = "Alder Gardens links a zoo with a park laid out by which gardener?"
     ranked = await rank_sources(question, [[gardens, other, park]], embedder, 1, 1, 0.0)
     assert ranked[0].id == "s66" and "s68" in [s.id for s in ranked]
+
+
+async def test_a_title_holding_and_is_one_side_of_a_both_question(embedder: Any) -> None:
+    films = [_page(69, "The Mill and the Tower", "The Mill and the Tower is a 1926 Danish "
+                   "silent film directed by Olav Dahl."),
+             _page(70, "The Red Lantern (1950 film)", "The Red Lantern is a 1950 Danish "
+                   "animated film.")]
+    draft = await _answer(embedder, "Are The Mill and the Tower and The Red Lantern both "
+                          "Danish films?", films)
+    assert draft.summary.startswith("Yes: ")
+    assert {c.source_id for c in draft.citations} == {"s69", "s70"}
+    # the second of two weighed in time may be a title its names split
+    books = [_page(71, "Salt and Silence", "Salt and Silence is a 1961 essay collection by "
+                   "Per Holm."),
+             _page(72, "Northern Lights: A Study", "Northern Lights: A Study of Ice is a 1947 "
+                   "book by the critic Ebba Strand.")]
+    draft = await _answer(embedder, "Was Northern Lights published before Salt and Silence?",
+                          books)
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_a_word_of_the_same_sense_says_what_the_question_says(embedder: Any) -> None:
+    tower = _page(73, "Brekke Clock Tower", "Brekke Clock Tower is a clock tower situated in "
+                  "Old Town, a neighbourhood of Tarnby, next to the harbour.")
+    draft = await _answer(embedder, "Is the Brekke Clock Tower located in Tarnby?", [tower])
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_of_two_born_the_same_year_the_earlier_day_is_older(embedder: Any) -> None:
+    people = [_page(74, "Tove Ahl", "Tove Ahl (born 11 April 1973) is a Norwegian poet."),
+              _page(75, "Per Holm", "Per Holm (born August 10, 1973) is a Danish critic.")]
+    draft = await _answer(embedder, "Was Tove Ahl born before Per Holm?", people)
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, "Who is younger, Tove Ahl or Per Holm?", people)
+    assert draft.summary.startswith("Per Holm: ")
+    # a year alone against a day of that year settles nothing
+    people[1] = _page(75, "Per Holm", "Per Holm (born 1973) is a Danish critic.")
+    draft = await _answer(embedder, "Was Tove Ahl born before Per Holm?", people)
+    assert not draft.summary.startswith(("Yes", "No"))
