@@ -279,7 +279,7 @@ def _same_thing(source: Source, other: Source) -> bool:
 def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[Source],
              names: list[str]) -> list[_Candidate]:
     """The other sentences that earn their place: from a passage (or its document) of the
-    chain, from one passage about something the chain's quoted sentences name, from the
+    chain, from one passage about something the chain's passages name, from the
     passage that brings in a name of the question the chain does not mention (the other side
     of a comparison), or from the passage about a name of the question (the actress whose
     film the question asks for). A passage that only shares words with the question is left
@@ -288,7 +288,6 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
     passages = {n for n, source in enumerate(sources)
                 if n in {c.source_index for c in chain} or source.document_id in documents}
     links = 0
-    quoted = phrase(" ".join(c.text for c in chain))
     named_by_passage = {name for name in names for n in passages
                         if is_about(phrase(name), sources[n])}
 
@@ -307,7 +306,7 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
             said = " ".join(text(m) for m in passages)
             brings = [name for name in names if phrase(name) in text(n)
                       and phrase(name) not in said]
-            linked = links < 1 and any(subject in quoted for subject in subjects_of(sources[n])
+            linked = links < 1 and any(subject in said for subject in subjects_of(sources[n])
                                        if len(subject) > 5)
             about = [name for name in names if is_about(phrase(name), sources[n])
                      and name not in named_by_passage]

@@ -967,3 +967,23 @@ async def test_of_two_born_the_same_year_the_earlier_day_is_older(embedder: Any)
     people[1] = _page(75, "Per Holm", "Per Holm (born 1973) is a Danish critic.")
     draft = await _answer(embedder, "Was Tove Ahl born before Per Holm?", people)
     assert not draft.summary.startswith(("Yes", "No"))
+
+
+async def test_a_passage_about_what_the_leads_passage_names_elsewhere_is_cited(
+        embedder: Any) -> None:
+    season = _page(76, "2019–20 Tarnby FC season", "The 2019–20 season is Tarnby FC's 40th "
+                   "year in existence and their first back in the second division. Along "
+                   "with competing in the league, the club will also take part in the Nordic "
+                   "Cup and the Harbour Trophy.", 0.8)
+    cup = _page(77, "Nordic Cup", "The Nordic Cup is a knockout football competition in "
+                "Vestmark. Since 2017, it has been known as the Brekke Cup for sponsorship "
+                "reasons.", 0.6)
+    other = _page(78, "Harbour Shield", "The Harbour Shield is a cup competition, known as "
+                  "the Salt Shield for sponsorship reasons.", 0.6)
+    draft = await _answer(embedder, "The 2019–20 Tarnby FC season will be a year in which the "
+                          "team competes in the league cup known as what for sponsorship "
+                          "reasons?", [season, cup, other])
+    # the cup is named by the season's passage, though not in the sentence that leads
+    cited = {c.source_id for c in draft.citations}
+    assert "s77" in cited and "s78" not in cited
+    assert "Brekke Cup" in f"{draft.summary} {draft.detail}"
