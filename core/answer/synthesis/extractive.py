@@ -72,7 +72,7 @@ class ExtractiveSynthesizer:
     name = "extractive"
 
     def __init__(
-        self, embedder: Embedder, max_sentences: int = 6, min_sentence_score: float = 0.32
+        self, embedder: Embedder, max_sentences: int = 8, min_sentence_score: float = 0.32
     ) -> None:
         self._embedder = embedder
         self._max_sentences = max_sentences
