@@ -187,15 +187,15 @@ class ExtractiveSynthesizer:
 def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                 sources: list[Source], question_terms: set[str], floor: float,
                 go_between: bool) -> _Candidate | None:
-    """The best sentence of a passage about something the lead sentence names (Masakazu
+    """The best sentence of a passage about something the lead's passage names (Masakazu
     Katsura, in "I"s is a manga written and illustrated by Masakazu Katsura"), scored on
     the question's words the lead's passage lacks ("born", "year") and what the question
     asks for: the question reaches its answer through that thing. Only when the lead's
     passage lacks some of the question's words, and the other passage has some of them or
     the question asks through a go-between ("the woman who portrayed ...")."""
-    said = phrase(lead.text)
     asked = phrase(question)
     lead_source = sources[lead.source_index]
+    said = phrase(f"{lead_source.title} {lead_source.content or lead_source.snippet}")
     rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
     if not rest:
         return None
