@@ -302,6 +302,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if relative is not None:  # "Was A published before B?", whatever else B's name holds
         return relative
     subjects, predicate = _subjects(question, intent)
+    split = _split_titles(question, sources)
+    if split is not None:  # "Are A and B and the C both ...?": each side a passage's subject
+        subjects, predicate = split
     one = _one_subject(question, intent)
     joined = one is not None and not _TWO.search(question) and all(
         phrase(re.sub(r"^the\s+", "", s, flags=re.I)) in phrase(one[0]) for s in subjects)
@@ -311,10 +314,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         return _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found):
-        split = _split_titles(question, sources)
-        if split is None:
-            return None
-        (subjects, found), predicate = split
+        return None
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
     made = re.search(r"\b(\w+ed)\s+by\s+the\s+same\b", predicate, re.I)
     if made and lexicon().participle_base(made.group(1)):  # "directed by the same person"
@@ -403,7 +403,7 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
         # a species its passage titles: "Silene latifolia", not the genus Silene
         subject, predicate = f"{subject} {epithet[1]}", epithet[2]
         n = _about(subject, sources)
-    wanted = [w for w in re.findall(r"[\w'-]+", predicate)
+    wanted = [w for w in re.findall(r"[\w'-]+", _plain_state(predicate))
               if w.casefold() not in STOPWORDS and terms(w)]
     if n is None or not wanted:
         return None
@@ -411,17 +411,37 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     contradicted = _contradicted(predicate, sources[n], said)
     if contradicted is not None:
         return Verdict("No", [(n, contradicted)], otherwise=True)
+    if re.match(r"^born\s+in\s", predicate, re.I):  # "a French-born director", "in France"
+        born = set(countries_in(predicate))
+        birth = next((k for k, sentence in enumerate(said) if born & set(_born_in(sentence))),
+                     None)
+        if birth is not None:
+            return Verdict("Yes", [(n, _quote(said, birth))])
     made = _MADE_BY.match(predicate)
-    by = next((sentence for sentence in said[:2] if made and re.search(
-        r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence)), None)
+    by = next((sentence for sentence in said[:2] if made and any(
+        _made_so(made.group(1), sentence[:m.start()])
+        for m in re.finditer(r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence))), None)
     if by is not None:  # "a short story by Ines Borg" for "written by Ines Borg"
         return Verdict("Yes", [(n, by)])
+    if made:  # made by the one asked, said of the thing itself, or nothing decided
+        done = next((k for k, sentence in enumerate(said) if re.search(
+            rf"\b{made.group(1)}\s+(?:and\s+\w+\s+)?by\s+{re.escape(made.group(2))}\b",
+            sentence, re.I) and k < 2), None)
+        return Verdict("Yes", [(n, _quote(said, done))]) if done is not None else None
     opening = _opening_words(said)
     for k, whole in enumerate(said):
         sentence = _RANKED.sub(" ", whole)  # "the second-tallest" is not "the tallest"
         if all(_says(w, sentence) or (k < 2 and _kind_in(opening, w)) for w in wanted):
             return Verdict("Yes", [(n, _quote(said, k))])
     return None
+
+
+def _made_so(verb: str, before: str) -> bool:
+    """Whether "by <maker>" after `before` says the thing was made as `verb` says: "a short
+    story by B" or "written by B" for "written by B", not "directed by B"."""
+    last = re.findall(r"[\w'-]+", before)[-1:]
+    other = last and lexicon().participle_base(last[0])
+    return not other or other == lexicon().participle_base(verb)
 
 
 def _says(word: str, text: str) -> bool:
@@ -457,8 +477,10 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
     best: tuple[int, int, str, str] | None = None
     for entity in intent.entities:
         name = re.sub(r"^the\s+", "", entity, flags=re.I)  # "the Sussex"
-        at = re.match(r"(?:[Tt]he\s+)?((?:[a-z][\w-]*\s+){0,2})" + re.escape(name) + r"(?!\w)",
-                      rest)
+        at = re.match(r"(?:[Tt]he\s+)?((?:[a-z][\w-]*\s+){0,2})(\d[\d,.]*\s+)?" + re.escape(name)
+                      + r"(?!\w)", rest)
+        if at and at.group(2):  # a title that opens with a number: "11 Harrowhouse"
+            name = at.group(2) + name
         if at and (best is None or (len(at.group(1)), -len(name)) < (best[0], best[1])):
             best = (len(at.group(1)), -len(name), name, at.group(1) + rest[at.end():])
     # a title the names of the question split ("Woman on the Edge of Time written by ...")
@@ -481,6 +503,14 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
 
 
 _PLACED_IN = re.compile(r"^(?:(?:located|situated|based|found|held)\s+)?(?:in|from)\s", re.I)
+def _born_in(sentence: str) -> list[str]:
+    """The countries a sentence says someone was born in: "born in Jaroslaw, Poland", "a
+    French-born American director"."""
+    places = [*_BIRTHPLACE.findall(sentence), *_BORN_ADJECTIVE.findall(sentence)]
+    return [country for place in places for country in countries_in(place)]
+
+
+_BORN_ADJECTIVE = re.compile(rf"\b([{CAPITAL}][\w'-]+)-born\b")
 # "born in Jaroslaw, Poland", "born 3 May 1901 in Lyon, France": the place's names
 _BIRTHPLACE = re.compile(rf"\bborn\s+(?:[\w,]+\s+){{0,4}}?in\s+"
                          rf"((?:[{CAPITAL}][\w'-]*,?\s*){{1,5}})")
@@ -512,16 +542,21 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
     if born and not set(born) & set(countries_in(text)):
         # where one was born, as the passage says it ("born in Jaroslaw, Poland"), and the
         # asked-for country named nowhere in it
-        birth = next((s for s in said for place in _BIRTHPLACE.findall(s)
-                      if countries_in(place)), None)
+        birth = next((s for s in said if _born_in(s) and not set(born) & set(_born_in(s))),
+                     None)
         if birth is not None:
             return birth
     made = _MADE_BY.match(predicate)
-    if made and phrase(made.group(2)) not in phrase(text):
+    if made:
         verb = made.group(1).casefold()
-        by = next((s for s in said[:2] if re.search(rf"\b(?:{verb}\s+)?by\s+{NAME.pattern}", s)),
-                  None)
-        if by is not None:
+        maker = phrase(made.group(2))
+        # the one the opening says made it ("a 1937 film directed by C"): someone else, and
+        # the asked one named nowhere ("a novel by C") or only as another's maker ("the first
+        # film of the story, directed by B")
+        agent = rf"\b{verb}\s+by\s+{NAME.pattern}" if maker in phrase(text) \
+            else rf"\b(?:{verb}\s+)?by\s+{NAME.pattern}"
+        by = next((s for s in said[:2] if re.search(agent, s)), None)
+        if by is not None and maker not in phrase(by):
             return by
     return _reframed(predicate, said, text)
 
@@ -544,22 +579,26 @@ def _reframed(predicate: str, said: list[str], text: str) -> str | None:
     return None
 
 
-def _split_titles(question: str, sources: Sequence[Source]
-                  ) -> tuple[tuple[list[str], list[int | None]], str] | None:
-    """The two things of "Are A and B both ...?" where a title holds "and" ("The Palace and
+def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], str] | None:
+    """The two things of "Are A and B both ...?" when a title holds "and" ("The Palace and
     the Fortress and The Scarlet Flower"): the split at an "and" where each side is a
-    passage's subject, and what is said of both."""
+    passage's subject (by its title, else its first words), and what is said of both."""
     asked = re.match(r"^\W*\w+\s+(.+?)\s+both\s+(.+?)[?.!]*$", question)
     if asked is None:
         return None
     span = asked.group(1)
+    splits = []
     for joint in re.finditer(r"\s+and\s+", span):
         sides = [re.sub(r"^the\s+", "", side, flags=re.I)
                  for side in (span[:joint.start()], span[joint.end():])]
         found = [_about(side, sources) for side in sides]
         if found[0] is not None and found[1] is not None and found[0] != found[1]:
-            return (sides, list(found)), asked.group(2)
-    return None
+            titled = sum(phrase(title_subject(sources[n].title)) == phrase(side)
+                         for side, n in zip(sides, found, strict=True) if n is not None)
+            splits.append((-titled, sides))
+    if not splits:
+        return None
+    return min(splits, key=lambda split: split[0])[1], asked.group(2)
 
 
 def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
@@ -659,7 +698,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     each word of it is in the passage, or a word of its opening is a kind of it in WordNet
     ("singer" for "musicians"). Yes when all do; No when a passage about one of them does
     not."""
-    wanted = [w for w in re.findall(r"[\w'-]+", predicate)
+    wanted = [w for w in re.findall(r"[\w'-]+", _plain_state(predicate))
               if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
         return None
@@ -676,6 +715,14 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         reasons.append((n, _quote(said, best if has and stems & set(terms(said[best]))
                                   else 0)))
     return Verdict("Yes" if holds else "No", reasons, by_absence=not holds)
+
+
+def _plain_state(predicate: str) -> str:
+    """The predicate with "state" after a US state's name left out: "from Washington state"
+    is said by "formed in Ellensburg, Washington"."""
+    for state in us_states_in(predicate):
+        predicate = re.sub(rf"\b{re.escape(state)}\s+state\b", state, predicate, flags=re.I)
+    return predicate
 
 
 def _opening_words(said: list[str]) -> list[str]:
@@ -784,7 +831,10 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
 def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[float, str] | None:
     """The year the comparison turns on: a person's death year for "died first", else the
     first year of the passage (a person's birth year comes first, after the name)."""
-    died = bool(re.search(r"\b(?:died|death|dead)\b", question, re.I))
+    unnamed = question
+    for name in named:  # "Christian Death" is a name, not a question about a death
+        unnamed = unnamed.replace(name, " ")
+    died = bool(re.search(r"\b(?:died|death|dead)\b", unnamed, re.I))
     said = sentences(_text(source))
     verbs = set(terms(question)) - _QUESTION_WORDS - set(terms(" ".join(named))) \
         - set(terms(source.title))

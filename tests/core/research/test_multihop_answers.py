@@ -988,3 +988,52 @@ async def test_a_passage_about_what_the_leads_passage_names_elsewhere_is_cited(
     cited = {c.source_id for c in draft.citations}
     assert "s77" in cited and "s78" not in cited
     assert "Brekke Cup" in draft.summary
+
+
+async def test_a_name_holding_death_is_no_question_about_a_death(embedder: Any) -> None:
+    bands = [_page(79, "Silent Death", "Silent Death is an American punk band formed in "
+                   "Denver, Colorado, in 1979 by Ray Holm."),
+             _page(80, "Kettle Drum", "Kettle Drum is a Danish rock band, formed in Odense in "
+                   "1983.")]
+    draft = await _answer(embedder, "Which band was formed first, Kettle Drum or Silent Death?",
+                          bands)
+    assert draft.summary.startswith("Silent Death: ")
+
+
+async def test_the_maker_the_opening_names_decides_whoever_else_the_passage_names(
+        embedder: Any) -> None:
+    film = _page(81, "Night Court", "Night Court is a 1937 drama film directed by Mira Lund, "
+                 "based on a story by Per Holm. It was the second time the story was filmed, "
+                 "the first being 1932's Day Court, directed by Otto Brand.")
+    draft = await _answer(embedder, "Was Night Court directed by Otto Brand?", [film])
+    assert draft.summary.startswith("No: ") and "directed by Mira Lund" in draft.summary
+    draft = await _answer(embedder, "Was Night Court directed by Mira Lund?", [film])
+    assert draft.summary.startswith("Yes: ")
+    # a maker of another kind named by the opening settles nothing against a producer
+    draft = await _answer(embedder, "Was Night Court produced by Otto Brand?", [film])
+    assert not draft.summary.startswith(("Yes", "No"))
+
+
+async def test_a_nationality_born_birthplace_and_a_title_opening_with_a_number(
+        embedder: Any) -> None:
+    director = _page(82, "Otto Brand", "Otto Brand (May 7, 1890 – February 20, 1959) was a "
+                     "French-born American film director.")
+    draft = await _answer(embedder, "Was Otto Brand born in France?", [director])
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, "Was Otto Brand born in Italy?", [director])
+    assert draft.summary.startswith("No: ")
+    film = _page(83, "12 Tarnby Road", "12 Tarnby Road is a 1974 British film directed by "
+                 "Mira Lund.")
+    draft = await _answer(embedder, "Is 12 Tarnby Road an American film?", [film])
+    assert draft.summary.startswith("No: ") and "British" in draft.summary
+
+
+async def test_a_state_written_with_the_word_state_and_a_title_that_opens_with_a_name(
+        embedder: Any) -> None:
+    bands = [_page(84, "Grey Harbour", "Grey Harbour was an American rock band formed in "
+                   "Tacoma, Washington in 1985."),
+             _page(85, "Mira Lund and the Lanterns", "Mira Lund and the Lanterns is a rock "
+                   "band formed in 2005 from Spokane, Washington.")]
+    draft = await _answer(embedder, "Are Grey Harbour and Mira Lund and the Lanterns both rock "
+                          "bands from Washington state?", bands)
+    assert draft.summary.startswith("Yes: ")
