@@ -16,7 +16,12 @@ What is decided, and from what:
   by" or the number before "acts" in each;
 - "Were A and B both founded before 1950?": each passage's first year;
 - "Are A and B both documentaries?": whether each passage holds the words the question says
-  of both.
+  of both;
+- "Was A born before B?", "Is A from the same country as B?": the years (the days, for one
+  year) or the countries of their passages;
+- "Is A a Japanese manga artist?", "Was A directed by B?", "Was A born in France?": the
+  passage about A, its words (as written, in another form or sense), the nationality and the
+  maker its opening gives, where it says A was born.
 
 Nothing is decided when a side has no passage about it or the passages do not give the
 value: the answer then says that the sources do not settle it.
