@@ -778,6 +778,12 @@ async def test_a_pronoun_after_an_opening_phrase_is_quoted_with_its_subject(
                           "spirits around their lighthouse?", [film])
     # never "Set on an island off Jutland, it follows ..." alone
     assert draft.summary.startswith("The Lantern House is a 2009 Danish fantasy film")
+    cup = _page(86, "Nordic Cup", "The Nordic Cup is a knockout football competition in "
+                "Vestmark. Since 2017 it has been known as the Brekke Cup for sponsorship "
+                "reasons.", 0.7)
+    draft = await _answer(embedder, "What has been known as the Brekke Cup since 2017?", [cup])
+    # a phrase of time needs no comma: never "Since 2017 it has been known ..." alone
+    assert draft.summary.startswith("The Nordic Cup is a knockout football competition")
 
 
 async def test_what_a_named_thing_is_is_answered_from_its_own_passage(embedder: Any) -> None:
