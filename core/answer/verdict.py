@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from core.answer.lexicon import lexicon
+from core.answer.values import dates_in
 from core.countries import countries_in, is_nationality, us_states_in, weighed
 from core.models import QueryIntent, Source
 from core.text import (
@@ -312,8 +313,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         subjects, predicate = split
     one = _one_subject(question, intent)
     joined = one is not None and not _TWO.search(question) and all(
-        phrase(re.sub(r"^the\s+", "", s, flags=re.I)) in phrase(one[0]) for s in subjects)
-    if len(subjects) < 2 or (joined and one is not None and _about(one[0], sources) is not None):
+        phrase(re.sub(r"^the\s+", "", s, flags=re.I)) in phrase(one[0]) for s in subjects) \
+        and _about(one[0], sources) is not None
+    if len(subjects) < 2 or joined:
         # one thing, or one whose name joins two ("Tweedledum and Tweedledee", "Fire and
         # Ice"), as a passage is about it
         return _single(question, intent, sources)
@@ -416,23 +418,18 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     contradicted = _contradicted(predicate, sources[n], said)
     if contradicted is not None:
         return Verdict("No", [(n, contradicted)], otherwise=True)
-    if re.match(r"^born\s+in\s", predicate, re.I):  # "a French-born director", "in France"
-        born = set(countries_in(predicate))
+    born = _birth_asked(predicate)
+    if born:  # "a French-born director", "born in Lyon, France"
         birth = next((k for k, sentence in enumerate(said) if born & set(_born_in(sentence))),
                      None)
         if birth is not None:
             return Verdict("Yes", [(n, _quote(said, birth))])
     made = _MADE_BY.match(predicate)
-    by = next((sentence for sentence in said[:2] if made and any(
-        _made_so(made.group(1), sentence[:m.start()])
-        for m in re.finditer(r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence))), None)
-    if by is not None:  # "a short story by Ines Borg" for "written by Ines Borg"
-        return Verdict("Yes", [(n, by)])
-    if made:  # made by the one asked, said of the thing itself, or nothing decided
-        done = next((k for k, sentence in enumerate(said) if re.search(
-            rf"\b{made.group(1)}\s+(?:and\s+\w+\s+)?by\s+{re.escape(made.group(2))}\b",
-            sentence, re.I) and k < 2), None)
-        return Verdict("Yes", [(n, _quote(said, done))]) if done is not None else None
+    if made:  # made by the one asked, as the opening says it, or nothing decided
+        by = next((k for k, sentence in enumerate(said[:2]) if any(
+            _made_so(made.group(1), sentence[:m.start()]) for m in re.finditer(
+                r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence))), None)
+        return Verdict("Yes", [(n, _quote(said, by))]) if by is not None else None
     opening = _opening_words(said)
     for k, whole in enumerate(said):
         sentence = _RANKED.sub(" ", whole)  # "the second-tallest" is not "the tallest"
@@ -443,10 +440,11 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
 
 def _made_so(verb: str, before: str) -> bool:
     """Whether "by <maker>" after `before` says the thing was made as `verb` says: "a short
-    story by B" or "written by B" for "written by B", not "directed by B"."""
-    last = re.findall(r"[\w'-]+", before)[-1:]
-    other = last and lexicon().participle_base(last[0])
-    return not other or other == lexicon().participle_base(verb)
+    story by B", "written by B" or "written and directed by B" for "written by B", not
+    "directed by B"."""
+    done = re.search(r"([\w'-]+)(?:\s+and\s+([\w'-]+))?\s*$", before)
+    made = {lexicon().participle_base(w) for w in done.groups() if w} - {None} if done else set()
+    return not made or lexicon().participle_base(verb) in made
 
 
 def _says(word: str, text: str) -> bool:
@@ -508,6 +506,12 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
 
 
 _PLACED_IN = re.compile(r"^(?:(?:located|situated|based|found|held)\s+)?(?:in|from)\s", re.I)
+def _birth_asked(predicate: str) -> set[str]:
+    """The countries a "born in <country>" predicate asks about; empty for any other."""
+    return set(countries_in(predicate)) if re.match(r"^born\s+in\s", predicate, re.I) \
+        else set()
+
+
 def _born_in(sentence: str) -> list[str]:
     """The countries a sentence says someone was born in: "born in Jaroslaw, Poland", "a
     French-born American director"."""
@@ -543,11 +547,11 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
             given = found_in(text if anywhere else opening[1])
             if not set(asked) & set(given):
                 return opening[1]
-    born = countries_in(predicate) if re.match(r"^born\s+in\s", predicate, re.I) else []
-    if born and not set(born) & set(countries_in(text)):
+    born = _birth_asked(predicate)
+    if born and not born & set(countries_in(text)):
         # where one was born, as the passage says it ("born in Jaroslaw, Poland"), and the
         # asked-for country named nowhere in it
-        birth = next((s for s in said if _born_in(s) and not set(born) & set(_born_in(s))),
+        birth = next((s for s in said if _born_in(s) and not born & set(_born_in(s))),
                      None)
         if birth is not None:
             return birth
@@ -873,23 +877,12 @@ def _ordered_in_time(question: str, sides: list[tuple[str, int]], sources: Seque
             if day is not None]
 
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
-_DAY_MONTH = re.compile(r"\b(\d{1,2})\s+(" + "|".join(_MONTHS) + r")\s+(\d{4})\b", re.I)
-_MONTH_DAY = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+(\d{4})\b", re.I)
-
-
 def _day(year: int, sentence: str) -> float | None:
     """The year with the day of it the sentence dates it to, as a fraction; None without a
     day of that year."""
-    for match in _DAY_MONTH.finditer(sentence):
-        if int(match.group(3)) == year:
-            return year + _MONTHS.index(match.group(2).casefold()) / 12 \
-                + int(match.group(1)) / 400
-    for match in _MONTH_DAY.finditer(sentence):
-        if int(match.group(3)) == year:
-            return year + _MONTHS.index(match.group(1).casefold()) / 12 \
-                + int(match.group(2)) / 400
+    for when, _ in dates_in(sentence):
+        if when.year == year and when.month and when.day:
+            return year + (when.month - 1) / 12 + when.day / 400
     return None
 
 
