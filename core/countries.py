@@ -41,8 +41,32 @@ _COUNTRIES = {
     "Uruguay": "Uruguayan", "Bolivia": "Bolivian", "Ecuador": "Ecuadorian",
     "Afghanistan": "Afghan", "Kazakhstan": "Kazakh", "Uzbekistan": "Uzbek",
     "Luxembourg": "Luxembourgish", "Monaco": "Monegasque", "Malta": "Maltese",
-    "Cyprus": "Cypriot",
+    "Cyprus": "Cypriot", "Czechoslovakia": "Czechoslovak, Czechoslovakian",
+    "Yugoslavia": "Yugoslav, Yugoslavian", "Senegal": "Senegalese", "Cameroon": "Cameroonian",
+    "Ivory Coast": "Ivorian, Côte d'Ivoire", "Democratic Republic of the Congo": "Congolese",
+    "Tanzania": "Tanzanian", "Uganda": "Ugandan", "Rwanda": "Rwandan", "Sudan": "Sudanese",
+    "Libya": "Libyan", "Somalia": "Somali", "Zambia": "Zambian", "Malawi": "Malawian",
+    "Mozambique": "Mozambican", "Angola": "Angolan", "Namibia": "Namibian",
+    "Botswana": "Botswanan", "Madagascar": "Malagasy", "Costa Rica": "Costa Rican",
+    "Panama": "Panamanian", "Guatemala": "Guatemalan", "Honduras": "Honduran",
+    "El Salvador": "Salvadoran, Salvadorean", "Nicaragua": "Nicaraguan", "Haiti": "Haitian",
+    "Trinidad and Tobago": "Trinidadian", "Paraguay": "Paraguayan", "Qatar": "Qatari",
+    "United Arab Emirates": "Emirati, UAE", "Kuwait": "Kuwaiti", "Bahrain": "Bahraini",
+    "Oman": "Omani", "Yemen": "Yemeni", "Myanmar": "Burmese, Burma", "Laos": "Laotian",
+    "Bhutan": "Bhutanese", "Azerbaijan": "Azerbaijani", "Moldova": "Moldovan",
+    "North Macedonia": "Macedonian, Macedonia", "Montenegro": "Montenegrin",
+    "Kosovo": "Kosovar", "Faroe Islands": "Faroese", "Fiji": "Fijian", "Samoa": "Samoan",
+    "Papua New Guinea": "Papua New Guinean", "Andorra": "Andorran", "Kyrgyzstan": "Kyrgyz",
+    "Tajikistan": "Tajik", "Turkmenistan": "Turkmen", "Barbados": "Barbadian",
+    "Bahamas": "Bahamian", "Guyana": "Guyanese", "Suriname": "Surinamese",
+    "Brunei": "Bruneian",
 }
+# the nations of the United Kingdom, which a question may tell apart ("both Welsh bands")
+_HOME_NATIONS = {"England": "English", "Scotland": "Scottish", "Wales": "Welsh",
+                 "Northern Ireland": "Northern Irish"}
+_HOME_NATION = re.compile(r"(?<![\w.])(" + "|".join(
+    re.escape(w) for w in sorted([*_HOME_NATIONS, *_HOME_NATIONS.values()], key=len,
+                                 reverse=True)) + r")(?![\w-])")
 
 
 @lru_cache(maxsize=1)
@@ -70,6 +94,16 @@ def countries_in(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def home_nations_in(text: str) -> list[str]:
+    """The nations of the United Kingdom `text` names or describes, in order, without
+    repeats: "a Welsh rock band from Pontypridd" -> ["Wales"]. A birthplace before the
+    nationality is not one, as in `countries_in`."""
+    by_word = {w: nation for nation, adjective in _HOME_NATIONS.items()
+               for w in (nation, adjective)}
+    return list(dict.fromkeys(by_word[m.group(1)] for m in _HOME_NATION.finditer(text)
+                              if not _BORN.match(text, m.end())))
+
+
 # the states of the United States, for "are A and B in the same state?"
 _US_STATES = (
     "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut",
@@ -90,7 +124,8 @@ def us_states_in(text: str) -> list[str]:
 
 
 _BORN = re.compile(r"-born\b")
-_ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot")
+_ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot", "ak", "ik", "yz",
+                      "men", "sy", "ar")
 
 
 def is_nationality(word: str) -> bool:

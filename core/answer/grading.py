@@ -24,7 +24,13 @@ from core.answer.citations import VerifiedAnswer
 from core.answer.conflicts import Passage, disagreements
 from core.answer.lexicon import is_word, lexicon
 from core.answer.references import document_numbering, marker
-from core.answer.synthesis.extractive import ABSENCE, NOT_ANSWERED, OTHERWISE, UNSETTLED
+from core.answer.synthesis.extractive import (
+    ABSENCE,
+    LOOSE,
+    NOT_ANSWERED,
+    OTHERWISE,
+    UNSETTLED,
+)
 from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
 from core.countries import countries_in, weighed
@@ -177,7 +183,7 @@ def grade(
         confidence = Confidence.LOW  # the design grades conflicting evidence Low
     elif UNSETTLED in notes:
         confidence = Confidence.LOW  # what was asked is not settled by the answer
-    elif (ABSENCE in notes or contradicted or evidence.respelled) \
+    elif (ABSENCE in notes or LOOSE in notes or contradicted or evidence.respelled) \
             and confidence == Confidence.HIGH:
         # a No that rests on what a passage does not say; a name the documents spell
         # otherwise, which may be another thing

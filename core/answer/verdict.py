@@ -39,7 +39,13 @@ from typing import TypeVar
 
 from core.answer.lexicon import lexicon
 from core.answer.values import dates_in
-from core.countries import countries_in, is_nationality, us_states_in, weighed
+from core.countries import (
+    countries_in,
+    home_nations_in,
+    is_nationality,
+    us_states_in,
+    weighed,
+)
 from core.models import QueryIntent, Source
 from core.text import (
     CAPITAL,
@@ -61,6 +67,7 @@ class Verdict:
     reasons: list[tuple[int, str]]  # (source index, the sentence that decides it), in order
     by_absence: bool = False  # a No because a passage lacks the question's words
     otherwise: bool = False  # a No because a passage gives another value than the question
+    loose: bool = False  # a Yes from passages that say all but the question's verb
 
 
 _CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)(?:n't)?\b",
@@ -333,10 +340,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     when = re.search(r"\b(before|after|since|until|in)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
     if when:
         return _dated(when.group(1), int(when.group(2)), question, sides, sources)
-    countries = countries_in(predicate)
-    if countries:
-        return _from(countries, sides, sources)
-    return _described(predicate, sides, sources)
+    if countries_in(predicate):
+        return _from(predicate, sides, sources)
+    return _described(predicate, sides, sources, question)
 
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
@@ -447,14 +453,16 @@ def _made_so(verb: str, before: str) -> bool:
     return not made or lexicon().participle_base(verb) in made
 
 
-def _says(word: str, text: str) -> bool:
-    """Whether the text says `word`: as written, in another form of it ("won" for "win") or
-    in another word of the same sense ("situated" for "located", "movie" for "film")."""
+def _says(word: str, text: str, senses: bool = True) -> bool:
+    """Whether the text says `word`: as written, in another form of it ("won" for "win") or,
+    with `senses`, in another word of the same sense ("situated" for "located", "movie" for
+    "film": for one sentence; over a whole passage some word shares a sense with almost
+    any)."""
     if set(terms(word)) <= set(terms(text)):
         return True
     written = {w for w in re.findall(r"[a-z][\w'-]*", text) if w not in STOPWORDS}
     return bool(_forms(word) & {form for w in written for form in _forms(w)}) or (
-        not lexicon().is_graded(word)
+        senses and not lexicon().is_graded(word)
         and any(lexicon().synonyms(word, other) for other in written if len(other) > 3))
 
 
@@ -567,7 +575,7 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
         by = next((s for s in said[:2] if re.search(agent, s)), None)
         if by is not None and maker not in phrase(by):
             return by
-    return _reframed(predicate, said, text)
+    return _kind_otherwise(predicate, said) or _reframed(predicate, said, text)
 
 
 def _reframed(predicate: str, said: list[str], text: str) -> str | None:
@@ -634,6 +642,8 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         return _compare(sides, sources, _country)
     if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
         return _compare(sides, sources, _us_state)
+    if re.fullmatch(r"(?:home\s*)?(?:city|town)", asked):
+        return _same_city(sides, sources)
     counted = re.search(r"\bnumber of (\w+)", asked)
     if counted:
         noun = counted.group(1)
@@ -695,35 +705,87 @@ def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]]
     return _yes_if(all((v < year) if before else (v > year) for v, _, _ in known), known)
 
 
-def _from(countries: list[str], sides: list[tuple[str, int]],
+def _from(predicate: str, sides: list[tuple[str, int]],
           sources: Sequence[Source]) -> Verdict | None:
+    """Whether each side is from the countries the predicate names, by its opening; by the
+    nation of the United Kingdom when the predicate names one ("both Welsh bands": an English
+    band is not, and a British one is not known to be)."""
+    nations = home_nations_in(predicate)
+    if nations:
+        known = _each(sides, sources, _home_nation)
+        return None if known is None else _yes_if(all(v in nations for v, _, _ in known),
+                                                  known)
+    countries = countries_in(predicate)
     known = _each(sides, sources, _country)
     return None if known is None else _yes_if(all(v in countries for v, _, _ in known), known)
 
 
 def _described(predicate: str, sides: list[tuple[str, int]],
-                sources: Sequence[Source]) -> Verdict | None:
+               sources: Sequence[Source], question: str = "") -> Verdict | None:
     """Whether each passage says what the question says of both ("documentaries about war"):
-    each word of it is in the passage, or a word of its opening is a kind of it in WordNet
-    ("singer" for "musicians"). Yes when all do; No when a passage about one of them does
-    not."""
+    each word of it is in the passage (in another form or sense: "won" for "win"), or a word
+    of its opening is a kind of it in WordNet ("singer" for "musicians"). Yes when all do; No
+    when a passage's opening makes its subject another kind ("a genus of fungi" for "genera
+    of plants") or a passage about one of them does not say it. The verb of "Did A and B
+    both include B?" may be said in other words ("formed by ... B"): a Yes that rests on the
+    rest is `loose`."""
     wanted = [w for w in re.findall(r"[\w'-]+", _plain_state(predicate))
               if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
         return None
+    first = predicate.split()[0] if predicate.split() else ""
+    verb = first if (len(wanted) > 1 and wanted[0] == first and lexicon().is_verb(first)
+                     and re.match(r"^\W*(?:do|does|did)\b", question, re.I)) else None
+    openings = [sentences(_text(sources[n]))[:2] or [_text(sources[n])] for _, n in sides]
+    kinds = [_kind_otherwise(predicate, opening) for opening in openings]
+    if any(kinds):  # each side as its opening says what it is, the other kind among them
+        return Verdict("No", [(n, kind or opening[0]) for (_, n), kind, opening
+                              in zip(sides, kinds, openings, strict=True)], otherwise=True)
     reasons = []
-    holds = True
+    holds = loose = True
+    stems = set(terms(predicate))
     for _, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
-        words = set(terms(" ".join(said)))
+        text = " ".join(said)
         opening = _opening_words(said)
-        has = all(set(terms(w)) <= words or _kind_in(opening, w) for w in wanted)
-        holds = holds and has
-        stems = set(terms(predicate))
+        missing = [w for w in wanted if not (_says(w, text, senses=False)
+                                              or _kind_in(opening, w))]
+        holds = holds and not missing
+        loose = loose and missing in ([], [verb])
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
-        reasons.append((n, _quote(said, best if has and stems & set(terms(said[best]))
-                                  else 0)))
-    return Verdict("Yes" if holds else "No", reasons, by_absence=not holds)
+        reasons.append((n, _quote(said, best if missing in ([], [verb])
+                                  and stems & set(terms(said[best])) else 0)))
+    if holds:
+        return Verdict("Yes", reasons)
+    if loose:  # every side says all but the verb
+        return Verdict("Yes", reasons, loose=True)
+    return Verdict("No", reasons, by_absence=True)
+
+
+# nouns that say what kind of thing something is: "a genus of fungi", "a type of bread"
+_KINDS = frozenset({"genus", "species", "subspecies", "family", "type", "kind", "sort",
+                    "breed", "variety", "genre", "style", "order", "class", "tribe"})
+_KIND_ENDS = re.compile(r"[,;.()]|\b(?:in|that|which|who|from|with|native|endemic|found|"
+                        r"known\s+as|by|for)\b")
+
+
+def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
+    """The opening sentence that makes the subject another kind than `predicate` does ("a
+    genus of fungi" for "a genus of plants"; "a genus of moths" is one of insects), or
+    None."""
+    asked = re.search(r"\b([a-z]+)\s+of\s+(?:the\s+)?([a-z][\w-]*)", predicate)
+    if asked is None or lexicon().lemma(asked.group(1)).base not in _KINDS:
+        return None
+    noun, kind = lexicon().lemma(asked.group(1)).base, asked.group(2)
+    for sentence in said[:2]:
+        for given in re.finditer(r"\b([a-z]+)\s+of\s+(?=(.+))", sentence):
+            if lexicon().lemma(given.group(1)).base != noun:
+                continue
+            words = re.findall(r"[\w'-]+", _KIND_ENDS.split(given.group(2), 1)[0])[:8]
+            if any(_says(kind, w) or lexicon().is_kind_of(w, kind) for w in words):
+                return None
+            return sentence
+    return None
 
 
 def _plain_state(predicate: str) -> str:
@@ -761,6 +823,45 @@ def _country(source: Source) -> tuple[str, str] | None:
     """The first country the passage's opening sentence names (its subject's nationality or
     place), and that sentence."""
     return _first_named(countries_in, sentences(_text(source)))
+
+
+def _home_nation(source: Source) -> tuple[str, str] | None:
+    """The nation of the United Kingdom the passage's opening gives its subject, else its
+    other country, and that sentence; None when it says only "British"."""
+    first = _first_named(countries_in, sentences(_text(source)))
+    if first is None or first[0] != "United Kingdom":
+        return first
+    nations = home_nations_in(first[1])
+    return (nations[0], first[1]) if nations else None
+
+
+# "from Chicago, Illinois", "in Midtown Manhattan, New York City": the places of a chain
+_PLACES = re.compile(rf"\b(?:from|in|at)\s+((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
+
+
+def _cities(source: Source) -> list[tuple[str, str]]:
+    """The places the passage's opening sentences put its subject in, states and countries
+    aside ("from Chicago, Illinois": Chicago; "a New York City boulevard": New York), each
+    with its sentence."""
+    found = []
+    for sentence in sentences(_text(source))[:2]:
+        for chain in _PLACES.finditer(sentence):
+            found += [(phrase(place), sentence) for place in chain.group(1).split(",")
+                      if not us_states_in(place) and not countries_in(place)]
+    named = _named_as("city", source)
+    return found + ([named] if named else [])
+
+
+def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
+    """Yes when the passages put both in one place, No when each names places and none is
+    shared; nothing decided when a passage names none."""
+    places = [_cities(sources[n]) for _, n in sides]
+    if not all(places):
+        return None
+    shared = set.intersection(*({place for place, _ in found} for found in places))
+    reasons = [(n, next((said for place, said in found if place in shared), found[0][1]))
+               for (_, n), found in zip(sides, places, strict=True)]
+    return Verdict("Yes" if shared else "No", reasons)
 
 
 def _us_state(source: Source) -> tuple[str, str] | None:

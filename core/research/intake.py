@@ -111,6 +111,9 @@ _ENTITY = re.compile(
     # capitalised runs: "Craig v. Boren", "Paramount Pictures, Inc."
     rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*(?:,?\s+(?:Inc|Ltd|Corp|LLC|plc)\b\.?)?)"
 )
+# a number before a name, where a name starts: "Are 11 Harrowhouse and ...", "..., 30 Rock or"
+_NUMBERED = re.compile(r"(?:^\W*(?:is|are|was|were|do|does|did|has|have|had)|\b(?:and|or|both)|,)"
+                       r"\s+(\d[\d,.]*)\s+$", re.I)
 _NAME_FOLLOWS = re.compile(rf"'s\b|\s+(?:and|or)\s+[{CAPITAL}]")
 _LANGUAGE_WORDS = {
     "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},
@@ -176,6 +179,9 @@ def _entities(question: str) -> list[str]:
                 (before.endswith("the ") and _ROLE_FOLLOWS.match(question, match.end()))
                 or re.search(r"\b(?:what|which)\s+$", before)):
             continue  # "the King who made ...", "is what Nationality?": not names
+        numbered = _NUMBERED.search(question[:match.start()])
+        if index == 4 and numbered and entity == match.groups()[index].strip(" ?.!,"):
+            entity = f"{numbered.group(1)} {entity}"  # a title that opens with a number
         head, _, last = entity.rpartition(" ")
         if index == 4 and head and is_nationality(last):  # "... Neil Jordan American?"
             found += [e for e in (head, last) if e not in found]

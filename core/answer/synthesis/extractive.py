@@ -29,6 +29,8 @@ UNSETTLED = ("The sources found do not settle this either way; the passages clos
              "quoted.")
 ABSENCE = ("The answer No rests on a passage that does not describe its subject in the "
            "question's words; it may say so in other words.")
+LOOSE = ("The answer Yes rests on passages that say what the question asks in other words "
+         "than its verb.")
 OTHERWISE = ("The answer No rests on what the passage about the question's subject gives "
              "instead of what the question says.")
 NOT_ANSWERED = NO_ANSWER
@@ -86,7 +88,8 @@ class ExtractiveSynthesizer:
         if verdict is not None:
             return _decided(verdict, sources).model_copy(
                 update={"notes": [ABSENCE] if verdict.by_absence
-                        else [OTHERWISE] if verdict.otherwise else []})
+                        else [OTHERWISE] if verdict.otherwise
+                        else [LOOSE] if verdict.loose else []})
         notes = [UNSETTLED] if closed(question) or either_or(question, intent) else []
         draft = await self._extract(question, intent, sources)
         return draft.model_copy(update={"notes": draft.notes + notes})
