@@ -6,7 +6,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 
-from core.answer.lexicon import is_word
+from core.answer.lexicon import is_word, lexicon
 from core.countries import is_nationality
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
@@ -190,9 +190,21 @@ def _entities(question: str) -> list[str]:
         if index == 4 and " " in rest and is_nationality(first):  # "Mexican Alejandro Springall"
             found += [e for e in (first, rest) if e not in found]
             continue
+        if index == 4 and " " in rest and _kind_of_work(first) and re.search(
+                r"\b(?:1\d{3}|20\d{2})\s+$", question[:match.start()]):
+            entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
     return found
+
+
+_WORKS = ("creation", "genre", "writing", "music", "broadcast")
+
+
+def _kind_of_work(word: str) -> bool:
+    """Whether a word names a kind of work in WordNet ("Western", "Musical", "Sitcom"), not
+    a word that begins a name ("Republican National Convention", "Summer Olympics")."""
+    return any(lexicon().is_kind_of(word.casefold(), kind) for kind in _WORKS)
 
 
 def _language(question: str) -> str:

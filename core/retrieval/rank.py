@@ -152,6 +152,7 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     passage lacks ("Masakazu Katsura someone born year")."""
     asked = phrase(question)
     wanted = set(terms(NAME.sub(" ", question)))  # what it asks of its names, not the names
+    agents = {w[:-2] for w in wanted if w.endswith(("er", "or")) and len(w) >= 6}
     known = {p for s in found for p in subjects_of(s)}
     named = [phrase(n) for n in names]
     scored: dict[str, tuple[float, str]] = {}
@@ -170,13 +171,23 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
                                    *sentence[match.end():].split()[:BRIDGE_WINDOW]])
-                score = (len(wanted & set(terms(window)) - set(terms(name))) + 0.5 / (1 + rank)
+                made = set(terms(" ".join(sentence[:match.start()].split()[-2:])))
+                score = (len(wanted & set(terms(window)) - set(terms(name)))
+                         + 2 * _made_by(agents, made) + 0.5 / (1 + rank)
                          + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
                 query = " ".join([name, *lacking])
                 if score > scored.get(key, (-1.0, ""))[0]:
                     scored[key] = (score, query)
     best = sorted(scored.values(), key=lambda item: -item[0])
     return [query for score, query in best if score >= 1.0][:limit]
+
+
+def _made_by(agents: set[str], said: set[str]) -> int:
+    """How many of the question's makers ("writer", "director") the words before a name say
+    as what they do ("written by" for "writer"), not as the noun itself."""
+    return sum(1 for base in agents if len(base) >= 4 and not any(w.startswith(f"{base}er")
+               or w.startswith(f"{base}or") for w in said)
+               and any(w.startswith(base) for w in said))
 
 
 def unfound_names(names: Sequence[str], found: Sequence[Source]) -> list[str]:

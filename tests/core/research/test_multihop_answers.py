@@ -1127,3 +1127,22 @@ def test_a_title_opening_with_a_number_is_one_name() -> None:
     assert detect_intent("Which came first, 24 Lanes or Lost Harbour?").entities == [
         "24 Lanes", "Lost Harbour"]
     assert "Tarnby Road" in detect_intent("In 1994 Tarnby Road won what?").entities
+
+
+def test_the_maker_the_question_asks_for_is_searched_before_other_names() -> None:
+    film = _page(100, "Salt Harbour (1965 film)", "Salt Harbour is a 1965 thriller directed by "
+                 "Ola Brenne from a screenplay by Tove Aas, based on the novel \"Grey Tide\", "
+                 "written by Hanne Vik under a pseudonym.")
+    question = "The 1965 thriller Salt Harbour was based on a novel by a writer born in what year?"
+    queries = bridge_queries(question, [film], [film], 2, ["Salt Harbour"])
+    assert queries[0].startswith("Hanne Vik")  # "written by", not the title or the director
+    queries = bridge_queries(question.replace("a writer", "a director"), [film], [film], 2,
+                             ["Salt Harbour"])
+    assert queries[0].startswith("Ola Brenne")
+
+
+def test_a_kind_of_work_between_a_year_and_a_title_is_not_part_of_the_name() -> None:
+    assert detect_intent("Where was the director of the 1946 Western Song of Tarn born?"
+                         ).entities == ["Song of Tarn"]
+    assert detect_intent("Who spoke at the 2004 Republican National Convention?").entities == [
+        "Republican National Convention"]
