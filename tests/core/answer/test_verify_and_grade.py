@@ -84,3 +84,26 @@ def test_confidence_follows_the_evidence() -> None:
     assert confidence == Confidence.INSUFFICIENT
     assert "Web did not answer in time, so its results are missing from this answer." \
         in limitations
+
+
+def test_two_named_people_each_with_a_passage_are_not_low_for_a_loose_match() -> None:
+    question = "Who was born first, Ilse Varga or Tomas Edberg?"
+    people = [
+        Source(id="s1", title="Ilse Varga", path="/kb/varga.md", document_id="varga",
+               content="Ilse Varga (born 3 May 1950) is a Hungarian painter.",
+               metadata=SourceMetadata(relevance=0.33, provider="local")),
+        Source(id="s2", title="Tomas Edberg", path="/kb/edberg.md", document_id="edberg",
+               content="Tomas Edberg (born 9 June 1961) is a Swedish sailor.",
+               metadata=SourceMetadata(relevance=0.31, provider="local"))]
+    cited = verify_citations(Draft(summary="Ilse Varga [1] [2].", citations=[
+        Citation(claim="a", source_id="s1", quote="Ilse Varga (born 3 May 1950)"),
+        Citation(claim="b", source_id="s2", quote="Tomas Edberg (born 9 June 1961)")]), people)
+    graded = grade(cited, people, detect_intent(question), [], only_local=True,
+                   question=question)
+    assert graded.confidence == Confidence.MEDIUM
+    # one of them only: the loose match stays Low
+    one = verify_citations(Draft(summary="Ilse Varga [1].", citations=[
+        Citation(claim="a", source_id="s1", quote="Ilse Varga (born 3 May 1950)")]), people)
+    graded = grade(one, people, detect_intent(question), [], only_local=True,
+                   question=question)
+    assert graded.confidence in (Confidence.LOW, Confidence.INSUFFICIENT)
