@@ -46,9 +46,10 @@ _REFERRING = re.compile(
     r"both|neither|the latter|the former)\b", re.I)
 _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The club" ...
 # a pronoun after an opening phrase: "In Hawaiian, it means ...", "A prolific author, he ...",
+# "On January 28, 2015, he became ...",
 # "Since 2017 it has been known as ..." (a phrase of time or place needs no comma)
 _REFERRING_AFTER = re.compile(
-    r"^(?:[^,;:.]{2,60},|(?:In|Since|After|Before|During|From|Until|By|On|At|Later|Today|Now)"
+    r"^(?:(?:[^,;:.]{2,60},){1,3}|(?:In|Since|After|Before|During|From|Until|By|On|At|Later|Today|Now)"
     r"(?:\s+[\w'-]+){0,3})\s+(?:he|she|it|they)\s+[a-z]")  # "Since 2017 it has been ..."
 _YEAR_OR_DATE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b(?:January|February|March|April|May|June|July|August|"

@@ -784,6 +784,13 @@ async def test_a_pronoun_after_an_opening_phrase_is_quoted_with_its_subject(
     draft = await _answer(embedder, "What has been known as the Brekke Cup since 2017?", [cup])
     # a phrase of time needs no comma: never "Since 2017 it has been known ..." alone
     assert draft.summary.startswith("The Nordic Cup is a knockout football competition")
+    poet = _page(87, "Ilse Varga", "Ilse Varga (born 3 May 1950) is a Hungarian poet. On "
+                 "January 28, 2015, she became the first living writer inducted into the "
+                 "Danube Writers Hall of Fame.", 0.7)
+    draft = await _answer(embedder, "Which Danube Writers Hall of Fame writer was inducted "
+                          "first?", [poet])
+    # a date with commas in it is an opening phrase too
+    assert draft.summary.startswith("Ilse Varga (born 3 May 1950)")
 
 
 async def test_what_a_named_thing_is_is_answered_from_its_own_passage(embedder: Any) -> None:
