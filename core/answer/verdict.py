@@ -337,6 +337,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
         return _same(same.group(1), sides, sources, question)
+    period = _period(predicate)
+    if period is not None:  # "both formed in the 1990s", "in the 20th century"
+        return _within(period, question, sides, sources)
     when = re.search(r"\b(before|after|since|until|in)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
     if when:
         return _dated(when.group(1), int(when.group(2)), question, sides, sources)
@@ -635,9 +638,17 @@ def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
 def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source],
           question: str = "") -> Verdict | None:
     asked = attribute.casefold()
+    named = [name for name, _ in sides]
     if re.fullmatch(r"(?:\w+\s+)?year", asked):  # "established in the same year"
-        named = [name for name, _ in sides]
         return _compare(sides, sources, lambda s: _year(question, s, named))
+    span = {"decade": 10, "century": 100}.get(asked.split()[-1] if asked.split() else "")
+    if span:  # "formed in the same decade": the years' decades (centuries as counted)
+        def part(source: Source) -> tuple[int, str] | None:
+            year = _year(question, source, named)
+            return None if year is None else (int(year[0] - (span == 100)) // span, year[1])
+        return _compare(sides, sources, part)
+    if re.fullmatch(r"(?:\w+\s+)?(?:profession|occupation|job|career|line of work)", asked):
+        return _same_role(sides, sources)
     if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
         return _compare(sides, sources, _country)
     if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
@@ -703,6 +714,28 @@ def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]]
         return _yes_if(all(v == year for v, _, _ in known), known)
     before = relation in ("before", "until")
     return _yes_if(all((v < year) if before else (v > year) for v, _, _ in known), known)
+
+
+def _period(predicate: str) -> tuple[int, int] | None:
+    """The years a decade or a century the predicate names spans ("in the 1990s": 1990 to
+    1999; "in the 20th century": 1901 to 2000, as centuries are counted); None for none."""
+    decade = re.search(r"\b(?:in|during)\s+the\s+(1[0-9]{2}0|20[0-9]0)'?s\b", predicate)
+    if decade:
+        return int(decade.group(1)), int(decade.group(1)) + 9
+    century = re.search(r"\b(?:in|during)\s+the\s+(\d{1,2})(?:st|nd|rd|th)[\s-]+century\b",
+                        predicate, re.I)
+    if century:
+        last = int(century.group(1)) * 100
+        return last - 99, last
+    return None
+
+
+def _within(period: tuple[int, int], question: str, sides: list[tuple[str, int]],
+            sources: Sequence[Source]) -> Verdict | None:
+    known = _each(sides, sources, lambda s: _year(question, s, [name for name, _ in sides]))
+    if known is None:
+        return None
+    return _yes_if(all(period[0] <= v <= period[1] for v, _, _ in known), known)
 
 
 def _from(predicate: str, sides: list[tuple[str, int]],
@@ -836,7 +869,7 @@ def _home_nation(source: Source) -> tuple[str, str] | None:
 
 
 # "from Chicago, Illinois", "in Midtown Manhattan, New York City": the places of a chain
-_PLACES = re.compile(rf"\b(?:from|in|at)\s+((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
+_PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
 
 
 def _cities(source: Source) -> list[tuple[str, str]]:
@@ -862,6 +895,37 @@ def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdi
     reasons = [(n, next((said for place, said in found if place in shared), found[0][1]))
                for (_, n), found in zip(sides, places, strict=True)]
     return Verdict("Yes" if shared else "No", reasons)
+
+
+# what a passage's opening says its subject is: "is an American film director and screenwriter"
+_IS_A = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(.+?)(?:\s+(?:who|which|that|from|"
+                   r"in|of|at|with|for|known|best)\b|[,;.(]|$)")
+
+
+def _roles(source: Source) -> tuple[set[str], str] | None:
+    """The kinds of work the passage's opening gives its subject, as the nouns' base forms
+    ("film director and screenwriter": director, screenwriter), and that sentence."""
+    for sentence in sentences(_text(source))[:1]:
+        given = _IS_A.search(sentence)
+        if given is None:
+            continue
+        heads = {lexicon().lemma(part.split()[-1]).base for part in re.split(
+            r"\s*,\s*|\s+and\s+", given.group(1)) if part.split()
+            and lexicon().is_noun(part.split()[-1])}
+        if heads:
+            return heads, sentence
+    return None
+
+
+def _same_role(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
+    """Yes when the openings give the sides a kind of work in common ("film director"),
+    No when each gives some and none is shared."""
+    known = [(_roles(sources[n]), n) for _, n in sides]
+    if any(roles is None for roles, _ in known):
+        return None
+    shared = set.intersection(*(roles[0] for roles, _ in known if roles is not None))
+    return Verdict("Yes" if shared else "No",
+                   [(n, roles[1]) for roles, n in known if roles is not None])
 
 
 def _us_state(source: Source) -> tuple[str, str] | None:

@@ -1153,3 +1153,51 @@ def test_a_kind_of_work_between_a_year_and_a_title_is_not_part_of_the_name() -> 
                          ).entities == ["Song of Tarn"]
     assert detect_intent("Who spoke at the 2004 Republican National Convention?").entities == [
         "Republican National Convention"]
+
+
+TOWERS = [_page(101, "Kestrel Tower", "Kestrel Tower is a 40-storey skyscraper in the Loop, "
+                "Chicago, Illinois, completed in 1972."),
+          _page(102, "Harrow Plaza", "Harrow Plaza is a 52-storey skyscraper in Midtown "
+                "Manhattan, New York City, completed in 1989."),
+          _page(103, "Pell Building", "The Pell Building is an office tower in Midtown "
+                "Manhattan, New York City, completed in 2004.")]
+
+
+async def test_a_decade_or_a_century_holds_the_years_it_spans(embedder: Any) -> None:
+    question = "Were Kestrel Tower and Harrow Plaza both completed in the 20th century?"
+    draft = await _answer(embedder, question, TOWERS)
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, question.replace("20th", "21st"), TOWERS)
+    assert draft.summary.startswith("No: ")
+    draft = await _answer(embedder, "Were Kestrel Tower and Harrow Plaza both completed in "
+                          "the 1970s?", TOWERS)
+    assert draft.summary.startswith("No: ") and "1989" in draft.summary + draft.detail
+    draft = await _answer(embedder, "Were Kestrel Tower and Harrow Plaza completed in the "
+                          "same decade?", TOWERS)
+    assert draft.summary.startswith("No: ")
+    draft = await _answer(embedder, "Were Kestrel Tower and Harrow Plaza completed in the "
+                          "same century?", TOWERS)
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_the_same_city_reads_a_place_written_with_the(embedder: Any) -> None:
+    draft = await _answer(embedder, "Are Kestrel Tower and Harrow Plaza located in the same "
+                          "city?", TOWERS)
+    assert draft.summary.startswith("No: ") and "Chicago" in draft.summary + draft.detail
+    draft = await _answer(embedder, "Are Harrow Plaza and the Pell Building located in the "
+                          "same city?", TOWERS)
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_the_same_profession_is_a_kind_of_work_both_openings_give(embedder: Any) -> None:
+    people = [_page(104, "Mira Lund", "Mira Lund (born 4 May 1950) is an American film "
+                    "director and screenwriter."),
+              _page(105, "Otto Brand", "Otto Brand (2 June 1931 – 8 May 1990) was a German "
+                    "film director and producer."),
+              _page(106, "Ada Holm", "Ada Holm (born 1962) is a Norwegian chemist.")]
+    draft = await _answer(embedder, "Do Mira Lund and Otto Brand share the same profession?",
+                          people)
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, "Did Mira Lund and Ada Holm have the same occupation?",
+                          people)
+    assert draft.summary.startswith("No: ") and "chemist" in draft.summary + draft.detail
