@@ -516,6 +516,7 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
     return best[2], best[3].strip(" ,?.!")
 
 
+_PLACING = re.compile(r"\b(?:located|situated|based|headquartered)\s+(in|at|on|near)\b", re.I)
 _PLACED_IN = re.compile(r"^(?:(?:located|situated|based|found|held)\s+)?(?:in|from)\s", re.I)
 def _birth_asked(predicate: str) -> set[str]:
     """The countries a "born in <country>" predicate asks about; empty for any other."""
@@ -823,7 +824,9 @@ def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
 
 def _plain_state(predicate: str) -> str:
     """The predicate with "state" after a US state's name left out: "from Washington state"
-    is said by "formed in Ellensburg, Washington"."""
+    is said by "formed in Ellensburg, Washington"; and without the participle that only
+    places it ("located in Chicago" is said by "a skyscraper in Chicago")."""
+    predicate = _PLACING.sub(r"\1", predicate)
     for state in us_states_in(predicate):
         predicate = re.sub(rf"\b{re.escape(state)}\s+state\b", state, predicate, flags=re.I)
     return predicate
@@ -854,8 +857,11 @@ def _quote(said: list[str], at: int) -> str:
 
 def _country(source: Source) -> tuple[str, str] | None:
     """The first country the passage's opening sentence names (its subject's nationality or
-    place), and that sentence."""
-    return _first_named(countries_in, sentences(_text(source)))
+    place), and that sentence; the United States for a place in one of its states ("in
+    Midtown Manhattan, New York City")."""
+    said = sentences(_text(source))
+    return _first_named(countries_in, said) or _first_named(
+        lambda sentence: ["United States"] if us_states_in(sentence) else [], said)
 
 
 def _home_nation(source: Source) -> tuple[str, str] | None:

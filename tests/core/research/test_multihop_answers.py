@@ -1201,3 +1201,18 @@ async def test_the_same_profession_is_a_kind_of_work_both_openings_give(embedder
     draft = await _answer(embedder, "Did Mira Lund and Ada Holm have the same occupation?",
                           people)
     assert draft.summary.startswith("No: ") and "chemist" in draft.summary + draft.detail
+
+
+async def test_a_place_is_said_without_the_word_located(embedder: Any) -> None:
+    draft = await _answer(embedder, "Is Kestrel Tower located in Chicago?", TOWERS)
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, "Are Harrow Plaza and the Pell Building both located in "
+                          "New York City?", TOWERS)
+    assert draft.summary.startswith("Yes: ")
+    # a place in a US state is in the United States
+    draft = await _answer(embedder, "Are Harrow Plaza and Kestrel Tower both located in the "
+                          "United States?", TOWERS)
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, "Are Harrow Plaza and Kestrel Tower both located in "
+                          "Canada?", TOWERS)
+    assert draft.summary.startswith("No: ")
