@@ -951,15 +951,17 @@ def _first_named(found_in: Callable[[str], list[str]], said: Sequence[str]
 
 
 def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
-    """How many `noun`s the passage says its subject has: a number before the word, "the
-    only" one, or a duo, trio, ... of members; and the sentence that says it."""
+    """How many `noun`s the passage says its subject has: a number before the word or one
+    of the same sense ("40-storey" for floors), "the only" one, or a duo, trio, ... of
+    members; and the sentence that says it."""
     stem = terms(noun)
     if not stem:
         return None
     said = sentences(_text(source))
 
-    def near(sentence: str, at: int, words: int) -> bool:
-        return any(terms(w)[:1] == stem for w in sentence[at:at + 40].split()[:words])
+    def near(sentence: str, at: int, words: int) -> bool:  # the noun or one of its sense
+        return any(terms(w)[:1] == stem or (w.isalpha() and lexicon().synonyms(noun, w))
+                   for w in re.findall(r"[\w']+", sentence[at:at + 40])[:words])
 
     for k, sentence in enumerate(said):
         for match in _QUANTITY.finditer(sentence):

@@ -1216,3 +1216,12 @@ async def test_a_place_is_said_without_the_word_located(embedder: Any) -> None:
     draft = await _answer(embedder, "Are Harrow Plaza and Kestrel Tower both located in "
                           "Canada?", TOWERS)
     assert draft.summary.startswith("No: ")
+
+
+async def test_a_count_is_read_beside_a_word_of_the_same_sense(embedder: Any) -> None:
+    draft = await _answer(embedder, "Which has more floors, Kestrel Tower or Harrow Plaza?",
+                          TOWERS)
+    assert draft.summary.startswith("Harrow Plaza: ") and "52-storey" in draft.summary
+    draft = await _answer(embedder, "Which has fewer floors, Kestrel Tower or Harrow Plaza?",
+                          TOWERS)
+    assert draft.summary.startswith("Kestrel Tower: ")
