@@ -173,6 +173,15 @@ class ExtractiveSynthesizer:
             # sentence naming the host leads, the passage saying he is a director follows)
             chain = [lead, hop] if _is_kind(kind, sources[hop.source_index]) \
                 else [hop, lead]
+        attribute = set(terms(asked_attribute(question)))
+        if attribute and not attribute <= set(terms(chain[0].focus)):
+            # the link that names what is asked ("Its county seat is Newport", "roles such as
+            # Princess Jessica") leads the one that only reaches it
+            linked = {c.source_index for c in chain}
+            naming = [c for c in [*chain[1:], *chosen] if c.source_index in linked
+                      and attribute <= set(terms(c.focus)) and c.bonus > 0]
+            if naming:
+                chain = [naming[0], *(c for c in chain if c is not naming[0])]
         rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
         return Draft(
@@ -242,6 +251,29 @@ def _defined(question: str, names: list[str]) -> str | None:
 _ASKED_KIND = (re.compile(r"^\W*(?:which|what)\s+((?:[\w'-]+\s+){1,4})", re.I),
                re.compile(r"\b(?:name|title) (?:of|for) (?:the|a|an) ((?:[\w'-]+\s+){1,3})",
                           re.I))
+
+
+_ATTRIBUTE = (re.compile(r"^\W*(?:what|which)\s+(?:is|was|are|were)\s+the\s+((?:[\w-]+\s+){1,3}?)"
+                        r"(?:of|for|in|at|that|which|who|whose|did|does|do)\b", re.I),
+              re.compile(r"^\W*(?:in|for|as|of|at)?\s*(?:which|what)\s+([\w-]+)\s+(?:did|does|do|"
+                         r"was|is|were)\b", re.I))
+_VALUE_WORDS = frozenset({"year", "date", "day", "month", "century", "decade", "time", "number",
+                          "age", "name", "type", "kind", "sort"})
+
+
+def asked_attribute(question: str) -> str:
+    """The words naming what a question asks of its subject: "county seat" in "What is the
+    county seat of ...?", "role" in "In which role did A play ...?"; "" when it names none,
+    or only a year, a number or a name (found by their form, `answer_type`)."""
+    for pattern in _ATTRIBUTE:
+        asked = pattern.search(question)
+        if asked:
+            words = [w for w in asked.group(1).split() if w.casefold() not in STOPWORDS]
+            if not words or {w.casefold() for w in words} & _VALUE_WORDS \
+                    or not lexicon().is_noun(words[-1]):
+                return ""
+            return " ".join(words)
+    return ""
 
 
 def asked_kind(question: str) -> str | None:

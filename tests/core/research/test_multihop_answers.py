@@ -1225,3 +1225,21 @@ async def test_a_count_is_read_beside_a_word_of_the_same_sense(embedder: Any) ->
     draft = await _answer(embedder, "Which has fewer floors, Kestrel Tower or Harrow Plaza?",
                           TOWERS)
     assert draft.summary.startswith("Kestrel Tower: ")
+
+
+async def test_the_link_that_names_what_is_asked_leads(embedder: Any) -> None:
+    county = _page(107, "Tarn County", "Tarn County is a county in the U.S. state of Vermont. "
+                   "As of the 2010 census, the population was 12,102. Its county seat is "
+                   "Millbrook.")
+    hamlet = _page(108, "East Ferris", "East Ferris is an unincorporated community in the town "
+                   "of Ferris in Tarn County, Vermont, United States.")
+    draft = await _answer(embedder, "What is the county seat of the county where East Ferris, "
+                          "Vermont is located?", [county, hamlet])
+    assert "Millbrook" in draft.summary
+    actress = _page(109, "Ilse Varga", "Ilse Varga (born 1976) is an English actress best known "
+                    "for roles such as Queen Maren in the TV film \"The Frost Crown\" (1999).")
+    film = _page(110, "The Frost Crown", "The Frost Crown is a 1999 made-for-TV fantasy movie "
+                 "from Harrow Pictures.")
+    draft = await _answer(embedder, "In which role did Ilse Varga play in a 1999 Harrow "
+                          "Pictures made-for-TV fantasy movie?", [film, actress])
+    assert "Queen Maren" in draft.summary
