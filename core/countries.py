@@ -128,6 +128,12 @@ _ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot", "a
                       "men", "sy", "ar")
 
 
+def is_country_name(text: str) -> bool:
+    """Whether the whole text is a country's name or another name of it ("England", "United
+    States"), not a place in one ("New York City")."""
+    return text.strip().casefold() in _pattern()[1]
+
+
 def is_nationality(word: str) -> bool:
     """Whether one word says where something is from ("American", "Irish", "Swiss"), not a
     country's name ("England")."""

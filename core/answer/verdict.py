@@ -42,6 +42,7 @@ from core.answer.values import dates_in
 from core.countries import (
     countries_in,
     home_nations_in,
+    is_country_name,
     is_nationality,
     us_states_in,
     weighed,
@@ -339,7 +340,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         return _same(same.group(1), sides, sources, question)
     period = _period(predicate)
     if period is not None:  # "both formed in the 1990s", "in the 20th century"
-        return _within(period, question, sides, sources)
+        # the year of one event; "active in the 1990s" is not read from a first year
+        return _within(period, question, sides, sources) if _EVENT.search(predicate) else None
     when = re.search(r"\b(before|after|since|until|in)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
     if when:
         return _dated(when.group(1), int(when.group(2)), question, sides, sources)
@@ -655,7 +657,7 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
         return _compare(sides, sources, _us_state)
     if re.fullmatch(r"(?:home\s*)?(?:city|town)", asked):
-        return _same_city(sides, sources)
+        return _same_city(sides, sources, question)
     counted = re.search(r"\bnumber of (\w+)", asked)
     if counted:
         noun = counted.group(1)
@@ -717,6 +719,12 @@ def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]]
     return _yes_if(all((v < year) if before else (v > year) for v, _, _ in known), known)
 
 
+_EVENT = re.compile(r"\b(?:born|died|formed|founded|established|released|published|built|"
+                    r"completed|opened|created|launched|premiered|started|begun|began|"
+                    r"introduced|discovered|invented|written|composed|painted|produced|"
+                    r"directed|made|first\s+\w+ed)\b", re.I)
+
+
 def _period(predicate: str) -> tuple[int, int] | None:
     """The years a decade or a century the predicate names spans ("in the 1990s": 1990 to
     1999; "in the 20th century": 1901 to 2000, as centuries are counted); None for none."""
@@ -768,7 +776,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     if not wanted:
         return None
     first = predicate.split()[0] if predicate.split() else ""
-    verb = first if (len(wanted) > 1 and wanted[0] == first and lexicon().is_verb(first)
+    verb = first if (len(wanted) > 1 and wanted[0] == first and _forms(first) & _RELATING
                      and re.match(r"^\W*(?:do|does|did)\b", question, re.I)) else None
     openings = [sentences(_text(sources[n]))[:2] or [_text(sources[n])] for _, n in sides]
     kinds = [_kind_otherwise(predicate, opening) for opening in openings]
@@ -796,10 +804,17 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     return Verdict("No", reasons, by_absence=True)
 
 
+# verbs that only relate a thing to what the question says of it, which a passage says in
+# other words ("formed by ... bassist B" for "include B"); never one that tells of an event
+# ("win", "die"), which the passage must say
+_RELATING = frozenset({"include", "contain", "feature", "have", "belong", "compete", "focus",
+                       "share", "consist", "comprise", "participate", "appear", "involve",
+                       "cover", "use", "serve", "concern", "specialize", "specialise", "air",
+                       "broadcast", "run", "play", "star", "perform", "operate", "work"})
 # nouns that say what kind of thing something is: "a genus of fungi", "a type of bread"
 _KINDS = frozenset({"genus", "species", "subspecies", "family", "type", "kind", "sort",
                     "breed", "variety", "genre", "style", "order", "class", "tribe"})
-_KIND_ENDS = re.compile(r"[,;.()]|\b(?:in|that|which|who|from|with|native|endemic|found|"
+_KIND_ENDS = re.compile(r"[;.()]|\b(?:that|which|who|from|with|native|endemic|found|"
                         r"known\s+as|by|for)\b")
 
 
@@ -811,8 +826,10 @@ def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
     if asked is None or lexicon().lemma(asked.group(1)).base not in _KINDS:
         return None
     noun, kind = lexicon().lemma(asked.group(1)).base, asked.group(2)
+    if lexicon().lemma(kind).base in _KINDS:  # "a species of the genus Acacia": a rank
+        return None
     for sentence in said[:2]:
-        for given in re.finditer(r"\b([a-z]+)\s+of\s+(?=(.+))", sentence):
+        for given in re.finditer(r"\b([a-z]+)\s+of\s+(?=(.{1,200}))", sentence):
             if lexicon().lemma(given.group(1)).base != noun:
                 continue
             words = re.findall(r"[\w'-]+", _KIND_ENDS.split(given.group(2), 1)[0])[:8]
@@ -878,23 +895,30 @@ def _home_nation(source: Source) -> tuple[str, str] | None:
 _PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
 
 
-def _cities(source: Source) -> list[tuple[str, str]]:
-    """The places the passage's opening sentences put its subject in, states and countries
-    aside ("from Chicago, Illinois": Chicago; "a New York City boulevard": New York), each
-    with its sentence."""
+def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
+    """The places the passage's opening sentences put its subject in (where it was born, for
+    a question about birth), a chain's state or country aside ("from Chicago, Illinois":
+    Chicago), and the city an opening names ("a New York City boulevard"); each with its
+    sentence."""
     found = []
     for sentence in sentences(_text(source))[:2]:
         for chain in _PLACES.finditer(sentence):
-            found += [(phrase(place), sentence) for place in chain.group(1).split(",")
-                      if not us_states_in(place) and not countries_in(place)]
-    named = _named_as("city", source)
+            if born and not re.search(r"\bborn\W+(?:\w+\W+){0,4}$", sentence[:chain.start()]
+                                      + " "):
+                continue
+            places = [place.strip() for place in chain.group(1).split(",")]
+            found += [(phrase(place), sentence) for place in places
+                      if place not in us_states_in(place) and not is_country_name(place)]
+    named = None if born else _named_as("city", source)
     return found + ([named] if named else [])
 
 
-def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
+def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source],
+               question: str) -> Verdict | None:
     """Yes when the passages put both in one place, No when each names places and none is
     shared; nothing decided when a passage names none."""
-    places = [_cities(sources[n]) for _, n in sides]
+    born = bool(re.search(r"\bborn\b", question, re.I))
+    places = [_cities(sources[n], born) for _, n in sides]
     if not all(places):
         return None
     shared = set.intersection(*({place for place, _ in found} for found in places))
@@ -908,30 +932,46 @@ _IS_A = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(.+?)(?:\s+(?:who|whi
                    r"in|of|at|with|for|known|best)\b|[,;.(]|$)")
 
 
-def _roles(source: Source) -> tuple[set[str], str] | None:
-    """The kinds of work the passage's opening gives its subject, as the nouns' base forms
-    ("film director and screenwriter": director, screenwriter), and that sentence."""
+def _roles(source: Source) -> tuple[list[tuple[str, str]], str] | None:
+    """The kinds of work the passage's opening gives its subject, each as the noun before
+    it (or "") and the noun's base form ("American film director and screenwriter": (film,
+    director), ("", screenwriter)), and that sentence."""
     for sentence in sentences(_text(source))[:1]:
         given = _IS_A.search(sentence)
         if given is None:
             continue
-        heads = {lexicon().lemma(part.split()[-1]).base for part in re.split(
-            r"\s*,\s*|\s+and\s+", given.group(1)) if part.split()
-            and lexicon().is_noun(part.split()[-1])}
-        if heads:
-            return heads, sentence
+        roles = []
+        for part in re.split(r"\s*,\s*|\s+and\s+", given.group(1)):
+            words = [w for w in part.split() if not is_nationality(w)]
+            if words and lexicon().is_noun(words[-1]):
+                before = words[-2].casefold() if len(words) > 1 and lexicon().is_noun(
+                    words[-2]) else ""
+                roles.append((before, lexicon().lemma(words[-1]).base))
+        if roles:
+            return roles, sentence
     return None
+
+
+def _same_work(first: tuple[str, str], second: tuple[str, str]) -> bool:
+    """Whether two kinds of work are one: the same noun or one a kind of the other ("actress"
+    of "actor"), and the same noun before it where both have one ("football player" is not
+    "baseball player")."""
+    (before, head), (other_before, other_head) = first, second
+    return (not before or not other_before or before == other_before) and (
+        head == other_head or lexicon().is_kind_of(head, other_head)
+        or lexicon().is_kind_of(other_head, head))
 
 
 def _same_role(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
     """Yes when the openings give the sides a kind of work in common ("film director"),
     No when each gives some and none is shared."""
     known = [(_roles(sources[n]), n) for _, n in sides]
-    if any(roles is None for roles, _ in known):
+    given = [(roles, n) for roles, n in known if roles is not None]
+    if len(given) < len(known) or len(given) != 2:
         return None
-    shared = set.intersection(*(roles[0] for roles, _ in known if roles is not None))
-    return Verdict("Yes" if shared else "No",
-                   [(n, roles[1]) for roles, n in known if roles is not None])
+    (first, _), (second, _) = given[0][0], given[1][0]
+    shared = any(_same_work(a, b) for a in first for b in second)
+    return Verdict("Yes" if shared else "No", [(n, roles[1]) for roles, n in given])
 
 
 def _us_state(source: Source) -> tuple[str, str] | None:
@@ -959,14 +999,17 @@ def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
         return None
     said = sentences(_text(source))
 
-    def near(sentence: str, at: int, words: int) -> bool:  # the noun or one of its sense
-        return any(terms(w)[:1] == stem or (w.isalpha() and lexicon().synonyms(noun, w))
+    def near(sentence: str, at: int, words: int, senses: bool = False) -> bool:
+        return any(terms(w)[:1] == stem or (senses and w.isalpha()
+                                            and lexicon().synonyms(noun, w))
                    for w in re.findall(r"[\w']+", sentence[at:at + 40])[:words])
 
-    for k, sentence in enumerate(said):
-        for match in _QUANTITY.finditer(sentence):
-            if near(sentence, match.end(), 3):
-                return _number(match.group(1)), _quote(said, k)
+    for senses in (False, True):  # the noun itself, else a word of its sense ("storey")
+        for k, sentence in enumerate(said):
+            for match in _QUANTITY.finditer(sentence):
+                if not (senses and _YEAR.fullmatch(match.group(1))) \
+                        and near(sentence, match.end(), 3, senses):
+                    return _number(match.group(1)), _quote(said, k)
     for k, sentence in enumerate(said):  # "the only species in the genus"
         if any(near(sentence, match.end(), 2) for match in _ONLY.finditer(sentence)):
             return 1.0, _quote(said, k)

@@ -113,7 +113,7 @@ _ENTITY = re.compile(
 )
 # a number before a name, where a name starts: "Are 11 Harrowhouse and ...", "..., 30 Rock or"
 _NUMBERED = re.compile(r"(?:^\W*(?:is|are|was|were|do|does|did|has|have|had)|\b(?:and|or|both)|,)"
-                       r"\s+(\d[\d,.]*)\s+$", re.I)
+                       r"\s+(?!(?:1\d{3}|20\d{2})\s)(\d[\d,.]*)\s+$", re.I)  # not a year
 _NAME_FOLLOWS = re.compile(rf"'s\b|\s+(?:and|or)\s+[{CAPITAL}]")
 _LANGUAGE_WORDS = {
     "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},
@@ -198,12 +198,13 @@ def _entities(question: str) -> list[str]:
     return found
 
 
-_WORKS = ("creation", "genre", "writing", "music", "broadcast")
+_WORKS = ("film", "broadcast", "book")
 
 
 def _kind_of_work(word: str) -> bool:
-    """Whether a word names a kind of work in WordNet ("Western", "Musical", "Sitcom"), not
-    a word that begins a name ("Republican National Convention", "Summer Olympics")."""
+    """Whether a word names a kind of film, show or book in WordNet ("Western", "Musical",
+    "Sitcom", "Novel"), not a word that begins a name ("Republican National Convention",
+    "Drama Desk Award", "Rock and Roll Hall of Fame")."""
     return any(lexicon().is_kind_of(word.casefold(), kind) for kind in _WORKS)
 
 

@@ -152,7 +152,7 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     passage lacks ("Masakazu Katsura someone born year")."""
     asked = phrase(question)
     wanted = set(terms(NAME.sub(" ", question)))  # what it asks of its names, not the names
-    agents = {w[:-2] for w in wanted if w.endswith(("er", "or")) and len(w) >= 6}
+    agents = {_MAKERS[w] for w in wanted if w in _MAKERS}
     known = {p for s in found for p in subjects_of(s)}
     named = [phrase(n) for n in names]
     scored: dict[str, tuple[float, str]] = {}
@@ -182,12 +182,20 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     return [query for score, query in best if score >= 1.0][:limit]
 
 
+# who makes a work, and how the words before the maker's name say it ("written by")
+_MAKERS = {stem: made for noun, made in (
+    ("writer", "writ"), ("author", "writ"), ("novelist", "writ"), ("director", "direct"),
+    ("producer", "produc"), ("composer", "compos"), ("creator", "creat"),
+    ("founder", "found"), ("designer", "design"), ("architect", "design"),
+    ("developer", "develop"), ("publisher", "publish"), ("illustrator", "illustrat"),
+    ("painter", "paint"), ("sculptor", "sculpt"), ("builder", "built"))
+    for stem in terms(noun)}
+
+
 def _made_by(agents: set[str], said: set[str]) -> int:
     """How many of the question's makers ("writer", "director") the words before a name say
-    as what they do ("written by" for "writer"), not as the noun itself."""
-    return sum(1 for base in agents if len(base) >= 4 and not any(w.startswith(f"{base}er")
-               or w.startswith(f"{base}or") for w in said)
-               and any(w.startswith(base) for w in said))
+    as what they do ("written by" for "writer")."""
+    return sum(1 for made in agents if any(w.startswith(made) for w in said))
 
 
 def unfound_names(names: Sequence[str], found: Sequence[Source]) -> list[str]:

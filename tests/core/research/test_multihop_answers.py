@@ -1243,3 +1243,49 @@ async def test_the_link_that_names_what_is_asked_leads(embedder: Any) -> None:
     draft = await _answer(embedder, "In which role did Ilse Varga play in a 1999 Harrow "
                           "Pictures made-for-TV fantasy movie?", [film, actress])
     assert "Queen Maren" in draft.summary
+
+
+async def test_what_the_review_found_is_not_answered_wrongly(embedder: Any) -> None:
+    # an event verb must be said: "nominated for an Oscar" is no Yes for "win an Oscar"
+    actors = [_page(111, "Ada Holm", "Ada Holm (born 1962) is a Norwegian actress. She was "
+                    "nominated for an Oscar in 1990."),
+              _page(112, "Ivo Marek", "Ivo Marek (born 1963) is a Czech actor. He won an Oscar "
+                    "in 1995.")]
+    draft = await _answer(embedder, "Did Ada Holm and Ivo Marek both win an Oscar?", actors)
+    assert not draft.summary.startswith("Yes")
+    # a kind written with commas or a rank after "in" is still the kind asked
+    breads = [_page(113, "Tarka", "Tarka is a type of leavened, oven-baked flatbread."),
+              _page(114, "Lomi", "Lomi is a type of flatbread from the north.")]
+    draft = await _answer(embedder, "Are Tarka and Lomi both types of bread?", breads)
+    assert draft.summary.startswith("Yes: ")
+    # where each was born decides "born in the same city", not where each works
+    singers = [_page(115, "Mira Lund", "Mira Lund (born 1970) is a singer born in Memphis, "
+                     "Tennessee. She is based in Nashville, Tennessee."),
+               _page(116, "Ada Berg", "Ada Berg (born 1972) is a singer born in Knoxville, "
+                     "Tennessee. She is based in Nashville, Tennessee.")]
+    draft = await _answer(embedder, "Were Mira Lund and Ada Berg born in the same city?",
+                          singers)
+    assert draft.summary.startswith("No: ")
+    # "active in the 1990s" is not read from a birth year
+    painters = [_page(117, "Ola Brenne", "Ola Brenne (born 1950) is a painter, active from "
+                      "1975 to 2005."),
+                _page(118, "Tove Aas", "Tove Aas (born 1960) is a painter, active from 1980.")]
+    draft = await _answer(embedder, "Were Ola Brenne and Tove Aas both active in the 1990s?",
+                          painters)
+    assert not draft.summary.startswith(("Yes", "No"))
+    # the noun before a kind of work counts; a kind of the other's does too
+    players = [_page(119, "Bo Kim", "Bo Kim (born 1980) is an American football player."),
+               _page(120, "Cy Dunn", "Cy Dunn (born 1981) is a baseball player."),
+               _page(121, "Ann Lee", "Ann Lee (born 1979) is an English actress."),
+               _page(122, "Per Holm", "Per Holm (born 1977) is a Danish actor.")]
+    draft = await _answer(embedder, "Do Bo Kim and Cy Dunn have the same profession?", players)
+    assert draft.summary.startswith("No: ")
+    draft = await _answer(embedder, "Do Ann Lee and Per Holm have the same profession?",
+                          players)
+    assert draft.summary.startswith("Yes: ")
+
+
+def test_a_year_before_a_name_and_a_name_opening_with_a_genre_stay_as_written() -> None:
+    assert detect_intent("Between 1970 and 1980 Tarn Harbour released what?").entities == [
+        "Tarn Harbour"]
+    assert detect_intent("Who won the 1995 Drama Desk Award?").entities == ["Drama Desk Award"]
