@@ -152,7 +152,9 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     passage lacks ("Masakazu Katsura someone born year")."""
     asked = phrase(question)
     wanted = set(terms(NAME.sub(" ", question)))  # what it asks of its names, not the names
-    agents = {_MAKERS[w] for w in wanted if w in _MAKERS}
+    # who made what the question asks through, as the words before a maker's name say it
+    agents = {_MAKERS.get(w) or w[:-2] for w in wanted
+              if w in _MAKERS or (w.endswith(("er", "or")) and len(w) >= 6)}
     known = {p for s in found for p in subjects_of(s)}
     named = [phrase(n) for n in names]
     scored: dict[str, tuple[float, str]] = {}
@@ -171,7 +173,7 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
                                    *sentence[match.end():].split()[:BRIDGE_WINDOW]])
-                made = set(terms(" ".join(sentence[:match.start()].split()[-2:])))
+                made = sentence[:match.start()].split()[-2:]
                 score = (len(wanted & set(terms(window)) - set(terms(name)))
                          + 2 * _made_by(agents, made) + 0.5 / (1 + rank)
                          + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
@@ -182,7 +184,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     return [query for score, query in best if score >= 1.0][:limit]
 
 
-# who makes a work, and how the words before the maker's name say it ("written by")
+# makers whose verb is not their name less "-er" / "-or" ("written by" for "writer"); any
+# other agent noun is read so: "narrated by" for "narrator", "owned by" for "owner"
 _MAKERS = {stem: made for noun, made in (
     ("writer", "writ"), ("author", "writ"), ("novelist", "writ"), ("director", "direct"),
     ("producer", "produc"), ("composer", "compos"), ("creator", "creat"),
@@ -192,10 +195,11 @@ _MAKERS = {stem: made for noun, made in (
     for stem in terms(noun)}
 
 
-def _made_by(agents: set[str], said: set[str]) -> int:
-    """How many of the question's makers ("writer", "director") the words before a name say
-    as what they do ("written by" for "writer")."""
-    return sum(1 for made in agents if any(w.startswith(made) for w in said))
+def _made_by(agents: set[str], before: list[str]) -> int:
+    """1 when the two words before a name say it made the thing as one of the question's
+    makers ("written by" for "writer", "directed by" for "director"), else 0."""
+    return int(len(before) == 2 and before[1] == "by"
+               and any(before[0].casefold().startswith(made) for made in agents))
 
 
 def unfound_names(names: Sequence[str], found: Sequence[Source]) -> list[str]:

@@ -1146,6 +1146,13 @@ def test_the_maker_the_question_asks_for_is_searched_before_other_names() -> Non
     queries = bridge_queries(question.replace("a writer", "a director"), [film], [film], 2,
                              ["Salt Harbour"])
     assert queries[0].startswith("Ola Brenne")
+    # any maker read as "<made> by": "narrated by" for a narrator; a word that only starts
+    # like a maker's verb ("government" for "governor") is none
+    documentary = _page(123, "Salt Roads", "Salt Roads is a 2001 documentary film by the "
+                        "Tarn Institute, directed by Ola Brenne and narrated by Ada Holm.")
+    queries = bridge_queries("Where was the narrator of the documentary Salt Roads born?",
+                             [documentary], [documentary], 2, ["Salt Roads"])
+    assert queries[0].startswith("Ada Holm")
 
 
 def test_a_kind_of_work_between_a_year_and_a_title_is_not_part_of_the_name() -> None:
