@@ -356,7 +356,7 @@ _NEGATED = re.compile(r"^\W*\w+n't\b|\bnot\b|\bnever\b", re.I)
 # before B?", "Is A older than B?", "Is A from the same country as B?"
 _RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
              r"|(?P<time>before|after)"
-             r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+)?")
+             r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+(?-i:[a-z][\w-]*\s+){0,2})?")
 _BETWEEN = re.compile(_RELATION + "$", re.I)  # all that stands between the two names
 _BETWEEN_OPEN = re.compile(_RELATION, re.I)  # followed by the second thing
 
@@ -489,30 +489,34 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
     asked = _CLOSED.match(question)
     if asked is None:
         return None
-    rest = question[asked.end():].strip()
+    # quotes around a title say nothing of it: "Is "Aiken Drum" a Scottish folk song?"
+    rest = re.sub(r"[\"“”]", "", question[asked.end():]).strip()
     best: tuple[int, int, str, str] | None = None
     for entity in intent.entities:
         name = re.sub(r"^the\s+", "", entity, flags=re.I)  # "the Sussex"
-        at = re.match(r"(?:[Tt]he\s+)?((?:[a-z][\w-]*\s+){0,2})(\d[\d,.]*\s+)?" + re.escape(name)
-                      + r"(?!\w)", rest)
+        # "the 1949 film A Kiss for Corliss": a year and a kind before the name
+        at = re.match(r"(?:[Tt]he\s+)?(?:(?:1\d{3}|20\d{2})\s+)?((?:[a-z][\w-]*\s+){0,2})"
+                      r"(\d[\d,.]*\s+)?" + re.escape(name) + r"(?!\w)", rest)
         if at and at.group(2):  # a title that opens with a number: "11 Harrowhouse"
             name = at.group(2) + name
         if at and (best is None or (len(at.group(1)), -len(name)) < (best[0], best[1])):
             best = (len(at.group(1)), -len(name), name, at.group(1) + rest[at.end():])
     # a title the names of the question split ("Woman on the Edge of Time written by ...")
     word = r"(?:[A-Z0-9][\w'.:-]*|" + _SMALL_WORD + r")(?!\w)"
-    titled = re.match(rf"(?:[Tt]he\s+)?({word}(?:\s+{word})*)", rest)
+    titled = re.match(rf"(?:[Tt]he\s+)?(?:(?:1\d{{3}}|20\d{{2}})\s+"
+                      rf"(?P<kind>(?:[a-z][\w-]*\s+){{1,2}}))?({word}(?:\s+{word})*)", rest)
     if titled:
-        words = titled.group(1).split()
+        kind = len(titled.group("kind") or "")  # "the 1949 film A Kiss for Corliss"
+        words = titled.group(2).split()
         while words and words[-1] in _TITLE_WORDS:
             words.pop()
         title = " ".join(words)
         # not "Anna Lindqvist a Swedish painter": an article or a nationality ends a name
         plain_title = not any(w in ("a", "an") or is_nationality(w) for w in words[1:])
-        said_of = rest[titled.start(1) + len(title):].strip(" ,?.!")  # "Lakeport in Ohio?"
+        said_of = rest[titled.start(2) + len(title):].strip(" ,?.!")  # "Lakeport in Ohio?"
         if _titled(title) and plain_title and said_of and (
-                best is None or (best[0] == 0 and len(title) > -best[1])):
-            best = (0, -len(title), title, rest[titled.start(1) + len(title):])
+                best is None or (best[0] == kind and len(title) > -best[1])):
+            best = (kind, -len(title), title, rest[titled.start(2) + len(title):])
     if best is None:
         return None
     return best[2], best[3].strip(" ,?.!")
@@ -537,8 +541,9 @@ _BORN_ADJECTIVE = re.compile(rf"\b([{CAPITAL}][\w'-]+)-born\b")
 # "born in Jaroslaw, Poland", "born 3 May 1901 in Lyon, France": the place's names
 _BIRTHPLACE = re.compile(rf"\bborn\s+(?:[\w,]+\s+){{0,4}}?in\s+"
                          rf"((?:[{CAPITAL}][\w'-]*,?\s*){{1,5}})")
-_MADE_BY = re.compile(r"^(written|directed|produced|created|composed|designed|developed|"
-                      r"published|founded|built)\s+by\s+(.+)$", re.I)
+# "directed by B", "film directed by B" (what kind of thing it is, before)
+_MADE_BY = re.compile(r"^(?-i:[a-z][\w-]*\s+){0,2}?(written|directed|produced|created|composed|"
+                      r"designed|developed|published|founded|built)\s+by\s+(.+)$", re.I)
 
 
 def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None:
@@ -576,11 +581,16 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
         # the one the opening says made it ("a 1937 film directed by C"): someone else, and
         # the asked one named nowhere ("a novel by C") or only as another's maker ("the first
         # film of the story, directed by B")
-        agent = rf"\b{verb}\s+by\s+{NAME.pattern}" if maker in phrase(text) \
-            else rf"\b(?:{verb}\s+)?by\s+{NAME.pattern}"
-        by = next((s for s in said[:2] if re.search(agent, s)), None)
-        if by is not None and maker not in phrase(by):
-            return by
+        agent = rf"\b{verb}\s+by\s+({NAME.pattern})" if maker in phrase(text) \
+            else rf"\b(?:{verb}\s+)?by\s+({NAME.pattern})"
+        for sentence in said[:2]:
+            given = re.search(agent, sentence)
+            # the one named as the maker is someone else, whoever else the sentence names
+            # ("directed by C and written by B" for "directed by B")
+            if given is not None:
+                if maker not in phrase(given.group(1)):
+                    return sentence
+                break
     return _kind_otherwise(predicate, said) or _reframed(predicate, said, text)
 
 
@@ -653,6 +663,11 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     if re.fullmatch(r"(?:\w+\s+)?(?:profession|occupation|job|career|line of work)", asked):
         return _same_role(sides, sources)
     if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
+        # a Scottish and an English manager are not of one nationality; a British one is
+        # not known to be either
+        nations = _each(sides, sources, _home_nation)
+        if nations is not None and any(v in _NATIONS for v, _, _ in nations):
+            return _yes_if(len({v for v, _, _ in nations}) == 1, nations)
         return _compare(sides, sources, _country)
     if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
         return _compare(sides, sources, _us_state)
@@ -881,6 +896,9 @@ def _country(source: Source) -> tuple[str, str] | None:
         lambda sentence: ["United States"] if us_states_in(sentence) else [], said)
 
 
+_NATIONS = frozenset({"England", "Scotland", "Wales", "Northern Ireland"})
+
+
 def _home_nation(source: Source) -> tuple[str, str] | None:
     """The nation of the United Kingdom the passage's opening gives its subject, else its
     other country, and that sentence; None when it says only "British"."""
@@ -902,10 +920,13 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
     sentence."""
     found = []
     for sentence in sentences(_text(source))[:2]:
+        if born:  # "born in Rome on 8 April 1967", "born 3 May 1901 in Lyon, France"
+            found += [(phrase(place), sentence) for given in _BIRTHPLACE.findall(sentence)
+                      for place in given.split(",") if place.strip()
+                      and place.strip() not in us_states_in(place)
+                      and not is_country_name(place)]
+            continue
         for chain in _PLACES.finditer(sentence):
-            if born and not re.search(r"\bborn\W+(?:\w+\W+){0,4}$", sentence[:chain.start()]
-                                      + " "):
-                continue
             places = [place.strip() for place in chain.group(1).split(",")]
             found += [(phrase(place), sentence) for place in places
                       if place not in us_states_in(place) and not is_country_name(place)]

@@ -1296,3 +1296,48 @@ def test_a_year_before_a_name_and_a_name_opening_with_a_genre_stay_as_written() 
     assert detect_intent("Between 1970 and 1980 Tarn Harbour released what?").entities == [
         "Tarn Harbour"]
     assert detect_intent("Who won the 1995 Drama Desk Award?").entities == ["Drama Desk Award"]
+
+
+async def test_forms_a_fifth_blind_set_asked_in(embedder: Any) -> None:
+    managers = [_page(124, "Hal Brodie", "Sir Hal Brodie (1909 – 1994) was a Scottish football "
+                      "player and manager."),
+                _page(125, "Ern Castle", "Ern Castle (1866 – 1932) was an English football "
+                      "manager."),
+                _page(126, "Tom Reid", "Tom Reid (1950 – 2010) was a British football "
+                      "manager.")]
+    # a Scottish and an English manager are not of one nationality; a Scottish and a
+    # British one are both of the United Kingdom
+    draft = await _answer(embedder, "Were Hal Brodie and Ern Castle of the same nationality?",
+                          managers)
+    assert draft.summary.startswith("No: ")
+    draft = await _answer(embedder, "Were Hal Brodie and Tom Reid of the same nationality?",
+                          managers)
+    assert draft.summary.startswith("Yes: ")
+    # a year and a kind before the title; the maker the opening names decides
+    film = _page(127, "A Song for Tarn", "A Song for Tarn is a 1949 American comedy film "
+                 "directed by Ola Brenne and written by Tove Aas.")
+    draft = await _answer(embedder, "Was the 1949 film A Song for Tarn directed by Ola Brenne?",
+                          [film])
+    assert draft.summary.startswith("Yes: ")
+    draft = await _answer(embedder, "Was the 1949 film A Song for Tarn directed by Tove Aas?",
+                          [film])
+    assert draft.summary.startswith("No: ")
+    # quotes around a title
+    song = _page(128, "Tarn Drum", "\"Tarn Drum\" is a popular Scottish folk song and nursery "
+                 "rhyme.")
+    draft = await _answer(embedder, "Is \"Tarn Drum\" a Scottish folk song?", [song])
+    assert draft.summary.startswith("Yes: ")
+    # "as the band B": a kind between "the" and the name
+    bands = [_page(129, "The Salt Lanterns", "The Salt Lanterns are an English rock band."),
+             _page(130, "Grey Harbour", "Grey Harbour is an American indie band.")]
+    draft = await _answer(embedder, "Are The Salt Lanterns from the same country as the band "
+                          "Grey Harbour?", bands)
+    assert draft.summary.startswith("No: ")
+    # where each was born, written without a place after it
+    physicists = [_page(131, "Ivo Marek", "Ivo Marek (born in Rome on 8 April 1967) is an "
+                        "Italian physicist."),
+                  _page(132, "Ugo Lenti", "Ugo Lenti (born 1939 in Rome) is an Italian "
+                        "physicist who works in Geneva, Switzerland.")]
+    draft = await _answer(embedder, "Were physicists Ivo Marek and Ugo Lenti born in the same "
+                          "city?", physicists)
+    assert draft.summary.startswith("Yes: ")
