@@ -542,8 +542,9 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
 def own_rows(name: str, out: dict[str, Any]) -> list[list[object]]:
     rows: list[list[object]] = []
     for kind, part in (("yes/no", "built"), ("yes/no", "fresh"), ("yes/no", "blind"),
-                       ("yes/no", "blind2"), ("yes/no", "blind3"), ("open", "fresh"),
-                       ("open", "blind2"), ("open", "blind3")):
+                       ("yes/no", "blind2"), ("yes/no", "blind3"), ("yes/no", "blind4"),
+                       ("open", "fresh"), ("open", "blind2"), ("open", "blind3"),
+                       ("open", "blind4")):
         picked = [q for q in out.get("own", []) if q["kind"] == kind and q["part"] == part]
         if picked:
             rows.append([name, f"{kind} ({len(picked)})", part,

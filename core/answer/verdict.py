@@ -584,11 +584,11 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
         agent = rf"\b{verb}\s+by\s+({NAME.pattern})" if maker in phrase(text) \
             else rf"\b(?:{verb}\s+)?by\s+({NAME.pattern})"
         for sentence in said[:2]:
-            given = re.search(agent, sentence)
+            named = re.search(agent, sentence)
             # the one named as the maker is someone else, whoever else the sentence names
             # ("directed by C and written by B" for "directed by B")
-            if given is not None:
-                if maker not in phrase(given.group(1)):
+            if named is not None:
+                if maker not in phrase(named.group(1)):
                     return sentence
                 break
     return _kind_otherwise(predicate, said) or _reframed(predicate, said, text)
