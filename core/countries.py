@@ -64,9 +64,10 @@ _COUNTRIES = {
 # the nations of the United Kingdom, which a question may tell apart ("both Welsh bands")
 _HOME_NATIONS = {"England": "English", "Scotland": "Scottish", "Wales": "Welsh",
                  "Northern Ireland": "Northern Irish"}
+_HOME_NATION_OF = {word: nation for nation, adjective in _HOME_NATIONS.items()
+                   for word in (nation, adjective)}
 _HOME_NATION = re.compile(r"(?<![\w.])(" + "|".join(
-    re.escape(w) for w in sorted([*_HOME_NATIONS, *_HOME_NATIONS.values()], key=len,
-                                 reverse=True)) + r")(?![\w-])")
+    re.escape(w) for w in sorted(_HOME_NATION_OF, key=len, reverse=True)) + r")(?![\w-])")
 
 
 @lru_cache(maxsize=1)
@@ -98,9 +99,7 @@ def home_nations_in(text: str) -> list[str]:
     """The nations of the United Kingdom `text` names or describes, in order, without
     repeats: "a Welsh rock band from Pontypridd" -> ["Wales"]. A birthplace before the
     nationality is not one, as in `countries_in`."""
-    by_word = {w: nation for nation, adjective in _HOME_NATIONS.items()
-               for w in (nation, adjective)}
-    return list(dict.fromkeys(by_word[m.group(1)] for m in _HOME_NATION.finditer(text)
+    return list(dict.fromkeys(_HOME_NATION_OF[m.group(1)] for m in _HOME_NATION.finditer(text)
                               if not _BORN.match(text, m.end())))
 
 

@@ -496,9 +496,7 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
         name = re.sub(r"^the\s+", "", entity, flags=re.I)  # "the Sussex"
         # "the 1949 film A Kiss for Corliss": a year and a kind before the name
         at = re.match(r"(?:[Tt]he\s+)?(?:(?:1\d{3}|20\d{2})\s+)?((?:[a-z][\w-]*\s+){0,2})"
-                      r"(\d[\d,.]*\s+)?" + re.escape(name) + r"(?!\w)", rest)
-        if at and at.group(2):  # a title that opens with a number: "11 Harrowhouse"
-            name = at.group(2) + name
+                      + re.escape(name) + r"(?!\w)", rest)
         if at and (best is None or (len(at.group(1)), -len(name)) < (best[0], best[1])):
             best = (len(at.group(1)), -len(name), name, at.group(1) + rest[at.end():])
     # a title the names of the question split ("Woman on the Edge of Time written by ...")
@@ -522,8 +520,12 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
     return best[2], best[3].strip(" ,?.!")
 
 
-_PLACING = re.compile(r"\b(?:located|situated|based|headquartered)\s+(in|at|on|near)\b", re.I)
-_PLACED_IN = re.compile(r"^(?:(?:located|situated|based|found|held)\s+)?(?:in|from)\s", re.I)
+# the participles that only say where a thing is: "located in Chicago", "based in Leeds"
+_PLACED = r"(?:located|situated|based|headquartered|found|held)"
+_PLACING = re.compile(rf"\b{_PLACED}\s+(in|at|on|near)\b", re.I)
+_PLACED_IN = re.compile(rf"^(?:{_PLACED}\s+)?(?:in|from)\s", re.I)
+
+
 def _birth_asked(predicate: str) -> set[str]:
     """The countries a "born in <country>" predicate asks about; empty for any other."""
     return set(countries_in(predicate)) if re.match(r"^born\s+in\s", predicate, re.I) \
@@ -723,9 +725,15 @@ def _compare(sides: list[tuple[str, int]], sources: Sequence[Source],
     return None if known is None else _yes_if(len({v for v, _, _ in known}) == 1, known)
 
 
+def _years(question: str, sides: list[tuple[str, int]], sources: Sequence[Source]
+           ) -> list[tuple[float, str, int]] | None:
+    """Each side's year (`_year`), as `_each` gives it."""
+    return _each(sides, sources, lambda s: _year(question, s, [name for name, _ in sides]))
+
+
 def _dated(relation: str, year: int, question: str, sides: list[tuple[str, int]],
            sources: Sequence[Source]) -> Verdict | None:
-    known = _each(sides, sources, lambda s: _year(question, s, [name for name, _ in sides]))
+    known = _years(question, sides, sources)
     if known is None:
         return None
     if relation == "in":  # "both released in 2003"
@@ -756,7 +764,7 @@ def _period(predicate: str) -> tuple[int, int] | None:
 
 def _within(period: tuple[int, int], question: str, sides: list[tuple[str, int]],
             sources: Sequence[Source]) -> Verdict | None:
-    known = _each(sides, sources, lambda s: _year(question, s, [name for name, _ in sides]))
+    known = _years(question, sides, sources)
     if known is None:
         return None
     return _yes_if(all(period[0] <= v <= period[1] for v, _, _ in known), known)
@@ -920,16 +928,12 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
     sentence."""
     found = []
     for sentence in sentences(_text(source))[:2]:
-        if born:  # "born in Rome on 8 April 1967", "born 3 May 1901 in Lyon, France"
-            found += [(phrase(place), sentence) for given in _BIRTHPLACE.findall(sentence)
-                      for place in given.split(",") if place.strip()
-                      and place.strip() not in us_states_in(place)
-                      and not is_country_name(place)]
-            continue
-        for chain in _PLACES.finditer(sentence):
-            places = [place.strip() for place in chain.group(1).split(",")]
-            found += [(phrase(place), sentence) for place in places
-                      if place not in us_states_in(place) and not is_country_name(place)]
+        # "born in Rome on 8 April 1967", "born 3 May 1901 in Lyon, France"; else a chain
+        chains = _BIRTHPLACE.findall(sentence) if born \
+            else [chain.group(1) for chain in _PLACES.finditer(sentence)]
+        places = [place.strip() for chain in chains for place in chain.split(",")]
+        found += [(phrase(place), sentence) for place in places if place
+                  and place not in us_states_in(place) and not is_country_name(place)]
     named = None if born else _named_as("city", source)
     return found + ([named] if named else [])
 
@@ -986,13 +990,12 @@ def _same_work(first: tuple[str, str], second: tuple[str, str]) -> bool:
 def _same_role(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
     """Yes when the openings give the sides a kind of work in common ("film director"),
     No when each gives some and none is shared."""
-    known = [(_roles(sources[n]), n) for _, n in sides]
-    given = [(roles, n) for roles, n in known if roles is not None]
-    if len(given) < len(known) or len(given) != 2:
+    known = _each(sides, sources, _roles)
+    if known is None or len(known) != 2:
         return None
-    (first, _), (second, _) = given[0][0], given[1][0]
+    (first, _, _), (second, _, _) = known
     shared = any(_same_work(a, b) for a in first for b in second)
-    return Verdict("Yes" if shared else "No", [(n, roles[1]) for roles, n in given])
+    return _yes_if(shared, known)
 
 
 def _us_state(source: Source) -> tuple[str, str] | None:

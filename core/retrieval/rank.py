@@ -184,14 +184,10 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
     return [query for score, query in best if score >= 1.0][:limit]
 
 
-# makers whose verb is not their name less "-er" / "-or" ("written by" for "writer"); any
-# other agent noun is read so: "narrated by" for "narrator", "owned by" for "owner"
+# makers whose verb is not the noun less "-er" / "-or", as "directed by" is for "director"
+# and "narrated by" for "narrator"
 _MAKERS = {stem: made for noun, made in (
-    ("writer", "writ"), ("author", "writ"), ("novelist", "writ"), ("director", "direct"),
-    ("producer", "produc"), ("composer", "compos"), ("creator", "creat"),
-    ("founder", "found"), ("designer", "design"), ("architect", "design"),
-    ("developer", "develop"), ("publisher", "publish"), ("illustrator", "illustrat"),
-    ("painter", "paint"), ("sculptor", "sculpt"), ("builder", "built"))
+    ("author", "writ"), ("novelist", "writ"), ("architect", "design"), ("builder", "built"))
     for stem in terms(noun)}
 
 
