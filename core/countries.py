@@ -12,7 +12,7 @@ _COUNTRIES = {
     "United States": "American, U.S., US, USA, United States of America, America",
     "United Kingdom": "British, UK, U.K., Britain, Great Britain, English, England, Scottish, "
                       "Scotland, Welsh, Wales, Northern Irish, Northern Ireland",
-    "Ireland": "Irish", "Canada": "Canadian", "Australia": "Australian",
+    "Ireland": "Irish", "Canada": "Canadian", "Australia": "Australian, New South Wales",
     "New Zealand": "New Zealander, Kiwi", "France": "French", "Germany": "German, West German, "
     "East German", "Italy": "Italian", "Spain": "Spanish", "Portugal": "Portuguese",
     "Netherlands": "Dutch, Holland", "Belgium": "Belgian", "Switzerland": "Swiss",
@@ -66,7 +66,7 @@ _HOME_NATIONS = {"England": "English", "Scotland": "Scottish", "Wales": "Welsh",
                  "Northern Ireland": "Northern Irish"}
 _HOME_NATION_OF = {word: nation for nation, adjective in _HOME_NATIONS.items()
                    for word in (nation, adjective)}
-_HOME_NATION = re.compile(r"(?<![\w.])(" + "|".join(
+_HOME_NATION = re.compile(r"(?<![\w.])(?<!South )(" + "|".join(
     re.escape(w) for w in sorted(_HOME_NATION_OF, key=len, reverse=True)) + r")(?![\w-])")
 
 
@@ -120,6 +120,27 @@ def us_states_in(text: str) -> list[str]:
     state; "New York City" is in New York)."""
     return list(dict.fromkeys(m.group(0) for m in _STATE.finditer(text)
                               if not text.startswith((", D.C", " D.C"), m.end())))
+
+
+# the regions a place's name may end on after a comma ("Marion, Arkansas", "Casino, New South
+# Wales"), besides the US states and the countries
+_REGIONS = ("New South Wales", "Queensland", "Tasmania", "South Australia", "Western Australia",
+            "Northern Territory", "Ontario", "Quebec", "British Columbia", "Alberta", "Manitoba",
+            "Saskatchewan", "Nova Scotia", "New Brunswick")
+
+
+@lru_cache(maxsize=1)
+def _region_after() -> re.Pattern[str]:
+    names = [*_US_STATES, *_REGIONS, *_COUNTRIES]
+    words = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf",\s+({words})(?![\w-])")
+
+
+def region_after(text: str) -> str | None:
+    """The state, province or country that `text` opens with after a comma, completing a
+    place's name before it (", Arkansas" of "Marion, Arkansas"), or None."""
+    found = _region_after().match(text)
+    return found.group(1) if found else None
 
 
 _BORN = re.compile(r"-born\b")

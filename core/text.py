@@ -151,6 +151,12 @@ def _fragment(piece: str) -> bool:
     return len(piece.split()) <= 2 and piece[-1:] == "." and piece[:1].isalpha()
 
 
+def _lone_word(piece: str) -> bool:
+    """A single word cut off at its full stop ("Geo." of "Geo. Hall & Sons was ..."): an
+    abbreviation pysbd does not know, never a sentence of its own."""
+    return " " not in piece and piece[-1:] == "." and piece[:1].isalpha()
+
+
 @lru_cache(maxsize=8192)
 def _split(paragraph: str) -> tuple[str, ...]:
     segmenter = getattr(_local, "segmenter", None)
@@ -166,6 +172,7 @@ def _split(paragraph: str) -> tuple[str, ...]:
         if merged and not any(c.isalnum() for c in piece):  # the rest of an ellipsis
             merged[-1] += piece
         elif merged and (_CUT_ABBREVIATION.search(merged[-1]) or _fragment(piece)
+                         or _lone_word(merged[-1])
                          or piece[:1].islower()):  # "The Thing of It Is... is a novel"
             merged[-1] = f"{merged[-1]} {piece}"
         else:

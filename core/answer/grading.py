@@ -45,6 +45,7 @@ from core.text import (
     phrase,
     plain_words,
     terms,
+    title_subject,
 )
 
 OLD_AFTER_YEARS = 5
@@ -249,7 +250,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     things = [n for n in names if not n[:1].isdigit()]  # names, not numbers
     compared = _compared(things, question) \
         if intent.question_type == QuestionType.COMPARISON else []
-    subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
+    subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s, n), question)]
                   for n in things}  # the passages whose title or first words are about n
     unmentioned = [n for n in names if not any(mentions(n, p) for p in passages)]
     # what the question is about, which a passage should be about: not a country, a
@@ -365,10 +366,12 @@ def _about(name: str, source: Source, question: str) -> bool:
             and _names_itself(name, (source.title, start), question))
 
 
-def _subject_texts(source: Source) -> tuple[str, str]:
+def _subject_texts(source: Source, name: str) -> tuple[str, ...]:
     """Where a passage says what it is: its title (without a place that tells its subject
-    apart), and its first words before the verb."""
-    return without_place(source.title), opening_subject(source.content or source.snippet)
+    apart; with it, for a name that holds its place too: "Elton, Kansas"), and its first
+    words before the verb."""
+    title = title_subject(source.title) if "," in name else without_place(source.title)
+    return title, opening_subject(source.content or source.snippet)
 
 
 def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:

@@ -54,17 +54,17 @@ class Lexicon:
         self._nouns = nouns  # WordNet's data.noun, for the hierarchy of nouns
         self._parents: dict[int, tuple[int, ...]] = {}
 
-    def is_kind_of(self, word: str, kind: str) -> bool:
+    def is_kind_of(self, word: str, kind: str, steps: int = 7) -> bool:
         """Whether the noun `word` names a kind of `kind` in WordNet's hierarchy of nouns
-        ("singer" of "musician", "oak" of "tree"): a first sense of one, up to eight steps
-        above a first sense of the other."""
+        ("singer" of "musician", "oak" of "tree"): a first sense of one, up to `steps` steps
+        above a first sense of the other (one: "painter" of "artist", never "songwriter")."""
         def first(text: str) -> set[int]:
             return {s for base, _ in self._bases(text.casefold(), "n")
                     for s in self._senses["n"].get(base, ())[:_PRINCIPAL]}
 
         wanted, frontier = first(kind), first(word)
         seen: set[int] = set()
-        for _ in range(_KIND_DEPTH):
+        for _ in range(steps + 1):
             if wanted & frontier:
                 return True
             seen |= frontier
@@ -152,7 +152,6 @@ class Lexicon:
         return found
 
 
-_KIND_DEPTH = 8
 _HYPERNYM = re.compile(r" @i? (\d{8}) n ")
 _lexicon: Lexicon | None = None
 _lock = threading.Lock()

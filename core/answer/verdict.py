@@ -355,6 +355,8 @@ _NEGATED = re.compile(r"^\W*\w+n't\b|\bnot\b|\bnever\b", re.I)
 # what stands between two names that one question weighs against the other: "Was A born
 # before B?", "Is A older than B?", "Is A from the same country as B?"
 _RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
+             r"|(?P<degree>(?:more|fewer|less|larger|bigger|greater|higher|taller|smaller|"
+             r"lower|shorter)(?:\s+[\w-]+){0,2}?)\s+than"
              r"|(?P<time>before|after)"
              r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+(?-i:[a-z][\w-]*\s+){0,2})?")
 _BETWEEN = re.compile(_RELATION + "$", re.I)  # all that stands between the two names
@@ -393,6 +395,12 @@ def _weigh_pair(question: str, pair: list[str], relation: re.Match[str],
     sides = [(pair[0], found[0]), (pair[1], found[1])]
     if relation.group("same"):
         return _same(relation.group("same"), sides, sources, question)
+    if relation.group("degree"):  # "Is A taller than B?", "... a larger population than B?"
+        amounts = _each(sides, sources, lambda s: _amount(question, s))
+        if amounts is None or amounts[0][0] == amounts[1][0]:
+            return None
+        return _yes_if((amounts[0][0] > amounts[1][0]) == bool(
+            _MORE.search(relation.group("degree"))), amounts)
     known = _ordered_in_time(question, sides, sources, pair)
     if known is None or known[0][0] == known[1][0]:
         return None
@@ -664,6 +672,10 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         return _compare(sides, sources, part)
     if re.fullmatch(r"(?:\w+\s+)?(?:profession|occupation|job|career|line of work)", asked):
         return _same_role(sides, sources)
+    if re.fullmatch(r"(?:musical\s+)?instruments?", asked):  # bassist and guitarist
+        known = _each(sides, sources, _players_of)
+        return None if known is None else _yes_if(bool(set.intersection(
+            *(set(v) for v, _, _ in known))), known)
     if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
         # a Scottish and an English manager are not of one nationality; a British one is
         # not known to be either
@@ -685,20 +697,40 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         return _compare(sides, sources, lambda s: _agent(agent, s))
     noun = asked.split()[-1] if asked.split() else ""
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
-        return _compare(sides, sources, lambda s: _named_as(noun, s))
+        return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
     return None
 
 
-def _named_as(noun: str, source: Source) -> tuple[str, str] | None:
+def _players_of(source: Source) -> tuple[frozenset[str], str] | None:
+    """What instruments the opening says its subject plays, as the nouns for their players
+    ("bassist", "guitarist"; a singer's voice is none), and that sentence; None for none."""
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        players = frozenset(lexicon().lemma(w).base for w in re.findall(r"[a-z]+", sentence)
+                            if lexicon().is_kind_of(w, "instrumentalist")
+                            and not lexicon().is_kind_of(w, "singer"))
+        if players:
+            return players, sentence
+    return None
+
+
+def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:
     """The name a passage's opening gives its subject's `noun`: "Malvaceae" of "in the
-    family Malvaceae" or "a Malvaceae family plant"; and that sentence."""
+    family Malvaceae" or "a Malvaceae family plant"; and that sentence. A year before the
+    name is part of it ("the 1968 Summer Olympics"); a name made only of the question's own
+    words ("Summer" of "the same Summer Olympics") is none without one."""
     name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"  # case-sensitive: "Rosaceae", not "... that"
     noun = re.escape(noun)
     for sentence in (sentences(_text(source)) or [])[:2]:
         given = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence) \
-            or re.search(rf"{name}\s+(?i:{noun})\b", sentence)
+            or re.search(rf"(?:\b(1[0-9]{{3}}|20[0-9]{{2}})\s+)?{name}\s+(?i:{noun})\b", sentence)
         if given:
-            return phrase(given.group(1)), sentence
+            edition = given.group(1) if given.re.groups == 2 else None
+            named = given.group(given.re.groups)
+            if edition is not None:
+                return f"{edition} {phrase(named)}", sentence
+            if set(terms(named)) <= set(terms(asked)):
+                return None
+            return phrase(named), sentence
     return None
 
 
@@ -808,6 +840,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
                               in zip(sides, kinds, openings, strict=True)], otherwise=True)
     reasons = []
     holds = loose = True
+    lacking = False  # a side lacks more than a describing word its opening leaves unsaid
     stems = set(terms(predicate))
     for _, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
@@ -817,6 +850,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
                                               or _kind_in(opening, w))]
         holds = holds and not missing
         loose = loose and missing in ([], [verb])
+        lacking = lacking or (bool(missing)
+                              and not _undescribed(predicate, missing, said[:2]))
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
         reasons.append((n, _quote(said, best if missing in ([], [verb])
                                   and stems & set(terms(said[best])) else 0)))
@@ -824,7 +859,44 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         return Verdict("Yes", reasons)
     if loose:  # every side says all but the verb
         return Verdict("Yes", reasons, loose=True)
+    if not lacking:  # "both visual artists?" of "a Mexican painter": it does not say which
+        return None
     return Verdict("No", reasons, by_absence=True)
+
+
+def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool:
+    """Whether a passage lacks only words that describe the noun the question ends on
+    ("visual" of "visual artists") while its opening gives that noun, or a kind right below
+    it, with no describing word of its own before it ("a Colombian artist", "a Mexican
+    painter", "screenwriter, director and producer"): the passage does not say which kind, so its
+    silence is no No. "A children's nature magazine" for "sports magazines" describes it
+    otherwise, and so does "an American rock band" for "rap metal bands"."""
+    words = re.findall(r"[\w'-]+", predicate)
+    if len(words) < 2 or not lexicon().is_noun(words[-1]):
+        return False
+    head, describing = words[-1], {w.casefold() for w in words[:-1]}
+    if not {w.casefold() for w in missing} <= describing:
+        return False
+    found = False
+    for sentence in opening:
+        for word in re.finditer(r"[\w'-]+", sentence):
+            if not (_says(head, word.group(0), senses=False)  # the noun, or a kind of it
+                    or lexicon().is_kind_of(word.group(0), head, steps=1)):  # one step
+                continue  # below: "painter" of "artist", not "songwriter"
+            found = True
+            before = sentence[:word.start()].rstrip()
+            while True:  # past the nationalities and names: "a bimonthly American magazine"
+                last = re.search(r"([\w'-]+)$", before)
+                if last is None or not last.group(1)[:1].isupper():
+                    break
+                before = before[:last.start()].rstrip()
+            last = re.search(r"([\w'-]+)$", before)
+            if last is not None and last.group(1).casefold() not in STOPWORDS \
+                    and last.group(1).casefold() not in describing:
+                return False  # another describing word: "a nature magazine"
+        if found:  # the first sentence giving the noun says what it is
+            return True
+    return False
 
 
 # verbs that only relate a thing to what the question says of it, which a passage says in
@@ -875,7 +947,8 @@ def _plain_state(predicate: str) -> str:
 def _opening_words(said: list[str]) -> list[str]:
     """The lower-case words of a passage's first two sentences, where it says what its
     subject is."""
-    return re.findall(r"[a-z][\w'-]+", " ".join(said[:2]))
+    return [w for w in re.findall(r"(?<![\w'-])[a-z][\w'-]+", " ".join(said[:2]))
+            if w not in STOPWORDS]  # not "ron" of "Iron", nor "in" (indium, a metal)
 
 
 def _kind_in(opening: list[str], word: str) -> bool:
@@ -1070,11 +1143,30 @@ _ENSEMBLE = re.compile(r"\b(" + "|".join(_ENSEMBLES) + r")\b", re.I)
 
 
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:
-    for sentence in sentences(_text(source)):
-        done = re.search(rf"\b{verb}\s+(?:and\s+\w+\s+)?by\s+({NAME.pattern})", sentence)
-        if done:
+    """Who did `verb` (a participle: "written") to the passage's subject, and the sentence
+    saying so: "written by B" anywhere in it, or in its opening a "by B" that no other verb
+    makes ("a 1942 novel by French author B" is written by B, not "produced by B")."""
+    said = sentences(_text(source))
+    for sentence in said:
+        done = re.search(rf"\b(?i:{verb})\s+(?:and\s+\w+\s+)?by\s+({NAME.pattern})", sentence)
+        if done:  # "directed by B", "Directed by B, the film ..."
             return phrase(done.group(1)), sentence
+    for sentence in said[:1]:
+        for by in _BY_MAKER.finditer(sentence):
+            work = re.search(r"([a-z]+)\s*$", sentence[:by.start()])
+            if work and _is_work(work.group(1)) and _made_so(verb, sentence[:by.start()]):
+                return phrase(by.group(1)), sentence
     return None
+
+
+def _is_work(noun: str) -> bool:
+    """Whether a noun names a made work ("novel", "film", "song"), whose maker "by B"
+    names; not "the novel of the same name by B" for who made the film."""
+    return any(lexicon().is_kind_of(noun, kind) for kind in ("creation", "writing", "music"))
+
+
+# "by B", "by French author B", "by the American novelist B"
+_BY_MAKER = re.compile(rf"\bby\s+(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)?[a-z]+\s+)?({NAME.pattern})")
 
 
 def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[float, str] | None:
@@ -1130,6 +1222,12 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
     """The number the comparison turns on: a height for "higher" or "taller", else the number
     before the word after "more" ("more members")."""
     text = _text(source)
+    if re.search(r"\b(?:population|populous|inhabitants|residents)\b", question, re.I):
+        for sentence in sentences(text):  # "The population was 12,345 at the 2010 census"
+            for count in re.finditer(r"\bpopulation\b\D{0,40}?(\d[\d,]*)", sentence, re.I):
+                if not _YEAR.fullmatch(count.group(1)):
+                    return _number(count.group(1)), sentence
+        return None
     if _AREA.search(question):
         for sentence in sentences(text):
             area = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(km2|km²|square kilomet\w+|sq\.? ?km|"
@@ -1139,9 +1237,10 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
         return None
     if _HEIGHT.search(question):
         for sentence in sentences(text):
-            high = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(?:m|metres|meters)\b", sentence)
-            if high:
-                return _number(high.group(1)), sentence
+            high = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b", sentence)
+            if high:  # in metres: "1,000 ft" is 304.8
+                return _number(high.group(1)) * (0.3048 if high.group(2)[0] == "f" else 1.0), \
+                    sentence
         return None
     # the counted thing: "members" of "more constant members", else the word after "more"
     noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(?:(\w+s)\b|\w+\s+(\w+s)\b)",

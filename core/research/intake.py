@@ -7,7 +7,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from core.answer.lexicon import is_word, lexicon
-from core.countries import is_nationality
+from core.countries import is_nationality, region_after
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
 from core.text import CAPITAL, STOPWORDS, terms, unstorable_characters
@@ -112,7 +112,8 @@ _ENTITY = re.compile(
     rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*(?:,?\s+(?:Inc|Ltd|Corp|LLC|plc)\b\.?)?)"
 )
 # a number before a name, where a name starts: "Are 11 Harrowhouse and ...", "..., 30 Rock or"
-_NUMBERED = re.compile(r"(?:^\W*(?:is|are|was|were|do|does|did|has|have|had)|\b(?:and|or|both)|,)"
+_NUMBERED = re.compile(r"(?:^\W*(?:is|are|was|were|do|does|did|has|have|had)"
+                       r"|\b(?:and|or|both|than)|,)"
                        r"\s+(?!(?:1\d{3}|20\d{2})\s)(\d[\d,.]*)\s+$", re.I)  # not a year
 _NAME_FOLLOWS = re.compile(rf"'s\b|\s+(?:and|or)\s+[{CAPITAL}]")
 _LANGUAGE_WORDS = {
@@ -161,7 +162,10 @@ def _time_constraint(question: str, year_now: int) -> TimeConstraint | None:
 
 def _entities(question: str) -> list[str]:
     found: list[str] = []
+    joined_to = 0  # where a place's name that took in its region ends
     for match in _ENTITY.finditer(question):
+        if match.start() < joined_to:
+            continue  # the region of "Marion, Arkansas": part of the name before it
         index = next(n for n, g in enumerate(match.groups()) if g)
         entity = match.groups()[index].strip(" ?.!,")
         first_word, _, others = entity.partition(" ")
@@ -193,6 +197,11 @@ def _entities(question: str) -> list[str]:
         if index == 4 and " " in rest and _kind_of_work(first) and re.search(
                 r"\b(?:1\d{3}|20\d{2})\s+$", question[:match.start()]):
             entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
+        end = match.start() + match.group(0).find(entity) + len(entity)
+        region = region_after(question[end:]) if index == 4 and entity else None
+        if region is not None and region != entity:  # "Marion, Arkansas": one place's name
+            entity = f"{entity}, {region}"
+            joined_to = end + question[end:].find(region) + len(region)
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
     return found

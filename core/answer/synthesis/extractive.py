@@ -182,6 +182,9 @@ class ExtractiveSynthesizer:
                       and attribute <= set(terms(c.focus)) and c.bonus > 0]
             if naming:
                 chain = [naming[0], *(c for c in chain if c is not naming[0])]
+        stating = _stating(question, wanted, chain, candidates)
+        if stating is not None:
+            chain = [stating, *(c for c in chain if c is not stating)]
         rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
         return Draft(
@@ -233,6 +236,52 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
         if (score >= floor or opens) and (best is None or score > best[0]):
             best = (score, candidate)
     return best[1] if best else None
+
+
+def _stating(question: str, wanted: str, chain: list[_Candidate],
+             candidates: list[_Candidate]) -> _Candidate | None:
+    """A sentence of the chain's passages that states the answer in the question's terms,
+    when the first does not: "directed by Brian Fee" for "Who directed the 2017 film ...?";
+    for "when" or "how many", the sentence of the first one's own passage holding a year or
+    number next to the question's words ("David Kohan (born 1964) is ..." before "Kohan
+    co-created Will & Grace") or None."""
+    verb = _asked_verb(question)
+    if verb is not None:
+        linked = {c.source_index for c in chain}
+        if _made_by(verb, chain[0].focus):
+            return None
+        found = [c for c in candidates if c.source_index in linked and _made_by(verb, c.focus)]
+        return max(found, key=lambda c: (c in chain, c.score)) if found else None
+    if wanted not in ("time", "number") or holds_answer_type(chain[0].focus, wanted, question):
+        return None
+    found = [c for c in candidates if c.source_index == chain[0].source_index
+             and holds_answer_type(c.focus, wanted, question) == 1.0]
+    return max(found, key=lambda c: c.score) if found else None
+
+
+_ASKED_VERB = re.compile(r"^\W*who\s+(?:first\s+)?([a-z]+)\b", re.I)
+_BY = re.compile(r"\b([a-z]+)(?:,?\s+and\s+[a-z]+)?\s+by\s+(?:the\s+)?[A-Z]")
+
+
+def _asked_verb(question: str) -> str | None:
+    """The base of the verb a "who" question asks the maker by ("direct" of "Who directed
+    ...?", "write" of "Who wrote ...?"); None for "Who is ...?" and other questions."""
+    asked = _ASKED_VERB.match(question)
+    if asked is None or asked.group(1).casefold() in STOPWORDS:
+        return None
+    word = asked.group(1).casefold()
+    base = lexicon().participle_base(word)
+    return base if base and base != word else None
+
+
+def _made_by(verb: str, sentence: str) -> bool:
+    """Whether the sentence names who did `verb` to something: "directed by B", "written
+    and directed by B"."""
+    for made in _BY.finditer(sentence):
+        words = re.findall(r"[a-z]+", made.group(0)[:made.group(0).rfind(" by ")])
+        if any(lexicon().participle_base(w) == verb for w in words if w != "and"):
+            return True
+    return False
 
 
 _DEFINING = re.compile(r"^\W*(?:what|who)\s+(?:is|was|are|were)\s+(?:an?\s+|the\s+)?", re.I)
@@ -407,7 +456,8 @@ def answer_type(question: str) -> str:
     if re.search(r"\b(when|what year|which year|what date|what day|what century)\b", asked):
         return "time"
     if re.search(r"\bhow (many|much|old|long|tall|high|far|big|large|deep|wide|heavy)\b|"
-                 r"\b(population|capacity|number of|percentage|height|length)\b", asked):
+                 r"(?<!-)\b(population|capacity|number of|percentage|height|length)\b", asked):
+        # "full-length" asks no length
         return "number"
     if re.search(r"^\W*(who|whom|whose|where|which|what)\b|\b(who|whom|whose|where|which)\b",
                  asked):

@@ -65,6 +65,14 @@ def test_abbreviations_and_initials_stay_inside_their_sentence() -> None:
     ]
 
 
+def test_a_word_cut_off_at_its_full_stop_joins_the_sentence_it_opens() -> None:
+    from core.text import sentences
+
+    # "Wm." is no abbreviation the splitter knows: a one-word sentence is never one
+    assert sentences("Wm.  Bodley & Sons was a rope maker founded in 1861. It closed in 1902.") == [
+        "Wm. Bodley & Sons was a rope maker founded in 1861.", "It closed in 1902."]
+
+
 PLAYERS = [
     _source(1, "Lindsay Davenport is an American former tennis player. She won the 1999 "
                "Wimbledon title. Davenport retired in 2008."),
