@@ -7,7 +7,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from core.answer.lexicon import is_word, lexicon
-from core.countries import is_nationality, region_after
+from core.countries import countries_in, home_nations_in, is_nationality, region_after
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
 from core.text import CAPITAL, STOPWORDS, terms, unstorable_characters
@@ -204,7 +204,28 @@ def _entities(question: str) -> list[str]:
             joined_to = end + question[end:].find(region) + len(region)
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
-    return found
+    return _titles_with_in(question, found)
+
+
+def _titles_with_in(question: str, found: list[str]) -> list[str]:
+    """A title whose first word is a word of the language, then "in" and a name ("Made in
+    Britain", "Lost in the Fog") is one name; "Mount Kenya in Kenya" and "Wales in Britain"
+    stay two."""
+    joined: list[str] = []
+    for entity in found:
+        last = joined[-1] if joined else ""
+        title = re.search(rf"\b{re.escape(last)}\s+in\s+(?:the\s+)?{re.escape(entity)}\b",
+                          question) if last and " " not in last else None
+        before = question[:title.start()].split() if title else []
+        # the word opens the title: after a lower-case or a stop word ("the play Made in
+        # Britain", "Was Lost in the Fog ...?"), not inside a name ("George 'Gabby' Hayes")
+        opens = not before or before[-1][:1].islower() or before[-1].casefold() in STOPWORDS
+        if title and opens and is_word(last) and last.casefold() not in STOPWORDS \
+                and not countries_in(last) and not home_nations_in(last):
+            joined[-1] = title.group(0)
+        else:
+            joined.append(entity)
+    return joined
 
 
 _WORKS = ("film", "broadcast", "book")

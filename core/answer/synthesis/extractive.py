@@ -260,7 +260,7 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
 
 
 _ASKED_VERB = re.compile(r"^\W*who\s+(?:first\s+)?([a-z]+)\b", re.I)
-_BY = re.compile(r"\b([a-z]+)(?:,?\s+and\s+[a-z]+)?\s+by\s+(?:the\s+)?[A-Z]")
+_BY = re.compile(r"\b([A-Za-z]+)(?:,?\s+and\s+[a-z]+)?\s+by\s+(?:the\s+)?[A-Z]")
 
 
 def _asked_verb(question: str) -> str | None:
@@ -276,10 +276,10 @@ def _asked_verb(question: str) -> str | None:
 
 def _made_by(verb: str, sentence: str) -> bool:
     """Whether the sentence names who did `verb` to something: "directed by B", "written
-    and directed by B"."""
+    and directed by B", "Directed by B, the film ..."."""
     for made in _BY.finditer(sentence):
-        words = re.findall(r"[a-z]+", made.group(0)[:made.group(0).rfind(" by ")])
-        if any(lexicon().participle_base(w) == verb for w in words if w != "and"):
+        words = re.findall(r"[A-Za-z]+", made.group(0)[:made.group(0).rfind(" by ")])
+        if any(lexicon().participle_base(w.casefold()) == verb for w in words if w != "and"):
             return True
     return False
 

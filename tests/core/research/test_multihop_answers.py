@@ -1456,3 +1456,37 @@ async def test_who_made_it_and_when_lead_with_the_sentence_that_says_so(embedder
     draft = await _answer(embedder, "In what year was the producer who co-created Harbor "
                           "Lights with Amy Tran born?", [writer])
     assert "1961" in draft.summary
+
+
+async def test_directed_by_at_the_start_of_a_sentence_names_who_directed(embedder: Any
+                                                                          ) -> None:
+    film = _page(161, "Road to Tarn", "Road to Tarn is a 2016 animated comedy film produced by "
+                 "Lark Studios and released by Harbor Pictures. Directed by Mina Oda, the "
+                 "screenplay was written by Sam Pike.")
+    draft = await _answer(embedder, "Who directed the 2016 animated film Road to Tarn?", [film])
+    assert draft.summary.startswith("Directed by Mina Oda")
+
+
+def test_a_title_of_a_word_then_in_and_a_name_is_one_name() -> None:
+    assert detect_intent("When was the play Lost in Tarnby written?").entities == [
+        "Lost in Tarnby"]
+    assert detect_intent("Is Mount Kenya in Kenya?").entities == ["Mount Kenya", "Kenya"]
+    assert detect_intent("Is Wales in Britain?").entities == ["Wales", "Britain"]
+    # a surname that is also a word, inside a name, opens no title
+    assert detect_intent("Who starred with Ned 'Red' Banks in Tarn Road?").entities[-2:] == [
+        "Banks", "Tarn Road"]
+
+
+async def test_the_go_between_a_title_with_in_names_answers_the_question(embedder: Any
+                                                                          ) -> None:
+    play = _page(162, "Lost in Tarnby", "Lost in Tarnby is a 1982 British television play "
+                 "written by Ola Brenne and directed by Tove Aas. Cinematographer Ivo Marek's "
+                 "use of the Steadicam gave it a gritty look. Editor Ugo Lenti cut it in ten "
+                 "days.", 0.8)
+    editor = _page(163, "Ugo Lenti", "Ugo Lenti (born May 9, 1932) was an Italian film and "
+                   "television editor. He was born in Rome and edited television plays.", 0.6)
+    camera = _page(164, "Ivo Marek", "Ivo Marek (born 15 September 1940) is an English "
+                   "cinematographer and film director.", 0.55)
+    draft = await _answer(embedder, "In what year was the cinematographer of the television "
+                          "play Lost in Tarnby born?", [play, editor, camera])
+    assert draft.summary.startswith("Ivo Marek (born 15 September 1940)")
