@@ -672,6 +672,14 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         return _compare(sides, sources, part)
     if re.fullmatch(r"(?:\w+\s+)?(?:profession|occupation|job|career|line of work)", asked):
         return _same_role(sides, sources)
+    if re.fullmatch(r"(?:playing\s+|field\s+)?positions?", asked):  # goalkeeper, defender
+        known = _each(sides, sources, _positions_of)
+        return None if known is None else _yes_if(bool(set.intersection(
+            *(set(v) for v, _, _ in known))), known)
+    if re.fullmatch(r"(?:kind\s+of\s+|type\s+of\s+)?sports?", asked):  # tennis, football
+        known = _each(sides, sources, _sports_of)
+        return None if known is None else _yes_if(bool(set.intersection(
+            *(set(v) for v, _, _ in known))), known)
     if re.fullmatch(r"(?:musical\s+)?instruments?", asked):  # bassist and guitarist
         known = _each(sides, sources, _players_of)
         return None if known is None else _yes_if(bool(set.intersection(
@@ -698,6 +706,49 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     noun = asked.split()[-1] if asked.split() else ""
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
         return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
+    return None
+
+
+# the positions a player's opening names, each as one word for the position: a striker is
+# a forward, a goaltender a goalkeeper
+_POSITIONS = {
+    "goalkeeper": "goalkeeper", "goaltender": "goalkeeper", "defender": "defender",
+    "centre-back": "defender", "center-back": "defender", "full-back": "defender",
+    "fullback": "defender", "midfielder": "midfielder", "winger": "winger",
+    "striker": "forward", "forward": "forward", "centre-forward": "forward",
+    "center-forward": "forward", "pitcher": "pitcher", "catcher": "catcher",
+    "shortstop": "shortstop", "infielder": "infielder", "outfielder": "outfielder",
+    "quarterback": "quarterback", "linebacker": "linebacker", "cornerback": "cornerback",
+    "point guard": "point guard", "shooting guard": "shooting guard",
+    "wicket-keeper": "wicket-keeper", "batsman": "batsman", "bowler": "bowler",
+    "fly-half": "fly-half", "scrum-half": "scrum-half"}
+_POSITION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POSITIONS), key=len,
+                                                reverse=True)) + r")s?\b", re.I)
+
+
+def _positions_of(source: Source) -> tuple[frozenset[str], str] | None:
+    """The positions the opening says its subject plays ("a football defender", "played
+    goalkeeper"), and that sentence; None for none."""
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        found = frozenset(_POSITIONS[m.group(1).casefold()] for m in _POSITION.finditer(sentence))
+        if found:
+            return found, sentence
+    return None
+
+
+def _sports_of(source: Source) -> tuple[frozenset[str], str] | None:
+    """The sports the opening says its subject plays ("a tennis player", "a footballer",
+    "a golfer"), kinds of sport in WordNet, and that sentence; None for none."""
+    def sport(word: str) -> str | None:
+        for base in (word, word[:-2], f"{word[:-2]}ing") if word.endswith("er") else (word,):
+            if len(base) > 3 and lexicon().is_kind_of(base, "sport"):
+                return "football" if base == "soccer" else base
+        return None
+
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        found = frozenset(filter(None, map(sport, re.findall(r"[a-z]+", sentence))))
+        if found:
+            return found, sentence
     return None
 
 

@@ -1490,3 +1490,30 @@ async def test_the_go_between_a_title_with_in_names_answers_the_question(embedde
     draft = await _answer(embedder, "In what year was the cinematographer of the television "
                           "play Lost in Tarnby born?", [play, editor, camera])
     assert draft.summary.startswith("Ivo Marek (born 15 September 1940)")
+
+
+async def test_the_same_position_is_read_from_the_positions_the_openings_name(embedder: Any
+                                                                              ) -> None:
+    players = [_page(165, "Arne Holt", "Arne Holt (1931 – 2004) was a Swedish football defender "
+                     "and manager."),
+               _page(166, "Jan Mroz", "Jan Mroz (born 1965) is a Polish former football player "
+                     "who played goalkeeper."),
+               _page(167, "Leo Brand", "Leo Brand (born 1970) is a Danish former footballer who "
+                     "played as a centre-back for Brondby.")]
+    question = "Did Arne Holt and Jan Mroz play the same position?"
+    assert (await _answer(embedder, question, players)).summary.startswith("No: ")
+    question = "Did Arne Holt and Leo Brand play the same position?"
+    assert (await _answer(embedder, question, players)).summary.startswith("Yes: ")
+
+
+async def test_the_same_sport_is_read_from_the_sports_the_openings_name(embedder: Any) -> None:
+    players = [_page(168, "Rui Sal", "Rui Sal (born 1962) is a former professional tennis "
+                     "player from Spain."),
+               _page(169, "Ana Mor", "Ana Mor (born 1949) is a former tennis player who won "
+                     "the US Open."),
+               _page(170, "Kit Dale", "Kit Dale (born 1970) is an English former footballer "
+                     "who played for Leeds.")]
+    question = "Do Rui Sal and Ana Mor play the same sport?"
+    assert (await _answer(embedder, question, players)).summary.startswith("Yes: ")
+    question = "Do Rui Sal and Kit Dale play the same sport?"
+    assert (await _answer(embedder, question, players)).summary.startswith("No: ")
