@@ -673,17 +673,11 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     if re.fullmatch(r"(?:\w+\s+)?(?:profession|occupation|job|career|line of work)", asked):
         return _same_role(sides, sources)
     if re.fullmatch(r"(?:playing\s+|field\s+)?positions?", asked):  # goalkeeper, defender
-        known = _each(sides, sources, _positions_of)
-        return None if known is None else _yes_if(bool(set.intersection(
-            *(set(v) for v, _, _ in known))), known)
+        return _overlap(sides, sources, _positions_of)
     if re.fullmatch(r"(?:kind\s+of\s+|type\s+of\s+)?sports?", asked):  # tennis, football
-        known = _each(sides, sources, _sports_of)
-        return None if known is None else _yes_if(bool(set.intersection(
-            *(set(v) for v, _, _ in known))), known)
+        return _overlap(sides, sources, _sports_of)
     if re.fullmatch(r"(?:musical\s+)?instruments?", asked):  # bassist and guitarist
-        known = _each(sides, sources, _players_of)
-        return None if known is None else _yes_if(bool(set.intersection(
-            *(set(v) for v, _, _ in known))), known)
+        return _overlap(sides, sources, _players_of)
     if re.search(r"\b(?:nationality|country|countries|national)\b", asked):
         # a Scottish and an English manager are not of one nationality; a British one is
         # not known to be either
@@ -796,6 +790,16 @@ def _each(sides: list[tuple[str, int]], sources: Sequence[Source],
             return None
         found.append((value[0], value[1], n))
     return found
+
+
+def _overlap(sides: list[tuple[str, int]], sources: Sequence[Source],
+             values_of: Callable[[Source], tuple[frozenset[str], str] | None]
+             ) -> Verdict | None:
+    """Yes when the sides' passages give some value in common (a position, a sport, an
+    instrument), No when they give only different ones; None when one gives none."""
+    known = _each(sides, sources, values_of)
+    return None if known is None else _yes_if(
+        bool(frozenset.intersection(*(v for v, _, _ in known))), known)
 
 
 def _yes_if(holds: bool, known: list[tuple[V, str, int]]) -> Verdict:

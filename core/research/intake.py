@@ -198,8 +198,9 @@ def _entities(question: str) -> list[str]:
                 r"\b(?:1\d{3}|20\d{2})\s+$", question[:match.start()]):
             entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
         end = match.start() + match.group(0).find(entity) + len(entity)
-        region = region_after(question[end:]) if index == 4 and entity else None
-        if region is not None and region != entity:  # "Marion, Arkansas": one place's name
+        region = region_after(question[end:]) if index == 4 and entity \
+            and region_after(f", {entity}") != entity else None  # not "Germany, France or"
+        if region is not None:  # "Marion, Arkansas": one place's name
             entity = f"{entity}, {region}"
             joined_to = end + question[end:].find(region) + len(region)
         if entity and entity.lower() not in STOPWORDS and entity not in found:

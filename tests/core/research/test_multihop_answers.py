@@ -1439,6 +1439,9 @@ async def test_a_place_named_with_its_state_is_one_name(embedder: Any) -> None:
                     "Barrow County, Kansas, United States.")]
     question = "Are Elton, Kansas and North Fairview, Kansas in the same county?"
     assert detect_intent(question).entities == ["Elton, Kansas", "North Fairview, Kansas"]
+    # a list of places is no place with its region
+    assert detect_intent("Which is larger, Kansas, Ohio or Utah?").entities == [
+        "Kansas", "Ohio", "Utah"]
     assert (await _answer(embedder, question, cities)).summary.startswith("Yes: ")
 
 
