@@ -66,7 +66,7 @@ _HOME_NATIONS = {"England": "English", "Scotland": "Scottish", "Wales": "Welsh",
                  "Northern Ireland": "Northern Irish"}
 _HOME_NATION_OF = {word: nation for nation, adjective in _HOME_NATIONS.items()
                    for word in (nation, adjective)}
-_HOME_NATION = re.compile(r"(?<![\w.])(?<!South )(" + "|".join(
+_HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(" + "|".join(
     re.escape(w) for w in sorted(_HOME_NATION_OF, key=len, reverse=True)) + r")(?![\w-])")
 
 
@@ -133,7 +133,9 @@ _REGIONS = ("New South Wales", "Queensland", "Tasmania", "South Australia", "Wes
 def _region_after() -> re.Pattern[str]:
     names = [*_US_STATES, *_REGIONS, *_COUNTRIES]
     words = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf",\s+({words})(?![\w-])")
+    # not the start of a longer name ("Emory, Georgia Tech"), a possessive ("Texas's") or
+    # an item of a list ("Harvard, Virginia or Yale")
+    return re.compile(rf",\s+({words})(?![\w'’-]|\s+[A-Z]|\s+or\b|,)")
 
 
 def region_after(text: str) -> str | None:

@@ -713,7 +713,8 @@ _POSITIONS = {
     "center-forward": "forward", "pitcher": "pitcher", "catcher": "catcher",
     "shortstop": "shortstop", "infielder": "infielder", "outfielder": "outfielder",
     "quarterback": "quarterback", "linebacker": "linebacker", "cornerback": "cornerback",
-    "point guard": "point guard", "shooting guard": "shooting guard",
+    "point guard": "point guard", "shooting guard": "shooting guard", "sweeper": "sweeper",
+    "small forward": "small forward", "power forward": "power forward",
     "wicket-keeper": "wicket-keeper", "batsman": "batsman", "bowler": "bowler",
     "fly-half": "fly-half", "scrum-half": "scrum-half"}
 _POSITION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POSITIONS), key=len,
@@ -722,40 +723,71 @@ _POSITION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POSITIONS), key=
 
 def _positions_of(source: Source) -> tuple[frozenset[str], str] | None:
     """The positions the opening says its subject plays ("a football defender", "played
-    goalkeeper"), and that sentence; None for none."""
-    for sentence in (sentences(_text(source)) or [])[:2]:
-        found = frozenset(_POSITIONS[m.group(1).casefold()] for m in _POSITION.finditer(sentence))
-        if found:
-            return found, sentence
-    return None
+    goalkeeper", "a small forward"), and that sentence; None for none."""
+    opening = (sentences(_text(source)) or [""])[0]
+    described = _TURNS.split(opening, maxsplit=1)[0]
+    found = frozenset(_POSITIONS[m.group(1).casefold()] for m in _POSITION.finditer(described))
+    return (found, opening) if found else None
 
 
 def _sports_of(source: Source) -> tuple[frozenset[str], str] | None:
-    """The sports the opening says its subject plays ("a tennis player", "a footballer",
-    "a golfer"), kinds of sport in WordNet, and that sentence; None for none."""
-    def sport(word: str) -> str | None:
+    """The sports the opening says its subject plays ("a tennis player", "a golfer"), kinds
+    of sport in WordNet, with the word before that makes another sport of it ("table
+    tennis", "ice hockey"), and that sentence; None for none. A footballer plays association
+    football; "a football player" says not which football, and is none."""
+    def sport(words: list[str], at: int) -> str | None:
+        word = words[at]
+        if word in ("footballer", "soccer"):
+            return "association football"
         for base in (word, word[:-2], f"{word[:-2]}ing") if word.endswith("er") else (word,):
             if len(base) > 3 and lexicon().is_kind_of(base, "sport"):
-                return "football" if base == "soccer" else base
+                before = words[at - 1] if at else ""
+                if before not in STOPWORDS and before not in _PLAYED_AS \
+                        and lexicon().is_noun(f"{before}_{base}"):
+                    return f"{before} {base}"  # "table tennis", "american football"
+                return None if base == "football" else base
         return None
 
-    for sentence in (sentences(_text(source)) or [])[:2]:
-        found = frozenset(filter(None, map(sport, re.findall(r"[a-z]+", sentence))))
-        if found:
-            return found, sentence
-    return None
+    return _valued(source, sport)
+
+
+# words before a sport that say how it is played, not which sport it is
+_PLAYED_AS = frozenset({"professional", "amateur", "former", "retired", "competitive",
+                        "international", "olympic", "college", "collegiate", "youth"})
+
+
+def _valued(source: Source, value: Callable[[list[str], int], str | None]
+            ) -> tuple[frozenset[str], str] | None:
+    """The values `value` reads off the words of the part of a passage's first sentence that
+    describes its subject (up to where it turns to someone else: "a former footballer turned
+    golf commentator", "the daughter of jazz pianist B"), and that sentence."""
+    opening = (sentences(_text(source)) or [""])[0]
+    described = _TURNS.split(opening, maxsplit=1)[0]
+    words = [w.casefold() for w in re.findall(r"[A-Za-z][a-z]*(?:-[a-z]+)*", described)]
+    found = frozenset(filter(None, (value(words, at) for at in range(len(words)))))
+    return (found, opening) if found else None
+
+
+_TURNS = re.compile(r"\b(?:turned|married|daughter|son|wife|husband|father|mother|brother|"
+                    r"sister|partner|uncle|aunt|nephew|niece|cousin|alongside|with|whose|than|"
+                    r"like|after|before)\b", re.I)
 
 
 def _players_of(source: Source) -> tuple[frozenset[str], str] | None:
     """What instruments the opening says its subject plays, as the nouns for their players
-    ("bassist", "guitarist"; a singer's voice is none), and that sentence; None for none."""
-    for sentence in (sentences(_text(source)) or [])[:2]:
-        players = frozenset(lexicon().lemma(w).base for w in re.findall(r"[a-z]+", sentence)
-                            if lexicon().is_kind_of(w, "instrumentalist")
-                            and not lexicon().is_kind_of(w, "singer"))
-        if players:
-            return players, sentence
-    return None
+    ("bassist", "guitarist"; "bass guitarist" is a bassist; a singer's voice and the
+    "multi-instrumentalist" name none), and that sentence; None for none."""
+    def player(words: list[str], at: int) -> str | None:
+        word = words[at]
+        if word in ("instrumentalist", "multi-instrumentalist", "musician") \
+                or not lexicon().is_kind_of(word, "instrumentalist") \
+                or lexicon().is_kind_of(word, "singer"):
+            return None
+        if word == "guitarist" and at and words[at - 1] == "bass":
+            return "bassist"
+        return lexicon().lemma(word).base
+
+    return _valued(source, player)
 
 
 def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:
@@ -771,7 +803,11 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
         if given:
             edition = given.group(1) if given.re.groups == 2 else None
             named = given.group(given.re.groups)
-            if edition is not None:
+            if edition is not None:  # one edition only: not "the 1972 and 1976 Olympics"
+                near = sentence[max(0, given.start() - 40):given.end()]
+                editions = len(re.findall(rf"\b(?i:{noun})\b", sentence))
+                if len(_YEAR.findall(near)) > 1 or editions > 1:
+                    return None
                 return f"{edition} {phrase(named)}", sentence
             if set(terms(named)) <= set(terms(asked)):
                 return None
@@ -795,11 +831,19 @@ def _each(sides: list[tuple[str, int]], sources: Sequence[Source],
 def _overlap(sides: list[tuple[str, int]], sources: Sequence[Source],
              values_of: Callable[[Source], tuple[frozenset[str], str] | None]
              ) -> Verdict | None:
-    """Yes when the sides' passages give some value in common (a position, a sport, an
-    instrument), No when they give only different ones; None when one gives none."""
+    """Yes when the sides' passages give the same values (a position, a sport, an
+    instrument), No when no value of one is or is a kind of a value of the other; None
+    when one gives none, or they share some and not others ("midfielder or sweeper" and
+    "sweeper"; a drummer and a percussionist)."""
     known = _each(sides, sources, values_of)
-    return None if known is None else _yes_if(
-        bool(frozenset.intersection(*(v for v, _, _ in known))), known)
+    if known is None:
+        return None
+    first, second = (v for v, _, _ in known[:2])
+    if first == second:
+        return _yes_if(True, known)
+    related = any(a == b or lexicon().is_kind_of(a, b) or lexicon().is_kind_of(b, a)
+                  for a in first for b in second)
+    return None if related else _yes_if(False, known)
 
 
 def _yes_if(holds: bool, known: list[tuple[V, str, int]]) -> Verdict:
@@ -1206,22 +1250,24 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
         done = re.search(rf"\b(?i:{verb})\s+(?:and\s+\w+\s+)?by\s+({NAME.pattern})", sentence)
         if done:  # "directed by B", "Directed by B, the film ..."
             return phrase(done.group(1)), sentence
+    works = _WORKS_MADE.get(verb, ())
     for sentence in said[:1]:
         for by in _BY_MAKER.finditer(sentence):
             work = re.search(r"([a-z]+)\s*$", sentence[:by.start()])
-            if work and _is_work(work.group(1)) and _made_so(verb, sentence[:by.start()]):
-                return phrase(by.group(1)), sentence
+            maker = by.group(1)
+            if work and any(lexicon().is_kind_of(work.group(1), kind) for kind in works) \
+                    and not is_nationality(maker.split()[0]) \
+                    and _made_so(verb, sentence[:by.start()]):
+                return phrase(maker), sentence
     return None
 
 
-def _is_work(noun: str) -> bool:
-    """Whether a noun names a made work ("novel", "film", "song"), whose maker "by B"
-    names; not "the novel of the same name by B" for who made the film."""
-    return any(lexicon().is_kind_of(noun, kind) for kind in ("creation", "writing", "music"))
-
-
-# "by B", "by French author B", "by the American novelist B"
-_BY_MAKER = re.compile(rf"\bby\s+(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)?[a-z]+\s+)?({NAME.pattern})")
+# the works whose maker "a <work> by B" names, by what making them is: a novel by B is
+# written by B, a film by B directed by B; not "the novel by B" for who produced the film
+_WORKS_MADE = {"written": ("writing", "book"), "directed": ("movie",), "composed": ("music",)}
+# "by B", "by French author B", "by the American singer-songwriter B"
+_BY_MAKER = re.compile(rf"\bby\s+(?:the\s+)?(?:(?:[A-Z][a-z]+\s+){{0,2}}(?:[a-z][\w-]*\s+){{1,3}})?"
+                       rf"({NAME.pattern})")
 
 
 def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[float, str] | None:
@@ -1274,15 +1320,20 @@ def _day(year: int, sentence: str) -> float | None:
 
 
 def _amount(question: str, source: Source) -> tuple[float, str] | None:
-    """The number the comparison turns on: a height for "higher" or "taller", else the number
-    before the word after "more" ("more members")."""
+    """The number the comparison turns on: the number next to the measure the question
+    names after its comparative ("a larger population", "a larger capacity"), a height for
+    "higher" or "taller", an area for "larger" alone, else the number before the word
+    after "more" ("more members")."""
     text = _text(source)
-    if re.search(r"\b(?:population|populous|inhabitants|residents)\b", question, re.I):
-        for sentence in sentences(text):  # "The population was 12,345 at the 2010 census"
-            for count in re.finditer(r"\bpopulation\b\D{0,40}?(\d[\d,]*)", sentence, re.I):
-                if not _YEAR.fullmatch(count.group(1)):
-                    return _number(count.group(1)), sentence
-        return None
+    measured = re.search(r"\b(?:larger|largest|bigger|biggest|smaller|smallest|greater|"
+                         r"greatest|higher|highest|lower|lowest)\s+([a-z]+)\b",
+                         question, re.I)
+    measure = measured.group(1).casefold() if measured else ""
+    if re.search(r"\bpopul(?:ation|ous)\b", question, re.I):
+        measure = "population"
+    if measure and measure not in _AREA_WORDS and not measure.endswith("s") \
+            and lexicon().is_noun(measure) and measure not in ("than", "city", "town"):
+        return _measured(measure, text)
     if _AREA.search(question):
         for sentence in sentences(text):
             area = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(km2|km²|square kilomet\w+|sq\.? ?km|"
@@ -1292,9 +1343,16 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
         return None
     if _HEIGHT.search(question):
         for sentence in sentences(text):
-            high = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b", sentence)
-            if high:  # in metres: "1,000 ft" is 304.8
-                return _number(high.group(1)) * (0.3048 if high.group(2)[0] == "f" else 1.0), \
+            # the number after a word of height: "it is 687 ft tall", "rises to 1,834 m",
+            # "standing 1.95 m", not "the 100 m" or another peak's "(8,849 m)"
+            said = re.search(r"\b(?:tall(?:est)?|height|high(?:est)?|elevation|rises?|rising|"
+                             r"stands?|standing|summits?|peaks?|above|altitude)\b[^;]{0,40}?"
+                             r"(\d[\d,]*(?:\.\d+)?)\s*"
+                             r"(m|metres|meters|ft|feet)\b", sentence, re.I) \
+                or re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b"
+                             r"(?=\s+(?:tall|high|in height)\b)", sentence, re.I)
+            if said:  # in metres: "1,000 ft" is 304.8
+                return _number(said.group(1)) * (0.3048 if said.group(2)[0] in "fF" else 1.0), \
                     sentence
         return None
     # the counted thing: "members" of "more constant members", else the word after "more"
@@ -1304,6 +1362,26 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
     if not noun:
         return None
     return _count_of(next(g for g in noun.groups() if g), source)
+
+
+_AREA_WORDS = frozenset({"area", "size", "territory", "land", "surface"})
+
+
+def _measured(measure: str, text: str) -> tuple[float, str] | None:
+    """The number a passage gives next to a measure ("The population was 12,345", "a
+    capacity of 90,000", "population of 14 million"), and that sentence; not a share
+    ("grew by 4 percent to 114,394" gives 114,394), a year, or a density ("population
+    density of 3,900")."""
+    for sentence in sentences(text):
+        for word in re.finditer(rf"\b{re.escape(measure)}\b(?!\s+density)", sentence, re.I):
+            after = sentence[word.end():word.end() + 60]
+            for said in re.finditer(r"(\d[\d,]*(?:\.\d+)?)(\s*(?:million|billion))?"
+                                    r"(\s*(?:%|per\s*cent|percent))?", after):
+                if said.group(3) or (_YEAR.fullmatch(said.group(1)) and not said.group(2)):
+                    continue
+                scale = {"million": 1e6, "billion": 1e9}.get((said.group(2) or "").strip(), 1.0)
+                return _number(said.group(1)) * scale, sentence
+    return None
 
 
 def _square_km(unit: str) -> float:

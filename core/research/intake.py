@@ -209,18 +209,18 @@ def _entities(question: str) -> list[str]:
 
 
 def _titles_with_in(question: str, found: list[str]) -> list[str]:
-    """A title whose first word is a word of the language, then "in" and a name ("Made in
-    Britain", "Lost in the Fog") is one name; "Mount Kenya in Kenya" and "Wales in Britain"
-    stay two."""
+    """A title that a kind of work introduces, whose first word is a word of the language,
+    then "in" and a name ("the play Made in Britain", "the film Lost in the Fog") is one
+    name; "Is Nice in France?", "Mount Kenya in Kenya" and "Queen in London" stay two."""
     joined: list[str] = []
     for entity in found:
         last = joined[-1] if joined else ""
         title = re.search(rf"\b{re.escape(last)}\s+in\s+(?:the\s+)?{re.escape(entity)}\b",
                           question) if last and " " not in last else None
         before = question[:title.start()].split() if title else []
-        # the word opens the title: after a lower-case or a stop word ("the play Made in
-        # Britain", "Was Lost in the Fog ...?"), not inside a name ("George 'Gabby' Hayes")
-        opens = not before or before[-1][:1].islower() or before[-1].casefold() in STOPWORDS
+        # the word opens the title, after the kind of work: "the play Made in Britain"
+        opens = bool(before) and before[-1][:1].islower() and (_kind_of_work(before[-1]) or any(
+            lexicon().is_kind_of(before[-1], kind) for kind in ("writing", "music")))
         if title and opens and is_word(last) and last.casefold() not in STOPWORDS \
                 and not countries_in(last) and not home_nations_in(last):
             joined[-1] = title.group(0)

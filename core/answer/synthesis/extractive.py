@@ -248,14 +248,23 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
     verb = _asked_verb(question)
     if verb is not None:
         linked = {c.source_index for c in chain}
-        if _made_by(verb, chain[0].focus):
+        asked = frozenset(terms(question))
+        if _made_by(verb, chain[0].focus, asked):
             return None
-        found = [c for c in candidates if c.source_index in linked and _made_by(verb, c.focus)]
+        found = [c for c in candidates if c.source_index in linked
+                 and _made_by(verb, c.focus, asked)]
         return max(found, key=lambda c: (c in chain, c.score)) if found else None
-    if wanted not in ("time", "number") or holds_answer_type(chain[0].focus, wanted, question):
+    # the value stands by the word the question ends on: "(born 1964)" for "... born?",
+    # never a birth year for "In what year did he retire?"
+    event = re.search(r"([A-Za-z]+)\W*$", question)
+    if wanted not in ("time", "number") or event is None \
+            or event.group(1).casefold() in STOPWORDS \
+            or holds_answer_type(chain[0].focus, wanted, question):
         return None
+    ending = set(terms(event.group(1)))
     found = [c for c in candidates if c.source_index == chain[0].source_index
-             and holds_answer_type(c.focus, wanted, question) == 1.0]
+             and holds_answer_type(c.focus, wanted, question) == 1.0
+             and ending <= set(terms(c.focus))]
     return max(found, key=lambda c: c.score) if found else None
 
 
@@ -274,13 +283,22 @@ def _asked_verb(question: str) -> str | None:
     return base if base and base != word else None
 
 
-def _made_by(verb: str, sentence: str) -> bool:
+def _made_by(verb: str, sentence: str, asked: frozenset[str] = frozenset()) -> bool:
     """Whether the sentence names who did `verb` to something: "directed by B", "written
-    and directed by B", "Directed by B, the film ..."."""
+    and directed by B", "Directed by B, the film ...". A thing named right before that the
+    question does not ask about is another one's maker: "The screenplay was written by B"
+    for "Who wrote the score ...?", "a film written and directed by B" for "Who wrote the
+    lyrics ...?"."""
     for made in _BY.finditer(sentence):
         words = re.findall(r"[A-Za-z]+", made.group(0)[:made.group(0).rfind(" by ")])
-        if any(lexicon().participle_base(w.casefold()) == verb for w in words if w != "and"):
-            return True
+        if not any(lexicon().participle_base(w.casefold()) == verb for w in words if w != "and"):
+            continue
+        thing = re.search(r"\b([a-z]+)\s+(?:(?:is|was|are|were|has been|had been|have been)\s+)?$",
+                          sentence[:made.start()])
+        if thing and lexicon().is_noun(thing.group(1)) and thing.group(1) not in STOPWORDS \
+                and not set(terms(thing.group(1))) & asked:
+            continue
+        return True
     return False
 
 
