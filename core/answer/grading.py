@@ -33,7 +33,7 @@ from core.answer.synthesis.extractive import (
 )
 from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
-from core.countries import countries_in, weighed
+from core.countries import countries_in, region_after, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
 from core.retrieval.rank import subjects_of, tied_to, without_place
 from core.text import (
@@ -45,7 +45,6 @@ from core.text import (
     phrase,
     plain_words,
     terms,
-    title_subject,
 )
 
 OLD_AFTER_YEARS = 5
@@ -250,13 +249,13 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     things = [n for n in names if not n[:1].isdigit()]  # names, not numbers
     compared = _compared(things, question) \
         if intent.question_type == QuestionType.COMPARISON else []
-    subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s, n), question)]
+    subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
                   for n in things}  # the passages whose title or first words are about n
     unmentioned = [n for n in names if not any(mentions(n, p) for p in passages)]
     # what the question is about, which a passage should be about: not a country, a
     # nationality or a month it says something of ("native to Japan", "born in June")
     central = [n for n in things if not (countries_in(n) and len(n.split()) <= 2)
-               and n.casefold() not in _MONTHS]
+               and n.casefold() not in _MONTHS and not _placing(n, question)]
     respelled: dict[str, str] = {}  # a name no passage has, as one writes it otherwise
     for name in unmentioned:
         if not name[:1].isdigit():
@@ -286,6 +285,14 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         chained=not through_another(question, things)
         or _second_hop(cited, [s for n in things for s in subject_of[n]]),
     )
+
+
+def _placing(name: str, question: str) -> bool:
+    """Whether the question only places what it asks about in a place named with its region
+    ("Is Opry Mills a mall in Nashville, Tennessee?"), as it would in a country."""
+    _, comma, region = name.rpartition(",")
+    return bool(comma) and region_after(f",{region}") is not None \
+        and re.search(rf"\bin\s+{re.escape(name)}", question) is not None
 
 
 _MONTHS = frozenset(m.casefold() for m in calendar.month_name if m)
@@ -366,12 +373,10 @@ def _about(name: str, source: Source, question: str) -> bool:
             and _names_itself(name, (source.title, start), question))
 
 
-def _subject_texts(source: Source, name: str) -> tuple[str, ...]:
+def _subject_texts(source: Source) -> tuple[str, str]:
     """Where a passage says what it is: its title (without a place that tells its subject
-    apart; with it, for a name that holds its place too: "Elton, Kansas"), and its first
-    words before the verb."""
-    title = title_subject(source.title) if "," in name else without_place(source.title)
-    return title, opening_subject(source.content or source.snippet)
+    apart), and its first words before the verb."""
+    return without_place(source.title), opening_subject(source.content or source.snippet)
 
 
 def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:

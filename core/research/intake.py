@@ -115,6 +115,8 @@ _ENTITY = re.compile(
 _NUMBERED = re.compile(r"(?:^\W*(?:is|are|was|were|do|does|did|has|have|had)"
                        r"|\b(?:and|or|both|than)|,)"
                        r"\s+(?!(?:1\d{3}|20\d{2})\s)(\d[\d,.]*)\s+$", re.I)  # not a year
+_WEIGHING = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had)\b|\s(?:or|than)\s",
+                       re.I)
 _NAME_FOLLOWS = re.compile(rf"'s\b|\s+(?:and|or)\s+[{CAPITAL}]")
 _LANGUAGE_WORDS = {
     "fr": {"le", "la", "les", "est", "une", "des", "pourquoi", "comment", "quel", "quelle"},
@@ -163,6 +165,10 @@ def _time_constraint(question: str, year_now: int) -> TimeConstraint | None:
 def _entities(question: str) -> list[str]:
     found: list[str] = []
     joined_to = 0  # where a place's name that took in its region ends
+    # a place named with its region is one side of a comparison ("Are Marion, Arkansas and
+    # West Memphis, Arkansas ...?"); a question that asks through the place ("the county
+    # where East Lempster, New Hampshire is") may reach its answer through the region too
+    weighing = bool(_WEIGHING.search(question))
     for match in _ENTITY.finditer(question):
         if match.start() < joined_to:
             continue  # the region of "Marion, Arkansas": part of the name before it
@@ -198,7 +204,7 @@ def _entities(question: str) -> list[str]:
                 r"\b(?:1\d{3}|20\d{2})\s+$", question[:match.start()]):
             entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
         end = match.start() + match.group(0).find(entity) + len(entity)
-        region = region_after(question[end:]) if index == 4 and entity \
+        region = region_after(question[end:]) if index == 4 and entity and weighing \
             and region_after(f", {entity}") != entity else None  # not "Germany, France or"
         if region is not None:  # "Marion, Arkansas": one place's name
             entity = f"{entity}, {region}"
