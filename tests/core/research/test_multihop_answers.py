@@ -3,6 +3,7 @@ with, yes/no and either-or questions answered first, only passages that earn the
 cited, limitations that name things. Every example is made up here (not from the shared
 evaluation set)."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -1536,13 +1537,17 @@ async def test_the_same_sport_is_read_from_the_sports_the_openings_name(embedder
     assert (await _answer(embedder, question, players)).summary.startswith("No: ")
 
 
+async def _first_word(embedder: Any, question: str, *pages: tuple[str, str]) -> str:
+    """"Yes" or "No" as the answer to `question` over made-up (title, text) passages begins,
+    or "unsettled"."""
+    sources = [_page(300 + n, title, text) for n, (title, text) in enumerate(pages)]
+    summary = (await _answer(embedder, question, sources)).summary
+    return summary.split(":")[0] if summary.startswith(("Yes:", "No:")) else "unsettled"
+
+
 async def test_a_sport_position_or_instrument_is_read_only_from_what_its_subject_plays(
         embedder: Any) -> None:
-    async def first_word(question: str, *pages: tuple[str, str]) -> str:
-        sources = [_page(180 + n, title, text) for n, (title, text) in enumerate(pages)]
-        summary = (await _answer(embedder, question, sources)).summary
-        return summary.split(":")[0] if summary.startswith(("Yes:", "No:")) else "unsettled"
-
+    first_word = functools.partial(_first_word, embedder)
     table = ("Ma Lin", "Ma Lin (born 1980) is a Chinese table tennis player.")
     tennis = ("Rui Sal", "Rui Sal (born 1962) is a former professional tennis player.")
     assert await first_word("Do Ma Lin and Rui Sal play the same sport?", table, tennis) == "No"
@@ -1578,11 +1583,7 @@ async def test_a_sport_position_or_instrument_is_read_only_from_what_its_subject
 
 
 async def test_a_work_by_b_names_only_the_maker_its_kind_of_work_has(embedder: Any) -> None:
-    async def first_word(question: str, *pages: tuple[str, str]) -> str:
-        sources = [_page(190 + n, title, text) for n, (title, text) in enumerate(pages)]
-        summary = (await _answer(embedder, question, sources)).summary
-        return summary.split(":")[0] if summary.startswith(("Yes:", "No:")) else "unsettled"
-
+    first_word = functools.partial(_first_word, embedder)
     # a novel by B is written by B, never produced by B; a nationality is no maker
     film = ("Tarn", "Tarn is a 1976 film based on the novel by Stig Kings.")
     other = ("Mire", "Mire is a 1990 film based on the novel by Stig Kings.")
@@ -1600,11 +1601,7 @@ async def test_a_work_by_b_names_only_the_maker_its_kind_of_work_has(embedder: A
 
 
 async def test_a_measure_is_read_next_to_its_word_in_its_unit(embedder: Any) -> None:
-    async def first_word(question: str, *pages: tuple[str, str]) -> str:
-        sources = [_page(200 + n, title, text) for n, (title, text) in enumerate(pages)]
-        summary = (await _answer(embedder, question, sources)).summary
-        return summary.split(":")[0] if summary.startswith(("Yes:", "No:")) else "unsettled"
-
+    first_word = functools.partial(_first_word, embedder)
     big = ("Tarnopol", "Tarnopol is the capital of Vestmark, with a population of 14 million.")
     small = ("Brekkeby", "Brekkeby is a city. The population grew by 4 percent to 302,971.")
     assert await first_word("Does Tarnopol have a larger population than Brekkeby?", big,
