@@ -131,11 +131,19 @@ _REGIONS = ("New South Wales", "Queensland", "Tasmania", "South Australia", "Wes
 
 @lru_cache(maxsize=1)
 def _region_after() -> re.Pattern[str]:
-    names = [*_US_STATES, *_REGIONS, *_COUNTRIES]
-    words = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    words = "|".join(re.escape(n) for n in sorted(_REGION_NAMES, key=len, reverse=True))
     # not the start of a longer name ("Emory, Georgia Tech"), a possessive ("Texas's") or
     # an item of a list ("Harvard, Virginia or Yale")
     return re.compile(rf",\s+({words})(?![\w'’-]|\s+[A-Z]|\s+or\b|,)")
+
+
+def is_region(name: str) -> bool:
+    """Whether `name` is a US state, a province or state of another country, or a country
+    ("Arkansas", "New South Wales", "France"), as a place's name may end on after a comma."""
+    return name.strip() in _REGION_NAMES
+
+
+_REGION_NAMES = frozenset([*_US_STATES, *_REGIONS, *_COUNTRIES])
 
 
 def region_after(text: str) -> str | None:

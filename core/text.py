@@ -145,16 +145,11 @@ def sentences(text: str) -> list[str]:
     return found
 
 
-def _fragment(piece: str) -> bool:
-    """One or two words ending a statement ("Records." after "Warner Bros."): the end of the
-    sentence before, cut at an abbreviation pysbd does not know."""
-    return len(piece.split()) <= 2 and piece[-1:] == "." and piece[:1].isalpha()
-
-
-def _lone_word(piece: str) -> bool:
-    """A single word cut off at its full stop ("Geo." of "Geo. Hall & Sons was ..."): an
-    abbreviation pysbd does not know, never a sentence of its own."""
-    return " " not in piece and piece[-1:] == "." and piece[:1].isalpha()
+def _fragment(piece: str, words: int = 2) -> bool:
+    """Up to `words` words ending in a full stop, cut at an abbreviation pysbd does not know:
+    the end of the sentence before ("Records." after "Warner Bros."), or, one word, the
+    start of the next ("Geo." of "Geo. Hall & Sons was ...")."""
+    return len(piece.split()) <= words and piece[-1:] == "." and piece[:1].isalpha()
 
 
 @lru_cache(maxsize=8192)
@@ -172,7 +167,7 @@ def _split(paragraph: str) -> tuple[str, ...]:
         if merged and not any(c.isalnum() for c in piece):  # the rest of an ellipsis
             merged[-1] += piece
         elif merged and (_CUT_ABBREVIATION.search(merged[-1]) or _fragment(piece)
-                         or _lone_word(merged[-1])
+                         or _fragment(merged[-1], words=1)
                          or piece[:1].islower()):  # "The Thing of It Is... is a novel"
             merged[-1] = f"{merged[-1]} {piece}"
         else:

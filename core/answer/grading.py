@@ -33,7 +33,7 @@ from core.answer.synthesis.extractive import (
 )
 from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
-from core.countries import countries_in, region_after, weighed
+from core.countries import countries_in, is_region, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
 from core.retrieval.rank import subjects_of, tied_to, without_place
 from core.text import (
@@ -291,7 +291,7 @@ def _placing(name: str, question: str) -> bool:
     """Whether the question only places what it asks about in a place named with its region
     ("Is Opry Mills a mall in Nashville, Tennessee?"), as it would in a country."""
     _, comma, region = name.rpartition(",")
-    return bool(comma) and region_after(f",{region}") is not None \
+    return bool(comma) and is_region(region) \
         and re.search(rf"\bin\s+{re.escape(name)}", question) is not None
 
 

@@ -703,30 +703,25 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     return None
 
 
-# the positions a player's opening names, each as one word for the position: a striker is
-# a forward, a goaltender a goalkeeper
-_POSITIONS = {
-    "goalkeeper": "goalkeeper", "goaltender": "goalkeeper", "defender": "defender",
-    "centre-back": "defender", "center-back": "defender", "full-back": "defender",
-    "fullback": "defender", "midfielder": "midfielder", "winger": "winger",
-    "striker": "forward", "forward": "forward", "centre-forward": "forward",
-    "center-forward": "forward", "pitcher": "pitcher", "catcher": "catcher",
-    "shortstop": "shortstop", "infielder": "infielder", "outfielder": "outfielder",
-    "quarterback": "quarterback", "linebacker": "linebacker", "cornerback": "cornerback",
-    "point guard": "point guard", "shooting guard": "shooting guard", "sweeper": "sweeper",
-    "small forward": "small forward", "power forward": "power forward",
-    "wicket-keeper": "wicket-keeper", "batsman": "batsman", "bowler": "bowler",
-    "fly-half": "fly-half", "scrum-half": "scrum-half"}
-_POSITION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POSITIONS), key=len,
-                                                reverse=True)) + r")s?\b", re.I)
+# the playing positions an opening may name, and other names of one ("a striker is a
+# forward, a goaltender a goalkeeper")
+_POSITIONS = ("goalkeeper", "defender", "midfielder", "winger", "forward", "sweeper",
+              "pitcher", "catcher", "shortstop", "infielder", "outfielder", "quarterback",
+              "linebacker", "cornerback", "point guard", "shooting guard", "small forward",
+              "power forward", "wicket-keeper", "batsman", "bowler", "fly-half", "scrum-half")
+_SAME_POSITION = {"goaltender": "goalkeeper", "centre-back": "defender",
+                  "center-back": "defender", "full-back": "defender", "fullback": "defender",
+                  "striker": "forward", "centre-forward": "forward", "center-forward": "forward"}
+_POSITION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, [*_POSITIONS, *_SAME_POSITION]),
+                                                key=len, reverse=True)) + r")s?\b", re.I)
 
 
 def _positions_of(source: Source) -> tuple[frozenset[str], str] | None:
     """The positions the opening says its subject plays ("a football defender", "played
     goalkeeper", "a small forward"), and that sentence; None for none."""
-    opening = (sentences(_text(source)) or [""])[0]
-    described = _TURNS.split(opening, maxsplit=1)[0]
-    found = frozenset(_POSITIONS[m.group(1).casefold()] for m in _POSITION.finditer(described))
+    described, opening = _describing(source)
+    found = frozenset(_SAME_POSITION.get(m.group(1).casefold(), m.group(1).casefold())
+                      for m in _POSITION.finditer(described))
     return (found, opening) if found else None
 
 
@@ -759,13 +754,20 @@ _PLAYED_AS = frozenset({"professional", "amateur", "former", "retired", "competi
 def _valued(source: Source, value: Callable[[list[str], int], str | None]
             ) -> tuple[frozenset[str], str] | None:
     """The values `value` reads off the words of the part of a passage's first sentence that
-    describes its subject (up to where it turns to someone else: "a former footballer turned
-    golf commentator", "the daughter of jazz pianist B"), and that sentence."""
-    opening = (sentences(_text(source)) or [""])[0]
-    described = _TURNS.split(opening, maxsplit=1)[0]
+    describes its subject (`_describing`: "a former footballer" of "a former footballer
+    turned golf commentator", "a singer" of "a singer, the daughter of jazz pianist B"), and
+    that sentence."""
+    described, opening = _describing(source)
     words = [w.casefold() for w in re.findall(r"[A-Za-z][a-z]*(?:-[a-z]+)*", described)]
     found = frozenset(filter(None, (value(words, at) for at in range(len(words)))))
     return (found, opening) if found else None
+
+
+def _describing(source: Source) -> tuple[str, str]:
+    """The part of a passage's first sentence that describes its subject, up to where it
+    turns to someone else, and the whole sentence."""
+    opening = (sentences(_text(source)) or [""])[0]
+    return _TURNS.split(opening, maxsplit=1)[0], opening
 
 
 _TURNS = re.compile(r"\b(?:turned|married|daughter|son|wife|husband|father|mother|brother|"
@@ -967,9 +969,9 @@ def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool
     """Whether a passage lacks only words that describe the noun the question ends on
     ("visual" of "visual artists") while its opening gives that noun, or a kind right below
     it, with no describing word of its own before it ("a Colombian artist", "a Mexican
-    painter", "screenwriter, director and producer"): the passage does not say which kind, so its
-    silence is no No. "A children's nature magazine" for "sports magazines" describes it
-    otherwise, and so does "an American rock band" for "rap metal bands"."""
+    painter", "screenwriter, director and producer"): the passage does not say which kind,
+    so its silence is no No. "A children's nature magazine" for "sports magazines" describes
+    it otherwise, and so does "an American rock band" for "rap metal bands"."""
     words = re.findall(r"[\w'-]+", predicate)
     if len(words) < 2 or not lexicon().is_noun(words[-1]):
         return False
@@ -1365,6 +1367,7 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
 
 
 _AREA_WORDS = frozenset({"area", "size", "territory", "land", "surface"})
+_SCALES = {"million": 1e6, "billion": 1e9}
 
 
 def _measured(measure: str, text: str) -> tuple[float, str] | None:
@@ -1379,7 +1382,7 @@ def _measured(measure: str, text: str) -> tuple[float, str] | None:
                                     r"(\s*(?:%|per\s*cent|percent))?", after):
                 if said.group(3) or (_YEAR.fullmatch(said.group(1)) and not said.group(2)):
                     continue
-                scale = {"million": 1e6, "billion": 1e9}.get((said.group(2) or "").strip(), 1.0)
+                scale = _SCALES.get((said.group(2) or "").strip(), 1.0)
                 return _number(said.group(1)) * scale, sentence
     return None
 

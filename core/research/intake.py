@@ -7,7 +7,13 @@ import unicodedata
 from datetime import UTC, datetime
 
 from core.answer.lexicon import is_word, lexicon
-from core.countries import countries_in, home_nations_in, is_nationality, region_after
+from core.countries import (
+    countries_in,
+    home_nations_in,
+    is_nationality,
+    is_region,
+    region_after,
+)
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
 from core.text import CAPITAL, STOPWORDS, terms, unstorable_characters
@@ -205,7 +211,7 @@ def _entities(question: str) -> list[str]:
             entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
         end = match.start() + match.group(0).find(entity) + len(entity)
         region = region_after(question[end:]) if index == 4 and entity and weighing \
-            and region_after(f", {entity}") != entity else None  # not "Germany, France or"
+            and not is_region(entity) else None  # not "Germany, France or ..."
         if region is not None:  # "Marion, Arkansas": one place's name
             entity = f"{entity}, {region}"
             joined_to = end + question[end:].find(region) + len(region)
@@ -225,8 +231,8 @@ def _titles_with_in(question: str, found: list[str]) -> list[str]:
                           question) if last and " " not in last else None
         before = question[:title.start()].split() if title else []
         # the word opens the title, after the kind of work: "the play Made in Britain"
-        opens = bool(before) and before[-1][:1].islower() and (_kind_of_work(before[-1]) or any(
-            lexicon().is_kind_of(before[-1], kind) for kind in ("writing", "music")))
+        opens = bool(before) and before[-1][:1].islower() \
+            and _kind_of_work(before[-1], (*_WORKS, "writing", "music"))
         if title and opens and is_word(last) and last.casefold() not in STOPWORDS \
                 and not countries_in(last) and not home_nations_in(last):
             joined[-1] = title.group(0)
@@ -238,11 +244,11 @@ def _titles_with_in(question: str, found: list[str]) -> list[str]:
 _WORKS = ("film", "broadcast", "book")
 
 
-def _kind_of_work(word: str) -> bool:
+def _kind_of_work(word: str, kinds: tuple[str, ...] = _WORKS) -> bool:
     """Whether a word names a kind of film, show or book in WordNet ("Western", "Musical",
-    "Sitcom", "Novel"), not a word that begins a name ("Republican National Convention",
-    "Drama Desk Award", "Rock and Roll Hall of Fame")."""
-    return any(lexicon().is_kind_of(word.casefold(), kind) for kind in _WORKS)
+    "Sitcom", "Novel"), or of the other `kinds`, not a word that begins a name ("Republican
+    National Convention", "Drama Desk Award", "Rock and Roll Hall of Fame")."""
+    return any(lexicon().is_kind_of(word.casefold(), kind) for kind in kinds)
 
 
 def _language(question: str) -> str:
