@@ -35,7 +35,7 @@ from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
 from core.countries import countries_in, is_region, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
-from core.retrieval.rank import subjects_of, tied_to, without_place
+from core.retrieval.rank import named_subjects, tied_to, without_place
 from core.text import (
     CAPITAL,
     STOPWORDS,
@@ -421,9 +421,9 @@ def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:
     `firsts` (passages about what the question names) names: Michael Curtiz, named in the
     passage about Casablanca. Without it, "where was the director of Casablanca born?" has
     not been answered."""
-    texts = [phrase(f"{s.title} {s.content or s.snippet}") for s in firsts]
-    return any(subject in text for source in cited if source not in firsts
-               for subject in subjects_of(source) for text in texts)
+    texts = [f"{s.title} {s.content or s.snippet}" for s in firsts]
+    return any(named_subjects(text, source, 0) for source in cited if source not in firsts
+               for text in texts)
 
 
 def _compared(names: list[str], question: str) -> list[str]:

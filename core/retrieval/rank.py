@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Sequence
+from html import unescape
 
 import numpy as np
 
@@ -19,8 +20,10 @@ from core.text import (
     CAPITAL,
     NAME,
     STOPWORDS,
+    fold,
     opening_subject,
     phrase,
+    plain_words,
     sentences,
     terms,
     title_subject,
@@ -78,7 +81,7 @@ async def rank_sources(
     by_fusion = sorted(range(len(ids)), key=lambda n: -fused[ids[n]])
     chosen += _naming(names, chosen, order, texts, pool,
                       beyond=[n for n in by_fusion if n not in keep])
-    chosen += _bridges(question, chosen, by_fusion, texts, pool)
+    chosen += _bridges(question, chosen, by_fusion, pool)
     ranked = []
     for n in chosen:
         source = by_id[ids[n]]
@@ -121,12 +124,13 @@ def is_about(needle: str, source: Source) -> bool:
     return any(subject.startswith(needle) for subject in subjects_of(source))
 
 
-def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str],
-             sources: list[Source]) -> list[int]:
+def _bridges(question: str, chosen: list[int], order: list[int], sources: list[Source]
+             ) -> list[int]:
     """Passages about what the top passages name and the question does not: the second hop
     of "the nationality of the director of Ed Wood"."""
     asked = phrase(question)
-    named = " ".join(texts[n] for n in chosen[:3])
+    named = " ".join(f"{sources[n].title} {sources[n].content or sources[n].snippet}"
+                     for n in chosen[:3])
     added: list[int] = []
     for n in order:
         if len(added) >= BRIDGES:
@@ -136,7 +140,7 @@ def _bridges(question: str, chosen: list[int], order: list[int], texts: list[str
         # by any name the passage goes by: "Stanley Park" for "Stanley Park, Blackpool"
         subjects = [s for s in subjects_of(sources[n]) if len(s.strip()) >= 4]
         if subjects and not any(s in asked for s in subjects) \
-                and any(s in named for s in subjects):
+                and named_subjects(named, sources[n], 3):
             added.append(n)
     return added
 
@@ -249,11 +253,51 @@ def subjects_of(source: Source) -> set[str]:
     """What a passage is about, as phrases: its title's subject and its first words'; for a
     title that places its subject ("Stanley Park, Blackpool", "Mark Masons' Hall, London"),
     the subject without the place too, as other passages name it."""
+    return {phrase(subject) for subject in _subject_names(source)} - {"\0"}
+
+
+def _subject_names(source: Source) -> list[str]:
     text = source.content or source.snippet
-    title = title_subject(source.title)
+    title = title_subject(unescape(source.title))
     placed = _PLACED.fullmatch(title)
-    return {phrase(title), phrase(opening_subject(text)),
-            *([phrase(placed.group(1))] if placed else [])} - {"\0"}
+    return [title, opening_subject(text), *([placed.group(1)] if placed else [])]
+
+
+def named_subjects(text: str, source: Source, least: int = 4) -> set[str]:
+    """The subjects of the passage (of more than `least` letters) the text names: as their
+    phrase, or, for a name whose phrase leaves out a word that makes it that name, word for
+    word: "Will & Grace" is not named by "Jared Grace", "The Young Ones" is by "the
+    television series 'The Young Ones'"."""
+    said, whole = phrase(text), _whole(text)
+    found = set()
+    for name in _subject_names(source):
+        subject = phrase(name)
+        if len(subject) - 2 > least and subject in said \
+                and (not _loses_words(name) or _whole(name) in whole):
+            found.add(subject)
+    return found
+
+
+# Words a name may go without and stay the same name: "The Spiderwick Chronicles" is found
+# as "Spiderwick Chronicles", "Dukes of Hazzard" as "Dukes Hazzard"
+_GLUE = frozenset(["a", "an", "the", "of", "and", "or", "in", "on", "at", "for", "to", "from",
+                   "by", "with"])
+
+
+def _loses_words(name: str) -> bool:
+    """Whether the name's phrase is one word left of a name that needs more to be that
+    name: "Will & Grace" as "grace", "Out of Africa" as "africa"."""
+    return len(plain_words(name)) == 1 and any(
+        word in STOPWORDS and word not in _GLUE for word in _words(name))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", fold(text))
+
+
+def _whole(text: str) -> str:
+    """The text's words, stop words too, padded for whole-phrase matching."""
+    return f" {' '.join(_words(text))} "
 
 
 def without_place(title: str) -> str:
@@ -283,6 +327,33 @@ def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bo
         if any(n in passage for n in wanted) and any(s in passage for s in subjects):
             return True
     return False
+
+
+def numbered_sibling(source: Source, names: Sequence[str]) -> bool:
+    """Whether the passage is about another of a numbered series than the one the question
+    names: its subject and a name share their words but each has a number the other lacks
+    ("Marine Fighting Squadron 511" for "VMF-213 Marine Fighting Squadron", "Apollo 13" for
+    "Apollo 11"; not "1957 Indianapolis 500" for "Indianapolis 500")."""
+    if any(is_about(phrase(n), source) for n in names):
+        return False
+    wanted = [set(plain_words(n)) for n in names if not _named(n, source)]
+    for subject in subjects_of(source):
+        words = set(subject.split())
+        for name in wanted:
+            letters, named_letters = _letter_words(words), _letter_words(name)
+            shorter, longer = sorted((letters, named_letters), key=len)
+            if shorter and shorter <= longer and words - letters - name \
+                    and name - named_letters - words:
+                return True
+    return False
+
+
+def _named(name: str, source: Source) -> bool:
+    return phrase(name) in phrase(f"{source.title} {source.content or source.snippet}")
+
+
+def _letter_words(words: set[str]) -> set[str]:
+    return {w for w in words if not any(c.isdigit() for c in w)}
 
 
 def _group(source: Source) -> str:

@@ -21,7 +21,13 @@ from core.answer.verdict import Verdict, closed, decide, either_or, through_anot
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
-from core.retrieval.rank import is_about, subjects_of, tied_to
+from core.retrieval.rank import (
+    is_about,
+    named_subjects,
+    numbered_sibling,
+    subjects_of,
+    tied_to,
+)
 from core.text import CAPITAL, STOPWORDS, phrase, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."
@@ -101,7 +107,10 @@ class ExtractiveSynthesizer:
         names = [e for e in intent.entities if plain_words(e)]
         tied = {n for n, source in enumerate(sources)
                 if names and tied_to(source, names, sources)}
-        candidates = [c for c in _candidates(sources) if not tied or c.source_index in tied]
+        # nor the passage about another of a numbered series than the one it names
+        others = {n for n, source in enumerate(sources) if numbered_sibling(source, names)}
+        candidates = [c for c in _candidates(sources) if (not tied or c.source_index in tied)
+                      and c.source_index not in others]
         if not candidates:
             return Draft(summary=NO_ANSWER)
         joined = [c.text for c in candidates if c.text != c.focus]
@@ -214,7 +223,7 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
     the question asks through a go-between ("the woman who portrayed ...")."""
     asked = phrase(question)
     lead_source = sources[lead.source_index]
-    said = phrase(f"{lead_source.title} {lead_source.content or lead_source.snippet}")
+    said = f"{lead_source.title} {lead_source.content or lead_source.snippet}"
     rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
     if not rest:
         return None
@@ -222,8 +231,7 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
     for candidate in candidates:
         source = sources[candidate.source_index]
         if _same_thing(source, lead_source) or not any(
-                subject in said and subject not in asked
-                for subject in subjects_of(source) if len(subject) > 5):
+                subject not in asked for subject in named_subjects(said, source, 3)):
             continue
         covered = len(rest & set(terms(candidate.text))) / len(rest)
         # what is asked may stand in other words: a year of birth as "(3 June 1865 - ...)"
@@ -397,8 +405,11 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
     named_by_passage = {name for name in names for n in passages
                         if is_about(phrase(name), sources[n])}
 
+    def raw(n: int) -> str:
+        return f"{sources[n].title} {sources[n].content or sources[n].snippet}"
+
     def text(n: int) -> str:
-        return phrase(f"{sources[n].title} {sources[n].content or sources[n].snippet}")
+        return phrase(raw(n))
 
     kept = []
     for candidate in sorted(chosen, key=lambda c: -c.score):
@@ -412,8 +423,8 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
             said = " ".join(text(m) for m in passages)
             brings = [name for name in names if phrase(name) in text(n)
                       and phrase(name) not in said]
-            linked = links < 1 and any(subject in said for subject in subjects_of(sources[n])
-                                       if len(subject) > 5)
+            linked = links < 1 and bool(named_subjects(" ".join(raw(m) for m in passages),
+                                                       sources[n], 3))
             about = [name for name in names if is_about(phrase(name), sources[n])
                      and name not in named_by_passage]
             if not brings and not linked and not about:

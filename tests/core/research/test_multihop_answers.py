@@ -1655,3 +1655,55 @@ def test_a_place_named_with_its_region_that_only_places_the_subject_needs_no_pas
     graded = _graded_answer("Is Tarn Mills a shopping mall in Elton, Kansas?", [mall])
     assert graded.evidence is not None and graded.evidence.names == 1
     assert graded.confidence == Confidence.MEDIUM  # one document: not High, and not Low
+
+
+def test_a_name_whose_phrase_is_one_common_word_is_named_only_word_for_word() -> None:
+    from core.retrieval.rank import named_subjects
+
+    sitcom = _page(74, "Can &amp; Kettle", "Can & Kettle is a British sitcom set in Leeds.")
+    assert named_subjects("It follows Mara Kettle and her family.", sitcom) == set()
+    assert named_subjects('He starred in the sitcom "Can & Kettle" (1990-94).', sitcom) \
+        == {" kettle "}
+    orchard = _page(75, "Out of Orchards", "Out of Orchards is a 1962 novel.")
+    assert named_subjects("They sold apples out of orchards in Kent.", orchard) != set()
+    assert named_subjects("The orchards of Kent are old.", orchard) == set()
+
+
+async def test_a_passage_whose_one_word_subject_another_names_by_chance_does_not_lead(
+        embedder: Any) -> None:
+    film = _page(76, "The Brass Orchard", "The Brass Orchard is a 2009 American fantasy film "
+                 "starring Ida Holm. Set in an old estate in Maine, it follows Mara Kettle and "
+                 "her family as they discover magical creatures in a hidden orchard.", 0.7)
+    sitcom = _page(77, "Can &amp; Kettle", "Can & Kettle is a British sitcom. Set in Leeds, the "
+                   "show follows two friends who discover a family cafe.", 0.5)
+    question = ("What is the name of the fantasy film starring Ida Holm, featuring a family who "
+                "discover magical creatures around their estate?")
+    draft = await _answer(embedder, question, [film, sitcom])
+    assert draft.summary.startswith("The Brass Orchard is a 2009 American fantasy film")
+    assert "s77" not in {c.source_id for c in draft.citations}
+
+
+def test_another_of_a_numbered_series_is_a_sibling_not_the_thing_named() -> None:
+    from core.retrieval.rank import numbered_sibling
+
+    other = _page(78, "Lancer 7", "Lancer 7 (L-7) was a weather satellite launched in 1971.")
+    assert numbered_sibling(other, ["Lancer 4 satellite", "Pacific Ocean"])
+    assert not numbered_sibling(other, ["Lancer 7", "Lancer 4"])  # both named: a comparison
+    edition = _page(79, "1957 Brekke Cup", "The 1957 Brekke Cup was the ninth Brekke Cup.")
+    assert not numbered_sibling(edition, ["Brekke Cup"])  # one edition of what is named
+    mentioning = _page(80, "Lancer 7", "Lancer 7 replaced Lancer 4 satellite in orbit.")
+    assert not numbered_sibling(mentioning, ["Lancer 4 satellite"])
+
+
+async def test_a_sentence_about_another_of_a_numbered_series_does_not_answer(
+        embedder: Any) -> None:
+    named = _page(81, "KV-4", "The KV-4 Lancer was a weather satellite. With its transfer to "
+                  "the Orla ground station in 1968, the KV-4 was one of the first satellites "
+                  "tracked from the Arctic.", 0.6)
+    other = _page(82, "KV-9", "The KV-9 Lancer was a weather satellite tracked from a ground "
+                  "station in the Arctic during the Cold War.", 0.8)
+    question = ("To which ground station was the KV-4 Lancer weather satellite transferred "
+                "during the Cold War?")
+    draft = await _answer(embedder, question, [named, other])
+    assert "Orla" in draft.summary
+    assert "s82" not in {c.source_id for c in draft.citations}
