@@ -43,8 +43,12 @@ def fold(text: str) -> str:
 def plain_words(text: str) -> list[str]:
     """Case- and accent-folded words without stop words or stray letters: "The O2 Arena's"
     -> ["o2", "arena", "s"] minus the letter -> ["o2", "arena"]."""
-    return [w for w in re.findall(r"[^\W_]+", fold(text))
-            if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
+    return [w for w in folded_words(text) if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
+
+
+def folded_words(text: str) -> list[str]:
+    """Every word of the text, case- and accent-folded, stop words too."""
+    return re.findall(r"[^\W_]+", fold(text))
 
 
 def opening(text: str, words: int = 20) -> str:

@@ -20,7 +20,7 @@ from core.text import (
     CAPITAL,
     NAME,
     STOPWORDS,
-    fold,
+    folded_words,
     opening_subject,
     phrase,
     plain_words,
@@ -288,16 +288,12 @@ def _loses_words(name: str) -> bool:
     """Whether the name's phrase is one word left of a name that needs more to be that
     name: "Will & Grace" as "grace", "Out of Africa" as "africa"."""
     return len(plain_words(name)) == 1 and any(
-        word in STOPWORDS and word not in _GLUE for word in _words(name))
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+", fold(text))
+        word in STOPWORDS and word not in _GLUE for word in folded_words(name))
 
 
 def _whole(text: str) -> str:
     """The text's words, stop words too, padded for whole-phrase matching."""
-    return f" {' '.join(_words(text))} "
+    return f" {' '.join(folded_words(text))} "
 
 
 def without_place(title: str) -> str:
@@ -318,9 +314,9 @@ def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bo
     subject is named by a passage among `found` that does (the second hop: the university
     named in the founder's passage, for "the university the founder of Amazon attended").
     A passage tied to neither answers some other question."""
-    wanted = [phrase(n) for n in names]
-    if any(n in phrase(f"{source.title} {source.content or source.snippet}") for n in wanted):
+    if any(_named(n, source) for n in names):
         return True
+    wanted = [phrase(n) for n in names]
     subjects = subjects_of(source)
     for other in found:
         passage = phrase(f"{other.title} {other.content or other.snippet}")

@@ -227,11 +227,11 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
     rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
     if not rest:
         return None
+    reached = {n for n, source in enumerate(sources) if not _same_thing(source, lead_source)
+               and any(subject not in asked for subject in named_subjects(said, source, 3))}
     best: tuple[float, _Candidate] | None = None
     for candidate in candidates:
-        source = sources[candidate.source_index]
-        if _same_thing(source, lead_source) or not any(
-                subject not in asked for subject in named_subjects(said, source, 3)):
+        if candidate.source_index not in reached:
             continue
         covered = len(rest & set(terms(candidate.text))) / len(rest)
         # what is asked may stand in other words: a year of birth as "(3 June 1865 - ...)"
