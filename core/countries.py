@@ -122,11 +122,50 @@ def us_states_in(text: str) -> list[str]:
                               if not text.startswith((", D.C", " D.C"), m.end())))
 
 
+# the provinces, states and territories of other countries that questions weigh like US
+# states ("in the same Canadian province?", "Is A in Alberta?")
+_PROVINCES = {
+    "Canada": ("Alberta", "British Columbia", "Manitoba", "New Brunswick",
+               "Newfoundland and Labrador", "Nova Scotia", "Ontario", "Prince Edward Island",
+               "Quebec", "Saskatchewan", "Northwest Territories", "Nunavut", "Yukon"),
+    "Australia": ("New South Wales", "Queensland", "South Australia", "Tasmania", "Victoria",
+                  "Western Australia", "Northern Territory", "Australian Capital Territory"),
+    "China": ("Anhui", "Fujian", "Gansu", "Guangdong", "Guizhou", "Hainan", "Hebei",
+              "Heilongjiang", "Henan", "Hubei", "Hunan", "Jiangsu", "Jiangxi", "Jilin",
+              "Liaoning", "Qinghai", "Shaanxi", "Shandong", "Shanxi", "Sichuan", "Yunnan",
+              "Zhejiang", "Guangxi", "Inner Mongolia", "Ningxia", "Tibet", "Xinjiang",
+              "Beijing", "Chongqing", "Shanghai", "Tianjin"),
+    "India": ("Andhra Pradesh", "Arunachal Pradesh", "Assam", "Bihar", "Chhattisgarh", "Goa",
+              "Gujarat", "Haryana", "Himachal Pradesh", "Jharkhand", "Karnataka", "Kerala",
+              "Madhya Pradesh", "Maharashtra", "Manipur", "Meghalaya", "Mizoram", "Nagaland",
+              "Odisha", "Rajasthan", "Sikkim", "Tamil Nadu", "Telangana", "Tripura",
+              "Uttar Pradesh", "Uttarakhand", "West Bengal"),
+}
+# one of them, not the start of a longer name ("Victoria Cross", "Quebec City", "Ontario
+# Hockey League"; "Sichuan Province" is the province) nor a lake or a queen
+_PROVINCE = re.compile(r"(?<!Lake )(?<!Queen )\b(?:" + "|".join(sorted(
+    (re.escape(p) for ps in _PROVINCES.values() for p in ps), key=len, reverse=True))
+    + r")\b(?!\s+(?!Province|State|Territory|Region)[A-Z])")
+
+
+def provinces_in(text: str) -> list[str]:
+    """The provinces, states and territories of Canada, Australia, China and India that
+    `text` names, in order, without repeats: "a lake in central Ontario, Canada" ->
+    ["Ontario"]."""
+    return list(dict.fromkeys(m.group(0) for m in _PROVINCE.finditer(text)))
+
+
+def states_in(text: str) -> list[str]:
+    """The US states and the other countries' provinces and states `text` names, in the
+    order it names them."""
+    found = [(m.start(), m.group(0)) for m in _PROVINCE.finditer(text)]
+    found += [(text.find(state), state) for state in us_states_in(text)]
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
 # the regions a place's name may end on after a comma ("Marion, Arkansas", "Casino, New South
 # Wales"), besides the US states and the countries
-_REGIONS = ("New South Wales", "Queensland", "Tasmania", "South Australia", "Western Australia",
-            "Northern Territory", "Ontario", "Quebec", "British Columbia", "Alberta", "Manitoba",
-            "Saskatchewan", "Nova Scotia", "New Brunswick")
+_REGIONS = (*_PROVINCES["Australia"], *_PROVINCES["Canada"])
 
 
 @lru_cache(maxsize=1)

@@ -44,6 +44,8 @@ from core.countries import (
     home_nations_in,
     is_country_name,
     is_nationality,
+    provinces_in,
+    states_in,
     us_states_in,
     weighed,
 )
@@ -320,12 +322,18 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if split is not None:  # "Are A and B and the C both ...?": each side a passage's subject
         subjects, predicate = split
     one = _one_subject(question, intent)
-    joined = one is not None and not _TWO.search(question) and all(
-        phrase(re.sub(r"^the\s+", "", s, flags=re.I)) in phrase(one[0]) for s in subjects) \
-        and _about(one[0], sources) is not None
+
+    def holds_both(part: str) -> bool:
+        return all(phrase(re.sub(r"^the\s+", "", s, flags=re.I)) in phrase(part)
+                   for s in subjects)
+
+    # the two in the one thing's name, or in what the question says of it
+    joined = one is not None and not _TWO.search(question) \
+        and (holds_both(one[0]) or holds_both(one[1])) and _about(one[0], sources) is not None
     if len(subjects) < 2 or joined:
         # one thing, or one whose name joins two ("Tweedledum and Tweedledee", "Fire and
-        # Ice"), as a passage is about it
+        # Ice"), as a passage is about it; or one said to be in a place whose name joins
+        # two ("Is A located in Dumfries and Galloway?")
         return _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found):
@@ -424,8 +432,9 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     subject, predicate = found
     n = _about(subject, sources)
     epithet = re.match(r"([a-z][\w-]+)\s+(.+)$", predicate)
-    if epithet and any(phrase(title_subject(s.title)) == phrase(f"{subject} {epithet[1]}")
-                       for s in sources):
+    if epithet and epithet[1] not in STOPWORDS and any(
+            phrase(title_subject(s.title)) == phrase(f"{subject} {epithet[1]}")
+            for s in sources):  # not "in" of "A in Alberta", which the phrase leaves out
         # a species its passage titles: "Silene latifolia", not the genus Silene
         subject, predicate = f"{subject} {epithet[1]}", epithet[2]
         n = _about(subject, sources)
@@ -570,7 +579,8 @@ def _contradicted(predicate: str, source: Source, said: list[str]) -> str | None
     for asked, found_in, anywhere in (
             (nationality, countries_in, False),
             (countries_in(predicate) if place else [], countries_in, True),
-            (us_states_in(predicate) if place else [], us_states_in, True)):
+            (us_states_in(predicate) if place else [], us_states_in, True),
+            (provinces_in(predicate) if place else [], provinces_in, True)):
         opening = _first_named(found_in, said) if asked else None
         if opening is not None:  # a place named anywhere in the passage may be where it is
             given = found_in(text if anywhere else opening[1])
@@ -685,8 +695,10 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         if nations is not None and any(v in _NATIONS for v, _, _ in nations):
             return _yes_if(len({v for v, _, _ in nations}) == 1, nations)
         return _compare(sides, sources, _country)
-    if re.fullmatch(r"(?:us\s+|u\.s\.\s+)?states?", asked):
-        return _compare(sides, sources, _us_state)
+    state = _STATE_ASKED.fullmatch(asked)
+    if state and (not state.group(1) or countries_in(state.group(1).capitalize())):
+        # "the same state", "the same Canadian province": the first one each opening names
+        return _compare(sides, sources, _state)
     if re.fullmatch(r"(?:home\s*)?(?:city|town)", asked):
         return _same_city(sides, sources, question)
     counted = re.search(r"\bnumber of (\w+)", asked)
@@ -1172,10 +1184,13 @@ def _same_role(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdi
     return _yes_if(shared, known)
 
 
-def _us_state(source: Source) -> tuple[str, str] | None:
-    """The first US state the passage's opening sentences name (where its subject is), and
-    that sentence."""
-    return _first_named(us_states_in, sentences(_text(source)))
+_STATE_ASKED = re.compile(r"(?:([\w.]+)\s+)?(?:states?|provinces?|territory|territories)")
+
+
+def _state(source: Source) -> tuple[str, str] | None:
+    """The first state or province (of the US, Canada, Australia, China or India) the
+    passage's opening sentences name (where its subject is), and that sentence."""
+    return _first_named(states_in, sentences(_text(source)))
 
 
 def _first_named(found_in: Callable[[str], list[str]], said: Sequence[str]

@@ -1707,3 +1707,43 @@ async def test_a_sentence_about_another_of_a_numbered_series_does_not_answer(
     draft = await _answer(embedder, question, [named, other])
     assert "Orla" in draft.summary
     assert "s82" not in {c.source_id for c in draft.citations}
+
+
+async def test_provinces_of_other_countries_are_compared_like_us_states(
+        embedder: Any) -> None:
+    lakes = [_page(83, "Tarrow Lake", "Tarrow Lake is a lake in the Canadian province of "
+                   "Manitoba. It lies north of the town of Gimli."),
+             _page(84, "Ebbin Lake", "Ebbin Lake (or Lake Ebbin) is a lake in central Ontario, "
+                   "Canada, fed by Ebbin Creek."),
+             _page(85, "Sorrel Lake", "Sorrel Lake is a small lake in Manitoba, Canada, east of "
+                   "Lake Winnipeg.")]
+    other = await _answer(embedder, "Are Tarrow Lake and Ebbin Lake located in the same "
+                          "Canadian province?", lakes)
+    assert other.summary.startswith("No: ") and "Ontario" in other.summary
+    same = await _answer(embedder, "Are Tarrow Lake and Sorrel Lake in the same province?",
+                         lakes)
+    assert same.summary.startswith("Yes: ")
+    # the name of the lake or of a queen is not where a thing is
+    from core.countries import provinces_in, states_in
+    assert provinces_in("on Lake Ontario, named for Queen Victoria, in Quebec City") == []
+    assert provinces_in("a city in Sichuan Province, bordering Shaanxi") == ["Sichuan",
+                                                                            "Shaanxi"]
+    assert states_in("a ranch in Queensland owned by a Texas family") == ["Queensland", "Texas"]
+
+
+async def test_a_thing_said_to_be_in_another_province_is_answered_no(embedder: Any) -> None:
+    park = _page(86, "Corran Hills Provincial Park", "Corran Hills Provincial Park is a "
+                 "provincial park in Saskatchewan, Canada. It holds a chain of small lakes.")
+    draft = await _answer(embedder, "Is Corran Hills Provincial Park in Alberta?", [park])
+    assert draft.summary.startswith("No: Corran Hills Provincial Park is a provincial park")
+    draft = await _answer(embedder, "Is Corran Hills Provincial Park in Saskatchewan?", [park])
+    assert draft.summary.startswith("Yes: ")
+
+
+async def test_a_place_whose_name_joins_two_is_what_is_said_of_one_thing(
+        embedder: Any) -> None:
+    castle = _page(87, "Harlow Castle", "Harlow Castle, located between Dalry and Minnigaff, in "
+                   "Dumfries and Galloway, Scotland, was built in 1802 for a merchant.")
+    draft = await _answer(embedder, "Is Harlow Castle located in Dumfries and Galloway?",
+                          [castle])
+    assert draft.summary.startswith("Yes: Harlow Castle")
