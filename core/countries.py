@@ -194,7 +194,7 @@ def region_after(text: str) -> str | None:
 
 _BORN = re.compile(r"-born\b")
 _ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot", "ak", "ik", "yz",
-                      "men", "sy", "ar")
+                      "men", "sy", "ar", "ine")
 
 
 def is_country_name(text: str) -> bool:

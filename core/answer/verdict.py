@@ -540,7 +540,9 @@ def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
 # the participles that only say where a thing is: "located in Chicago", "based in Leeds"
 _PLACED = r"(?:located|situated|based|headquartered|found|held)"
 _PLACING = re.compile(rf"\b{_PLACED}\s+(in|at|on|near)\b", re.I)
-_PLACED_IN = re.compile(rf"^(?:{_PLACED}\s+)?(?:in|from)\s", re.I)
+# where a thing is, or where it comes from: "located in", "from", "originate in"
+_PLACED_IN = re.compile(rf"^(?:(?:{_PLACED}|originat(?:e|es|ed)|comes?|came)\s+)?(?:in|from)\s",
+                        re.I)
 
 
 def _birth_asked(predicate: str) -> set[str]:

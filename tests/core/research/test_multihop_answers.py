@@ -1747,3 +1747,16 @@ async def test_a_place_whose_name_joins_two_is_what_is_said_of_one_thing(
     draft = await _answer(embedder, "Is Harlow Castle located in Dumfries and Galloway?",
                           [castle])
     assert draft.summary.startswith("Yes: Harlow Castle")
+
+
+async def test_another_origin_or_nationality_than_asked_is_answered_no(embedder: Any) -> None:
+    breed = _page(88, "Dorking hen", "The Dorking hen is a breed of chicken that originated "
+                  "in England in Roman times. It is kept for eggs and meat.")
+    draft = await _answer(embedder, "Did the Dorking hen originate in Spain?", [breed])
+    assert draft.summary.startswith("No: The Dorking hen is a breed of chicken")
+    draft = await _answer(embedder, "Did the Dorking hen originate in England?", [breed])
+    assert draft.summary.startswith("Yes: ")
+    player = _page(89, "Tomas Arvelo", "Tomas Arvelo (born 1948) is a Chilean chess grandmaster "
+                   "and writer.")
+    draft = await _answer(embedder, "Is Tomas Arvelo an Argentine chess grandmaster?", [player])
+    assert draft.summary.startswith("No: Tomas Arvelo")
