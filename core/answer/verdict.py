@@ -342,7 +342,13 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     made = re.search(r"\b(\w+ed)\s+by\s+the\s+same\b", predicate, re.I)
     if made and lexicon().participle_base(made.group(1)):  # "directed by the same person"
         verb = made.group(1).casefold()
-        return _compare(sides, sources, lambda s: _agent(verb, s))
+        by_verb = _compare(sides, sources, lambda s: _agent(verb, s))
+        # "created by the same author": who wrote each, when no passage says who created it
+        maker = re.search(r"\bsame\s+(\w+?)s?\b", predicate)
+        agent = _AGENTS.get(maker.group(1).casefold()) if maker else None
+        if by_verb is None and agent is not None and agent != verb:
+            return _compare(sides, sources, lambda s: _agent(agent, s))
+        return by_verb
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
         return _same(same.group(1), sides, sources, question)
@@ -384,7 +390,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         relation = _BETWEEN.search(question[start:end])
         # "Did A die before B was born?" weighs two kinds of year: not here
         if relation is not None and not question[end + len(second):].strip(" ?.!"):
-            return _weigh_pair(question, [first, second], relation, sources)
+            return _weigh_pair(question, [_whole_title(question, first, sources), second],
+                               relation, sources)
     for first in names:  # the second a title its names split: "before Freud and Philosophy"
         start = question.find(first) + len(first)
         relation = _BETWEEN_OPEN.search(question, start)
@@ -393,6 +400,19 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
             if _titled(second) or second in names:
                 return _weigh_pair(question, [first, second], relation, sources)
     return None
+
+
+def _whole_title(question: str, name: str, sources: Sequence[Source]) -> str:
+    """The title the question's first name is the end of, from the question's verb on,
+    when a passage is about that title and none about the name ("Woman on the Edge of
+    Time" of "Was Woman on the Edge of Time published before Vida?", whose names are
+    "Woman" and "Edge of Time"); else the name."""
+    asked = _CLOSED.match(question)
+    end = question.find(name) + len(name)
+    if asked is None or _about(name, sources) is not None:
+        return name
+    title = re.sub(r"^the\s+", "", question[asked.end():end].strip(), flags=re.I)
+    return title if _titled(title) and _about(title, sources) is not None else name
 
 
 def _weigh_pair(question: str, pair: list[str], relation: re.Match[str],
@@ -661,8 +681,8 @@ def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
     of them (the words after the second)."""
     names = weighed([e for e in intent.entities if e in question])
     for first, second in itertools.pairwise(names):
-        joined = re.search(re.escape(first) + r"(?:\s+[\w-]+){0,3}?\s*,?\s+and\s+(?:the\s+)?"
-                           r"(?:\w+\s+){0,2}?" + re.escape(second), question)
+        joined = re.search(re.escape(first) + r"(?:\s+[\w-]+){0,3}?[\"”']?\s*,?\s+and\s+"
+                           r"(?:the\s+)?(?:\w+\s+){0,2}?[\"“']?" + re.escape(second), question)
         if joined:
             rest = question[joined.end():].strip(" ,?.!")
             rest = re.sub(r"^(?:both|each|all)\s+", "", rest, flags=re.I)

@@ -1760,3 +1760,30 @@ async def test_another_origin_or_nationality_than_asked_is_answered_no(embedder:
                    "and writer.")
     draft = await _answer(embedder, "Is Tomas Arvelo an Argentine chess grandmaster?", [player])
     assert draft.summary.startswith("No: Tomas Arvelo")
+
+
+async def test_a_title_the_question_names_split_is_weighed_whole(embedder: Any) -> None:
+    books = [_page(90, "Girl at the End of Summer", "Girl at the End of Summer (London: Orrin "
+                   "Press, 1971) is a novel by Hedda Voss."),
+             _page(91, "Tallow (novel)", "Tallow is a 1984 novel by Hedda Voss.")]
+    draft = await _answer(embedder, "Was Girl at the End of Summer published before Tallow?",
+                          books)
+    assert draft.summary.startswith("Yes: Girl at the End of Summer")
+
+
+async def test_quoted_titles_and_a_maker_asked_by_another_verb_are_compared(
+        embedder: Any) -> None:
+    songs = [_page(92, "Salt Road (song)", "\"Salt Road\" is a song written by Ada Pell and Rui "
+                   "Sato of the duo Lowfield."),
+             _page(93, "Night Ferry (song)", "\"Night Ferry\" is a song written by Ada Pell and "
+                   "Rui Sato of the duo Lowfield.")]
+    draft = await _answer(embedder, "Were \"Salt Road\" and \"Night Ferry\" written by the same "
+                          "songwriters?", songs)
+    assert draft.summary.startswith("Yes: ")
+    manga = [_page(94, "Copper Kettle (manga)", "Copper Kettle is a Japanese manga series "
+                   "written and illustrated by Aiko Mori, set in a mountain inn."),
+             _page(95, "Lantern Boys", "Lantern Boys is a Japanese manga series about a rowing "
+                   "club written and illustrated by Kenji Oda.")]
+    draft = await _answer(embedder, "Were the manga series Copper Kettle and Lantern Boys "
+                          "created by the same author?", manga)
+    assert draft.summary.startswith("No: ") and "Kenji Oda" in draft.summary
