@@ -181,9 +181,11 @@ class ExtractiveSynthesizer:
                           self._min_score / 2, through_another(question, names))
         if hop is not None:  # the answer is about what the best sentence names: it leads,
             # unless what it names is the answer ("Which film director hosted ...?": the
-            # sentence naming the host leads, the passage saying he is a director follows)
+            # sentence naming the host leads, the passage saying he is a director follows),
+            # or the best sentence's own passage is of the kind asked for (the film "based on
+            # the scam" for "turned into a movie of what name?")
             chain = [lead, hop] if _is_kind(kind, sources[hop.source_index]) \
-                else [hop, lead]
+                or _is_kind(kind, sources[lead.source_index]) else [hop, lead]
         attribute = set(terms(asked_attribute(question)))
         if attribute and not attribute <= set(terms(chain[0].focus)):
             # the link that names what is asked ("Its county seat is Newport", "roles such as
@@ -327,7 +329,10 @@ def _defined(question: str, names: list[str]) -> str | None:
 
 _ASKED_KIND = (re.compile(r"^\W*(?:which|what)\s+((?:[\w'-]+\s+){1,4})", re.I),
                re.compile(r"\b(?:name|title) (?:of|for) (?:the|a|an) ((?:[\w'-]+\s+){1,3})",
-                          re.I))
+                          re.I),
+               # "was turned into a movie of what name?"
+               re.compile(r"\b(?:a|an|the)\s+((?:[\w'-]+\s+){1,2})(?=(?:of|by|with|under)\s+"
+                          r"(?:what|which)\s+(?:name|title)\b)", re.I))
 
 
 _ATTRIBUTE = (re.compile(r"^\W*(?:what|which)\s+(?:is|was|are|were)\s+the\s+((?:[\w-]+\s+){1,3}?)"
@@ -382,7 +387,10 @@ def _is_kind(kind: str | None, source: Source) -> bool:
     if kind is None:
         return False
     opening = (sentences(source.content or source.snippet) or [""])[0]
-    return bool(set(terms(kind)) & set(terms(opening)))
+    # the noun or one of its sense: "film" for "movie"
+    return bool(set(terms(kind)) & set(terms(opening))) or any(
+        lexicon().synonyms(kind, word) for word in set(re.findall(r"[a-z]{4,}", opening))
+        if word not in STOPWORDS)
 
 
 def _same_thing(source: Source, other: Source) -> bool:
@@ -490,8 +498,8 @@ def answer_type(question: str) -> str:
                  r"(?<!-)\b(population|capacity|number of|percentage|height|length)\b", asked):
         # "full-length" asks no length
         return "number"
-    if re.search(r"^\W*(who|whom|whose|where|which|what)\b|\b(who|whom|whose|where|which)\b",
-                 asked):
+    if re.search(r"^\W*(who|whom|whose|where|which|what)\b|\b(who|whom|whose|where|which)\b|"
+                 r"\bwhat\s+(?:name|title)\b", asked):
         return "name"
     return ""
 

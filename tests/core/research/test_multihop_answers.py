@@ -1787,3 +1787,17 @@ async def test_quoted_titles_and_a_maker_asked_by_another_verb_are_compared(
     draft = await _answer(embedder, "Were the manga series Copper Kettle and Lantern Boys "
                           "created by the same author?", manga)
     assert draft.summary.startswith("No: ") and "Kenji Oda" in draft.summary
+
+
+async def test_a_work_asked_for_by_another_word_of_its_sense_leads(embedder: Any) -> None:
+    # "a movie of what name": the passage whose opening says its subject is a film answers
+    disaster = _page(96, "Lake Orra ferry disaster", "The Lake Orra ferry disaster was the "
+                     "sinking of the ferry Wren in 1931. The ferry capsized in a storm on Lake "
+                     "Orra with ninety passengers aboard, and most of them drowned.", 0.8)
+    film = _page(97, "Grey Water (film)", "Grey Water is a 2015 drama film directed by Lena "
+                 "Fisk and starring Paul Hain. The film is based on the Lake Orra ferry disaster "
+                 "of 1931, when the ferry capsized in a storm off Keld Point.", 0.6)
+    question = ("The sinking of a ferry in a storm on Lake Orra with ninety passengers aboard "
+                "was turned into a movie of what name?")
+    draft = await _answer(embedder, question, [disaster, film])
+    assert draft.summary.startswith("Grey Water is a 2015 drama film"), draft.summary
