@@ -97,6 +97,13 @@ def phrase(text: str) -> str:
     return f" {' '.join(words)} " if words else "\0"
 
 
+def in_phrase(part: str, whole: str) -> bool:
+    """Whether the `phrase` `part` is in the `phrase` `whole`, its last word in the plural
+    too: "soft drink" is in "the main flavor of both soft drinks"."""
+    return part in whole or (part != "\0" and any(
+        f"{part[:-1]}{ending} " in whole for ending in ("s", "es")))
+
+
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match sort/sorted/sorting or duplicate/duplicates,
     not a linguist."""

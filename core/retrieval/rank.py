@@ -21,6 +21,7 @@ from core.text import (
     NAME,
     STOPWORDS,
     folded_words,
+    in_phrase,
     opening_subject,
     phrase,
     plain_words,
@@ -139,7 +140,7 @@ def _bridges(question: str, chosen: list[int], order: list[int], sources: list[S
             continue
         # by any name the passage goes by: "Stanley Park" for "Stanley Park, Blackpool"
         subjects = [s for s in subjects_of(sources[n]) if len(s.strip()) >= 4]
-        if subjects and not any(s in asked for s in subjects) \
+        if subjects and not any(in_phrase(s, asked) for s in subjects) \
                 and named_subjects(named, sources[n], 3):
             added.append(n)
     return added
@@ -172,7 +173,7 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
             for match in NAME.finditer(sentence):
                 name = match.group(0)
                 key = phrase(name)
-                if (not _bridgeable(name, match.start(), sentence) or key in asked
+                if (not _bridgeable(name, match.start(), sentence) or in_phrase(key, asked)
                         or key in own or key in known):
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],

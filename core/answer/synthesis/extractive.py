@@ -28,7 +28,7 @@ from core.retrieval.rank import (
     subjects_of,
     tied_to,
 )
-from core.text import CAPITAL, STOPWORDS, phrase, plain_words, sentences, terms
+from core.text import CAPITAL, STOPWORDS, in_phrase, phrase, plain_words, sentences, terms
 
 NO_ANSWER = "The sources found do not answer this question."
 UNSETTLED = ("The sources found do not settle this either way; the passages closest to it are "
@@ -157,7 +157,7 @@ class ExtractiveSynthesizer:
         kinds = [c for c in chosen if c.position == 0 and c.bonus > 0
                  and c.score >= lead.score - KIND_MARGIN
                  and _is_kind(kind, sources[c.source_index])
-                 and not any(subject in asked for subject in subjects_of(
+                 and not any(in_phrase(subject, asked) for subject in subjects_of(
                      sources[c.source_index]))]
         if kinds:
             # the passage whose opening says its subject is the kind of thing asked for, a
@@ -232,7 +232,8 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
     if not rest:
         return None
     reached = {n for n, source in enumerate(sources) if not _same_thing(source, lead_source)
-               and any(subject not in asked for subject in named_subjects(said, source, 3))}
+               and any(not in_phrase(subject, asked)
+                       for subject in named_subjects(said, source, 3))}
     best: tuple[float, _Candidate] | None = None
     for candidate in candidates:
         if candidate.source_index not in reached:

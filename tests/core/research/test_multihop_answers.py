@@ -1801,3 +1801,20 @@ async def test_a_work_asked_for_by_another_word_of_its_sense_leads(embedder: Any
                 "was turned into a movie of what name?")
     draft = await _answer(embedder, question, [disaster, film])
     assert draft.summary.startswith("Grey Water is a 2015 drama film"), draft.summary
+
+
+async def test_what_the_question_names_in_the_plural_is_no_second_hop(embedder: Any) -> None:
+    # "both soft drinks" names the generic passage's subject: not a thing to hop to
+    fizz = _page(98, "Polar Fizz", "Polar Fizz quickly became Iceland's most popular soft drink "
+                 "in the 1950s. Polar Fizz is a lemon-flavoured soft drink made in Reykjavik.",
+                 0.8)
+    generic = _page(99, "Soft drink", "A soft drink is a drink that typically contains "
+                    "carbonated water, a sweetener, and a natural or artificial flavor.", 0.6)
+    other = _page(100, "Brisko", "Brisko is a brand of lemon soft drinks launched in 1981.", 0.6)
+    question = "What is the main flavor of both soft drinks, Polar Fizz and Brisko?"
+    draft = await _answer(embedder, question, [fizz, generic, other])
+    assert not draft.summary.startswith("A soft drink"), draft.summary
+    from core.text import in_phrase, phrase
+    assert in_phrase(phrase("soft drink"), phrase(question))
+    assert in_phrase(phrase("box"), phrase("two boxes")) and not in_phrase(phrase("drink"),
+                                                                           phrase("drinking"))
