@@ -147,3 +147,12 @@ async def test_a_referring_sentence_reaches_its_subject_across_other_referring_o
     assert draft.summary.startswith("Harwell Gardens is a public garden"), draft.summary
     assert all(quote_supported(c.quote, sources[0]) for c in draft.citations
                if c.source_id == "s1")
+
+
+def test_british_and_american_spellings_match_as_terms() -> None:
+    from core.text import terms
+
+    assert terms("an orange-flavoured drink in the theatre centre") == terms(
+        "an orange-flavored drink in the theater center")
+    assert terms("colours honour metres") == terms("colors honor meters")
+    assert terms("hour tour four literal") == ["hour", "tour", "four", "literal"]
