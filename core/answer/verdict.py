@@ -731,6 +731,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
                  None)
     if agent is not None:
         return _compare(sides, sources, lambda s: _agent(agent, s))
+    graded = re.fullmatch(r"([a-z]+)\s+of\s+(?:an?\s+|the\s+)?([a-z]+?)s?", asked)
+    if graded:  # "the same level of city": "a prefecture-level city", "a county-level city"
+        grade, kind = graded.groups()
+        found = _compare(sides, sources, lambda s: _graded(grade, kind, s))
+        if found is not None:
+            return found
     noun = asked.split()[-1] if asked.split() else ""
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
         return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
@@ -824,6 +830,17 @@ def _players_of(source: Source) -> tuple[frozenset[str], str] | None:
         return lexicon().lemma(word).base
 
     return _valued(source, player)
+
+
+def _graded(grade: str, kind: str, source: Source) -> tuple[str, str] | None:
+    """The grade a passage's opening gives its subject as a kind of thing, in a compound
+    before the kind ("prefecture-level" of "a prefecture-level city" for the level of city),
+    and that sentence."""
+    for sentence in (sentences(_text(source)) or [])[:2]:
+        given = re.search(rf"\b([\w]+-{re.escape(grade)})\s+{re.escape(kind)}", sentence, re.I)
+        if given:
+            return given.group(1).casefold(), sentence
+    return None
 
 
 def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:

@@ -1818,3 +1818,16 @@ async def test_what_the_question_names_in_the_plural_is_no_second_hop(embedder: 
     assert in_phrase(phrase("soft drink"), phrase(question))
     assert in_phrase(phrase("box"), phrase("two boxes")) and not in_phrase(phrase("drink"),
                                                                            phrase("drinking"))
+
+
+async def test_the_grade_of_a_kind_is_compared_from_its_compound(embedder: Any) -> None:
+    cities = [_page(101, "Lanxiang", "Lanxiang is a prefecture-level city of Hubei province, "
+                    "China. It lies on the Han River."),
+              _page(102, "Qiaoshan", "Qiaoshan is a county-level city in southern Hunan "
+                    "province, China."),
+              _page(103, "Dongmei", "Dongmei is a prefecture-level city in eastern Hunan, "
+                    "China.")]
+    draft = await _answer(embedder, "Are Lanxiang and Qiaoshan the same level of city?", cities)
+    assert draft.summary.startswith("No: Lanxiang is a prefecture-level city"), draft.summary
+    draft = await _answer(embedder, "Are Lanxiang and Dongmei the same level of city?", cities)
+    assert draft.summary.startswith("Yes: "), draft.summary
