@@ -108,13 +108,14 @@ def in_phrase(part: str, whole: str) -> bool:
 # "flavor", "centre" and "center"
 _BRITISH = re.compile(r"^(?:(colo|flavo|hono|labo|favo|behavio|neighbo|harbo|rumo|humo|vapo|armo|"
                       r"odo|endeavo|valo|vigo|savo|splendo|clamo|rigo|parlo|tumo)ur|"
-                      r"(cent|theat|met|lit|fib|calib|lust|sab)re)(?=[a-z]{0,4}$)")
+                      r"(cent|theat|met|lit|fib|calib|lust|sab)re(d?))(?=[a-z]{0,4}$)")
 
 
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match sort/sorted/sorting or duplicate/duplicates,
     not a linguist; British spellings read as American ("flavoured" as "flavored")."""
-    word = _BRITISH.sub(lambda m: f"{m[1]}r" if m[1] else f"{m[2]}er", word)
+    word = _BRITISH.sub(lambda m: f"{m[1]}r" if m[1] else f"{m[2]}er{'ed' if m[3] else ''}",
+                        word)
     if len(word) <= 3:
         return word
     if word.endswith(("ies", "ied")) and len(word) > 4:

@@ -46,8 +46,9 @@ KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from f
 EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
 # How far back a referring sentence may reach for the sentence that names its subject.
 # how far back a referring sentence may reach its subject's sentence, across referring
-# sentences only: an opening often goes on "It ... The park ... It was designed by ..."
-MAX_ANTECEDENT_DISTANCE = 4
+# sentences only; four ("It ... The park ... It was designed by ...") quoted whole openings
+# whose words then covered questions they did not answer (see docs/benchmarks/quality.md)
+MAX_ANTECEDENT_DISTANCE = 2
 
 _REFERRING = re.compile(
     r"^(?:[\"'(]*)(?:he|she|it|they|his|her|its|their|him|them|this|these|those|that|such|"
@@ -471,7 +472,7 @@ def _candidates(sources: list[Source]) -> list[_Candidate]:
 def _units(passage: list[str]) -> list[tuple[int, str, str]]:
     """(position, quoted text, the sentence itself): each sentence that can stand alone, and
     each referring sentence joined with those before it back to the one that names its
-    subject (at most four back, every sentence between referring too); a referring sentence
+    subject (at most two back, every sentence between referring too); a referring sentence
     with no such sentence in reach is left out."""
     units = []
     head = -1
