@@ -174,13 +174,16 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                 name = match.group(0)
                 key = phrase(name)
                 if (not _bridgeable(name, match.start(), sentence) or in_phrase(key, asked)
-                        or key in own or key in known):
+                        or key in own or key in known
+                        or _ALIAS.search(sentence[:match.start()])):  # '("This Night")'
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
                                    *sentence[match.end():].split()[:BRIDGE_WINDOW]])
                 made = sentence[:match.start()].split()[-2:]
                 score = (len(wanted & set(terms(window)) - set(terms(name)))
-                         + 2 * _made_by(agents, made) + 0.5 / (1 + rank)
+                         + 2 * (_made_by(agents, made)
+                                or _work_by(agents, sentence[:match.start()]))
+                         + 0.5 / (1 + rank)
                          + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
                 query = " ".join([name, *lacking])
                 if score > scored.get(key, (-1.0, ""))[0]:
@@ -194,6 +197,25 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
 _MAKERS = {stem: made for noun, made in (
     ("author", "writ"), ("novelist", "writ"), ("architect", "design"), ("builder", "built"))
     for stem in terms(noun)}
+
+
+# the works whose maker "a <work> <title> by B" names, by what making them is: the novel
+# "Para esta noche" by B was written by B, the film ... by B directed by B
+_WORKS_BY = {"writ": ("novel", "novella", "book", "story", "poem", "memoir", "play", "essay"),
+             "direct": ("film", "movie", "documentary"),
+             "compos": ("opera", "symphony", "concerto", "score")}
+# a name that opens parentheses after what it renames: an alias or a translation
+_ALIAS = re.compile(r"\(\s*[\"“']?\s*$")
+
+
+def _work_by(agents: set[str], before: str) -> int:
+    """1 when the text before a name ends "<work> ... by", the work one that one of the
+    question's makers makes ("the novel "Para esta noche" by" for the author), else 0."""
+    words = before.split()
+    if not words or words[-1] != "by":
+        return 0
+    near = {w.strip("\"“”'(),").casefold() for w in words[-8:-1]}
+    return int(any(near & set(_WORKS_BY.get(agent, ())) for agent in agents))
 
 
 def _made_by(agents: set[str], before: list[str]) -> int:

@@ -1831,3 +1831,14 @@ async def test_the_grade_of_a_kind_is_compared_from_its_compound(embedder: Any) 
     assert draft.summary.startswith("No: Lanxiang is a prefecture-level city"), draft.summary
     draft = await _answer(embedder, "Are Lanxiang and Dongmei the same level of city?", cities)
     assert draft.summary.startswith("Yes: "), draft.summary
+
+
+def test_the_maker_of_a_work_named_by_its_kind_is_searched_before_an_alias() -> None:
+    # "the novel "X" by B" names the author; '("Grey Night")' renames the film itself
+    film = _page(104, "Nuit grise", "Nuit grise (\"Grey Night\") is a 2009 French drama film "
+                 "directed by Paul Morand. It is based on the novel \"Por la tarde\" by Luis "
+                 "Carrasco Ruiz. It was shown at the Berlin Film Festival.")
+    question = "In which city was the author of the novel that Nuit grise is based on born?"
+    queries = bridge_queries(question, [film], [film], 3, ["Nuit grise"])
+    assert queries[0].startswith("Luis Carrasco Ruiz"), queries
+    assert not any(q.startswith("Grey Night") for q in queries), queries
