@@ -118,8 +118,11 @@ _STATE = re.compile(r"\b(?:" + "|".join(sorted(_US_STATES, key=len, reverse=True
 def us_states_in(text: str) -> list[str]:
     """The US states `text` names, in order, without repeats ("Washington, D.C." is not the
     state; "New York City" is in New York)."""
-    return list(dict.fromkeys(m.group(0) for m in _STATE.finditer(text)
-                              if not text.startswith((", D.C", " D.C"), m.end())))
+    return list(dict.fromkeys(m.group(0) for m in _us_states(text)))
+
+
+def _us_states(text: str) -> list[re.Match[str]]:
+    return [m for m in _STATE.finditer(text) if not text.startswith((", D.C", " D.C"), m.end())]
 
 
 # the provinces, states and territories of other countries that questions weigh like US
@@ -158,9 +161,8 @@ def provinces_in(text: str) -> list[str]:
 def states_in(text: str) -> list[str]:
     """The US states and the other countries' provinces and states `text` names, in the
     order it names them."""
-    found = [(m.start(), m.group(0)) for m in _PROVINCE.finditer(text)]
-    found += [(text.find(state), state) for state in us_states_in(text)]
-    return list(dict.fromkeys(name for _, name in sorted(found)))
+    found = sorted([*_PROVINCE.finditer(text), *_us_states(text)], key=lambda m: m.start())
+    return list(dict.fromkeys(m.group(0) for m in found))
 
 
 # the regions a place's name may end on after a comma ("Marion, Arkansas", "Casino, New South

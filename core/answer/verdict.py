@@ -837,7 +837,7 @@ def _graded(grade: str, kind: str, source: Source) -> tuple[str, str] | None:
     before the kind ("prefecture-level" of "a prefecture-level city" for the level of city),
     and that sentence."""
     for sentence in (sentences(_text(source)) or [])[:2]:
-        given = re.search(rf"\b([\w]+-{re.escape(grade)})\s+{re.escape(kind)}", sentence, re.I)
+        given = re.search(rf"\b(\w+-{re.escape(grade)})\s+{re.escape(kind)}", sentence, re.I)
         if given:
             return given.group(1).casefold(), sentence
     return None

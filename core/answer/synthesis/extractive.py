@@ -44,10 +44,10 @@ ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
 KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from further behind
 EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
-# How far back a referring sentence may reach for the sentence that names its subject.
-# how far back a referring sentence may reach its subject's sentence, across referring
-# sentences only; four ("It ... The park ... It was designed by ...") quoted whole openings
-# whose words then covered questions they did not answer (see docs/benchmarks/quality.md)
+# How far back a referring sentence may reach for the sentence that names its subject,
+# across referring sentences only; four ("It ... The park ... It was designed by ...")
+# quoted whole openings whose words then covered questions they did not answer (see
+# docs/benchmarks/quality.md)
 MAX_ANTECEDENT_DISTANCE = 2
 
 _REFERRING = re.compile(

@@ -1842,3 +1842,11 @@ def test_the_maker_of_a_work_named_by_its_kind_is_searched_before_an_alias() -> 
     queries = bridge_queries(question, [film], [film], 3, ["Nuit grise"])
     assert queries[0].startswith("Luis Carrasco Ruiz"), queries
     assert not any(q.startswith("Grey Night") for q in queries), queries
+
+
+def test_states_and_provinces_come_in_the_order_the_text_names_them() -> None:
+    from core.countries import states_in
+
+    # "Kansas" inside "Arkansas" is not where Kansas is named
+    assert states_in("from Arkansas to Ontario and Kansas") == ["Arkansas", "Ontario", "Kansas"]
+    assert states_in("Washington, D.C. and Victoria") == ["Victoria"]
