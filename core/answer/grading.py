@@ -283,7 +283,11 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         subjects_needed=len(compared) or min(len(things), 1),
         connected=not (cited and things) or tied_to(cited[0], things, pool),
         chained=not through_another(question, things)
-        or _second_hop(cited, [s for n in things for s in subject_of[n]]),
+        or _second_hop(cited, [s for n in things for s in subject_of[n]]
+                       # no passage is about what it names: the first link is one that
+                       # names all of it ("an IFBB competition held in September 1991")
+                       or [s for s in cited if all(_names_itself(
+                           n, (s.content or s.snippet,), question) for n in things)]),
     )
 
 

@@ -113,6 +113,13 @@ def through_another(question: str, names: list[str]) -> bool:
                              for m in _GO_BETWEEN.finditer(question[:first]))
 
 
+def shared(question: str) -> bool:
+    """Whether the question asks what two named things are alike in, a description of both
+    ("What profession do A and B have in common?", "A and B are both what?"), not a thing
+    both name ("Both A and B embrace what campaign?")."""
+    return bool(_SHARED.search(question)) and bool(_DESCRIPTION.search(question))
+
+
 def closed(question: str) -> bool:
     """Whether the question is answered yes or no: it opens with an auxiliary verb ("Are
     both ... American?", "Did ... win?")."""
@@ -145,7 +152,16 @@ _SHARED = re.compile(
     # "A and B are both genuses of which type of plants?", "... both what kind of film?"
     r"\bboth\b[^?]*?\b(?:what|which)\b(?!\s+(?:year|date|century|decade|day|month|time|"
     r"number|percentage|age)s?\b)(?!.*\bor\b)", re.I)
+_DESCRIPTION = re.compile(
+    r"^\W*what\s+(?:are|were|is|was)\s+both\b|\bboth\s+what\W*$|"
+    r"^\W*what\s+(?:do|did|does)\b.*\bhave in common\W*$|"
+    r"\b(?:what|which)\s+(?:profession|occupation|job|career|trade|nationality|genre|kind|"
+    r"type|sort|role)s?\b", re.I)
 _TOKEN = re.compile(r"[^\W\d_][\w']*|\d+")
+_DESCRIBES = re.compile(r"\s(?:is|was|are|were|became)\s", re.I)
+# where the description ends and another clause begins: "the defending champion, but did
+# not take part", "a singer who ..."
+_CLAUSE_END = re.compile(r",?\s+(?:but|who|which|whose|while|although|though)\s|;")
 
 
 def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
@@ -159,7 +175,15 @@ def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     if len(sides) < 2 or sides[0] == sides[1]:
         return None
     openings = [(sentences(_text(sources[n])) or [""])[0] for n in sides]
-    said = _common_run(openings[0], openings[1], set(terms(" ".join(names))))
+    # what each opening says its subject is, after "is" / "was": not what happened to it
+    # ("Casal did not participate this year" and "Orantes did not participate this year")
+    described = []
+    for opening in openings:
+        verb = _DESCRIBES.search(opening)
+        if verb is None:
+            return None
+        described.append(_CLAUSE_END.split(opening[verb.end():], maxsplit=1)[0])
+    said = _common_run(described[0], described[1], set(terms(" ".join(names))))
     if said is None:
         return None
     return Verdict(f"Both are described as {said}", list(zip(sides, openings, strict=True)))

@@ -99,7 +99,10 @@ _EXPLANATION = re.compile(
     r"in what way)\b|\b(explain|mechanism|works?)\b",
     re.I,
 )
-_QUANTITY = re.compile(r"\bhow (long|many|much|often|far|old)\b", re.I)
+# the words of the question's form, not of what it asks about: "how many", "have in
+# common", "what type of"; no passage need hold them
+_FORM = re.compile(r"\bhow (long|many|much|often|far|old)\b|\bin common\b|"
+                   r"\b(?:type|kind|sort)s? of\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 # a capitalised word ("O'Rourke" one word), an abbreviation ("F.C.", "U.S."), or an initial
 # or short title before a name ("H. G. Wells", "St. Jude Medical")
@@ -148,7 +151,7 @@ def detect_intent(question: str, now: datetime | None = None) -> QueryIntent:
     return QueryIntent(
         question_type=question_type,
         entities=entities,
-        key_terms=list(dict.fromkeys(terms(_QUANTITY.sub(" ", question)))),
+        key_terms=list(dict.fromkeys(terms(_FORM.sub(" ", question)))),
         time_constraint=time_constraint,
         language=_language(question),
     )

@@ -17,7 +17,7 @@ import numpy as np
 
 from core.answer.lexicon import lexicon
 from core.answer.synthesis.base import Draft
-from core.answer.verdict import Verdict, closed, decide, either_or, through_another
+from core.answer.verdict import Verdict, closed, decide, either_or, shared, through_another
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
@@ -100,7 +100,9 @@ class ExtractiveSynthesizer:
                 update={"notes": [ABSENCE] if verdict.by_absence
                         else [OTHERWISE] if verdict.otherwise
                         else [LOOSE] if verdict.loose else []})
-        notes = [UNSETTLED] if closed(question) or either_or(question, intent) else []
+        # a yes/no, either-or or in-common question the passages do not settle
+        notes = [UNSETTLED] if closed(question) or either_or(question, intent) \
+            or shared(question) else []
         draft = await self._extract(question, intent, sources)
         return draft.model_copy(update={"notes": draft.notes + notes})
 

@@ -1850,3 +1850,60 @@ def test_states_and_provinces_come_in_the_order_the_text_names_them() -> None:
     # "Kansas" inside "Arkansas" is not where Kansas is named
     assert states_in("from Arkansas to Ontario and Kansas") == ["Arkansas", "Ontario", "Kansas"]
     assert states_in("Washington, D.C. and Victoria") == ["Victoria"]
+
+
+def test_the_words_of_the_question_form_are_not_what_it_asks_about() -> None:
+    asked = detect_intent("What type of sport do Ilse Varga and Tom Brecker have in common?")
+    assert "common" not in asked.key_terms and "type" not in asked.key_terms
+    assert "sport" in asked.key_terms
+    assert "common" in detect_intent("Which common bird nests in Lake Orvin?").key_terms
+    players = [_page(105, "Ilse Varga", "Ilse Varga (born 1961) is a former professional tennis "
+                     "player from Hungary."),
+               _page(106, "Tom Brecker", "Tom Brecker (born 1950) is a former tennis player "
+                     "who won two doubles titles.")]
+    pages = [verify_citations(_draft_of(players), players), players]
+    graded = grade(*pages, detect_intent(asked_in_common := "What type of sport do Ilse Varga "
+                                         "and Tom Brecker have in common?"), [],
+                   only_local=True, question=asked_in_common)
+    assert graded.confidence != Confidence.INSUFFICIENT, graded.limitations
+
+
+def _draft_of(pages: list[Source]) -> Any:
+    from core.answer.synthesis.base import Draft
+    from core.models import Citation
+
+    return Draft(summary=" ".join(f"{(p.content or '')[:-1]} [{n}]."
+                                  for n, p in enumerate(pages, 1)),
+                 citations=[Citation(claim=p.content or "", source_id=p.id,
+                                     quote=p.content or "") for p in pages])
+
+
+async def test_what_two_share_is_a_description_not_what_happened_to_both(
+        embedder: Any) -> None:
+    # both passages say the same thing happened, not what either is
+    pages = [_page(107, "1990 Harlow Open – Doubles", "Ilse Varga and Mara Kos were the "
+                   "defending champions, but Varga did not participate this year."),
+             _page(108, "1988 Harlow Open – Singles", "Tom Brecker was the defending champion, "
+                   "but did not participate this year.")]
+    question = "What type of sport do Ilse Varga and Tom Brecker have in common?"
+    draft = await _answer(embedder, question, pages)
+    assert not draft.summary.startswith("Both are described as"), draft.summary
+    assert UNSETTLED in draft.notes  # not settled: graded Low at best
+    campaign = await _answer(embedder, "Both Open Fields and Green Acre embrace what "
+                             "campaign?", [_page(109, "Open Fields", "Open Fields is a charity "
+                                                 "that promotes the Plant a Hedge campaign.")])
+    assert UNSETTLED not in campaign.notes  # a thing both name, not a description
+
+
+def test_the_first_link_may_be_a_passage_that_names_what_the_question_does() -> None:
+    # no passage is about "ZBX": the passage naming it and the hotel is the first link
+    contest = _page(110, "1994 Arlen Open", "The 1994 Arlen Open was a ZBX chess championship "
+                    "held in May 1994 at the Harrow Lake Hotel in Duluth.", 0.7)
+    hotel = _page(111, "Harrow Lake Hotel", "The Harrow Lake Hotel is a resort hotel designed "
+                  "by architect Mina Ostrova, opened in 1990.", 0.7)
+    other = _page(112, "Pine Ridge Hotel", "The Pine Ridge Hotel is a resort hotel designed by "
+                  "architect Karl Wendt, opened in 1985.", 0.7)
+    question = "Who designed the hotel that held the ZBX chess championship in May 1994?"
+    assert _graded_answer(question, [contest, hotel]).confidence != Confidence.INSUFFICIENT
+    assert _graded_answer(question, [contest, other]).confidence == Confidence.INSUFFICIENT
+
