@@ -136,6 +136,8 @@ def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ver
         return _yes_or_no(question, intent, sources)
     if _SHARED.search(question):
         return _shared(question, intent, sources)
+    if _BOTH.search(question):
+        return _shared_value(question, intent, sources)
     return None
 
 
@@ -187,6 +189,58 @@ def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     if said is None:
         return None
     return Verdict(f"Both are described as {said}", list(zip(sides, openings, strict=True)))
+
+
+# a question asking what two named things both have: "What is the main flavor of both
+# soft drinks, A and B?", "Which tournament have A and B both been finalists in?"
+_BOTH = re.compile(r"^\W*(?:what|which)\b.*\b(?:both|in common)\b", re.I)
+
+
+def _shared_value(question: str, intent: QueryIntent, sources: Sequence[Source]
+                  ) -> Verdict | None:
+    """What the passages about two named things both say in sentences that hold the
+    question's other words ("orange" of "Solo is an orange-flavoured soft drink" and
+    "Sunkist is a brand of orange flavored soft drinks" for "the main flavor of both"):
+    the longest run of words the two sentences share that the question does not hold. None
+    when no pair of such sentences shares one."""
+    names = weighed([e for e in intent.entities if e in question])
+    found = [_about(name, sources) for name in names[:2]]
+    if len(names) < 2 or None in found or found[0] == found[1]:
+        return None
+    sides = [n for n in found if n is not None]
+    asked = set(terms(question))
+    named = set(terms(" ".join(names)))
+    wanted = asked - named  # what the question says of both, besides their names
+    best: tuple[int, int, str, str, str] | None = None
+    for first in sentences(_text(sources[sides[0]])):
+        held = len(wanted & set(terms(first)))
+        if not held:
+            continue
+        for second in sentences(_text(sources[sides[1]])):
+            other = len(wanted & set(terms(second)))
+            said = _common_run(first, second, asked) if other else None
+            if said is None or not (_beside(said, first, wanted)
+                                    and _beside(said, second, wanted)):
+                continue  # "family" of "the Fagaceae family" and "the verbena family"
+            rank = (min(held, other), len(terms(said)), said, first, second)
+            if best is None or rank[:2] > best[:2]:
+                best = rank
+    if best is None:
+        return None
+    said, first, second = best[2:]
+    return Verdict(said[:1].upper() + said[1:], [(sides[0], first), (sides[1], second)])
+
+
+def _beside(said: str, sentence: str, wanted: set[str]) -> bool:
+    """Whether `said` stands within a few words of one of the `wanted` words in the
+    sentence ("orange" in "orange-flavoured" for "flavor")."""
+    words = [re.escape(w) for w in _TOKEN.findall(said)]
+    at = re.search(r"\b" + r"\W+".join(words) + r"\b", sentence, re.I) if words else None
+    if at is None:
+        return False
+    before = _TOKEN.findall(sentence[:at.start()])[-3:]
+    after = _TOKEN.findall(sentence[at.end():])[:3]
+    return bool(wanted & set(terms(" ".join(before + after))))
 
 
 def _common_run(first: str, second: str, named: set[str]) -> str | None:

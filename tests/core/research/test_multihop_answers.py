@@ -1907,3 +1907,22 @@ def test_the_first_link_may_be_a_passage_that_names_what_the_question_does() -> 
     assert _graded_answer(question, [contest, hotel]).confidence != Confidence.INSUFFICIENT
     assert _graded_answer(question, [contest, other]).confidence == Confidence.INSUFFICIENT
 
+
+
+async def test_what_both_have_is_the_run_both_passages_give_beside_the_asked_word(
+        embedder: Any) -> None:
+    drinks = [_page(113, "Fjordbrus", "Fjordbrus is a pear-flavoured soda made in Bergen since "
+                    "1921. It is sold in green bottles."),
+              _page(114, "Glimmer Pop", "Glimmer Pop is a brand of mostly pear flavored sodas "
+                    "launched in 1986.")]
+    draft = await _answer(embedder, "What is the main flavor of both sodas, Fjordbrus and "
+                          "Glimmer Pop?", drinks)
+    assert draft.summary.startswith("Pear: Fjordbrus is a pear-flavoured soda"), draft.summary
+    assert {c.source_id for c in draft.citations} == {"s113", "s114"}
+    # a word both passages hold away from what is asked is not what both have
+    plants = [_page(115, "Quercilla", "Quercilla alba is a species of plant in the Fagaceae "
+                    "family, found in Laos."),
+              _page(116, "Verdanta", "Verdanta erecta is a species of flowering shrub in the "
+                    "verbena family, native to Peru.")]
+    other = await _answer(embedder, "What is in both the Quercilla and Verdanta species?", plants)
+    assert not other.summary.startswith("Family"), other.summary
