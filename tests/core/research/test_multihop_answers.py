@@ -1861,21 +1861,9 @@ def test_the_words_of_the_question_form_are_not_what_it_asks_about() -> None:
                      "player from Hungary."),
                _page(106, "Tom Brecker", "Tom Brecker (born 1950) is a former tennis player "
                      "who won two doubles titles.")]
-    pages = [verify_citations(_draft_of(players), players), players]
-    graded = grade(*pages, detect_intent(asked_in_common := "What type of sport do Ilse Varga "
-                                         "and Tom Brecker have in common?"), [],
-                   only_local=True, question=asked_in_common)
+    question = "What type of sport do Ilse Varga and Tom Brecker have in common?"
+    graded = _graded_answer(question, players)
     assert graded.confidence != Confidence.INSUFFICIENT, graded.limitations
-
-
-def _draft_of(pages: list[Source]) -> Any:
-    from core.answer.synthesis.base import Draft
-    from core.models import Citation
-
-    return Draft(summary=" ".join(f"{(p.content or '')[:-1]} [{n}]."
-                                  for n, p in enumerate(pages, 1)),
-                 citations=[Citation(claim=p.content or "", source_id=p.id,
-                                     quote=p.content or "") for p in pages])
 
 
 async def test_what_two_share_is_a_description_not_what_happened_to_both(
