@@ -100,9 +100,9 @@ _EXPLANATION = re.compile(
     re.I,
 )
 # the words of the question's form, not of what it asks about: "how many", "have in
-# common", "what type of"; no passage need hold them
-_FORM = re.compile(r"\bhow (long|many|much|often|far|old)\b|\bin common\b|"
-                   r"\b(?:type|kind|sort)s? of\b", re.I)
+# common"; no passage need hold them ("what type of" stays: dropping it too let more
+# evidence-removed questions be answered, measured)
+_FORM = re.compile(r"\bhow (long|many|much|often|far|old)\b|\bin common\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 # a capitalised word ("O'Rourke" one word), an abbreviation ("F.C.", "U.S."), or an initial
 # or short title before a name ("H. G. Wells", "St. Jude Medical")
