@@ -284,10 +284,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
         connected=not (cited and things) or tied_to(cited[0], things, pool),
         chained=not through_another(question, things)
         or _second_hop(cited, [s for n in things for s in subject_of[n]]
-                       # no passage is about what it names: the first link is one that
-                       # names all of it ("an IFBB competition held in September 1991")
-                       or [s for s in cited if all(_names_itself(
-                           n, (s.content or s.snippet,), question) for n in things)]),
+                       or _naming_all(cited, things, question)),
     )
 
 
@@ -418,6 +415,13 @@ def _extends(token: str) -> bool:
         return len(token) < 5 or token.isdigit()
     return (token[0].isupper() and token.casefold() not in STOPWORDS
             and fold(token) not in _LEGAL_FORMS)
+
+
+def _naming_all(cited: Sequence[Source], things: list[str], question: str) -> list[Source]:
+    """The cited passages that name every thing the question names: the first link of its
+    chain when no passage is about them ("an IFBB competition held in September 1991")."""
+    return [s for s in cited
+            if all(_names_itself(n, (s.content or s.snippet,), question) for n in things)]
 
 
 def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:

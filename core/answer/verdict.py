@@ -146,19 +146,18 @@ def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ver
 # what a passage's opening says its subject is: "What are both A and B?", "A and B are both
 # what?", "What profession do A and B have in common?", "What do A and B have in common?",
 # "A and B are both genera of which type of plants?"
+_DESCRIBED = (r"^\W*what\s+(?:are|were|is|was)\s+both\b|\bboth\s+what\W*$|"
+              r"^\W*what\s+(?:do|did|does)\b.*\bhave in common\W*$")
+_DESCRIBING_NOUNS = (r"(?:profession|occupation|job|career|trade|nationality|genre|kind|type|"
+                     r"role)s?\b")
 _SHARED = re.compile(
-    r"^\W*what\s+(?:are|were|is|was)\s+both\b|\bboth\s+what\W*$|"
-    r"^\W*what\s+(?:do|did|does)\b.*\bhave in common\W*$|"
-    r"^\W*(?:what|which)\s+(?:profession|occupation|job|career|trade|nationality|genre|"
-    r"kind|type|role)s?\b.*\b(?:in common|both|share)\b|"
+    _DESCRIBED + rf"|^\W*(?:what|which)\s+{_DESCRIBING_NOUNS}.*\b(?:in common|both|share)\b|"
     # "A and B are both genuses of which type of plants?", "... both what kind of film?"
     r"\bboth\b[^?]*?\b(?:what|which)\b(?!\s+(?:year|date|century|decade|day|month|time|"
     r"number|percentage|age)s?\b)(?!.*\bor\b)", re.I)
-_DESCRIPTION = re.compile(
-    r"^\W*what\s+(?:are|were|is|was)\s+both\b|\bboth\s+what\W*$|"
-    r"^\W*what\s+(?:do|did|does)\b.*\bhave in common\W*$|"
-    r"\b(?:what|which)\s+(?:profession|occupation|job|career|trade|nationality|genre|kind|"
-    r"type|sort|role)s?\b", re.I)
+# of those, the ones asking for a description, not a thing both name ("what campaign?")
+_DESCRIPTION = re.compile(_DESCRIBED + rf"|\b(?:what|which)\s+(?:sorts?\b|{_DESCRIBING_NOUNS})",
+                          re.I)
 _TOKEN = re.compile(r"[^\W\d_][\w']*|\d+")
 _DESCRIBES = re.compile(r"\s(?:is|was|are|were|became)\s", re.I)
 # where the description ends and another clause begins: "the defending champion, but did
@@ -171,11 +170,10 @@ def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     profession do A and B have in common?": "American musician, singer and songwriter"):
     the longest run of words the two opening sentences share, one that holds a noun and
     none of the question's names. None when they share no such run."""
-    names = weighed([e for e in intent.entities if e in question])
-    found = [_about(name, sources) for name in names[:2]]
-    sides = [n for n in found if n is not None]
-    if len(sides) < 2 or sides[0] == sides[1]:
+    two = _two_sides(question, intent, sources)
+    if two is None:
         return None
+    names, sides = two
     openings = [(sentences(_text(sources[n])) or [""])[0] for n in sides]
     # what each opening says its subject is, after "is" / "was": not what happened to it
     # ("Casal did not participate this year" and "Orantes did not participate this year")
@@ -191,6 +189,18 @@ def _shared(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     return Verdict(f"Both are described as {said}", list(zip(sides, openings, strict=True)))
 
 
+def _two_sides(question: str, intent: QueryIntent, sources: Sequence[Source]
+               ) -> tuple[list[str], list[int]] | None:
+    """The names a question weighs and the two passages about its first two, or None when
+    either has none or both have the same."""
+    names = weighed([e for e in intent.entities if e in question])
+    found = [_about(name, sources) for name in names[:2]]
+    sides = [n for n in found if n is not None]
+    if len(sides) < 2 or sides[0] == sides[1]:
+        return None
+    return names, sides
+
+
 # a question asking what two named things both have: "What is the main flavor of both
 # soft drinks, A and B?", "Which tournament have A and B both been finalists in?"
 _BOTH = re.compile(r"^\W*(?:what|which)\b.*\b(?:both|in common)\b", re.I)
@@ -203,11 +213,10 @@ def _shared_value(question: str, intent: QueryIntent, sources: Sequence[Source]
     "Sunkist is a brand of orange flavored soft drinks" for "the main flavor of both"):
     the longest run of words the two sentences share that the question does not hold. None
     when no pair of such sentences shares one."""
-    names = weighed([e for e in intent.entities if e in question])
-    found = [_about(name, sources) for name in names[:2]]
-    if len(names) < 2 or None in found or found[0] == found[1]:
+    two = _two_sides(question, intent, sources)
+    if two is None:
         return None
-    sides = [n for n in found if n is not None]
+    names, sides = two
     asked = set(terms(question))
     named = set(terms(" ".join(names)))
     wanted = asked - named  # what the question says of both, besides their names

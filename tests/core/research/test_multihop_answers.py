@@ -1896,7 +1896,6 @@ def test_the_first_link_may_be_a_passage_that_names_what_the_question_does() -> 
     assert _graded_answer(question, [contest, other]).confidence == Confidence.INSUFFICIENT
 
 
-
 async def test_what_both_have_is_the_run_both_passages_give_beside_the_asked_word(
         embedder: Any) -> None:
     drinks = [_page(113, "Fjordbrus", "Fjordbrus is a pear-flavoured soda made in Bergen since "
