@@ -9,7 +9,9 @@ from functools import lru_cache
 
 # country: the adjectives and other names that point at it
 _COUNTRIES = {
-    "United States": "American, U.S., US, USA, United States of America, America",
+    # a state or region whose name holds another country's: "New Mexico" is not Mexico
+    "United States": "American, U.S., US, USA, United States of America, America, "
+                     "New Mexico, New England",
     "United Kingdom": "British, UK, U.K., Britain, Great Britain, English, England, Scottish, "
                       "Scotland, Welsh, Wales, Northern Irish, Northern Ireland",
     "Ireland": "Irish", "Canada": "Canadian", "Australia": "Australian, New South Wales",

@@ -406,7 +406,10 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         return relative
     subjects, predicate = _subjects(question, intent)
     split = _split_titles(question, sources)
-    if split is not None:  # "Are A and B and the C both ...?": each side a passage's subject
+    if split is not None and (re.search(r"\bboth\b", question, re.I) or any(
+            _about(s, sources) is None for s in subjects) or len(subjects) < 2):
+        # "Are A and B and the C both ...?", "Were A and B released ...?" whose names
+        # split a title: each side a passage's subject
         subjects, predicate = split
     one = _one_subject(question, intent)
 
@@ -446,7 +449,13 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     when = re.search(r"\b(before|after|since|until|in)\s+(1[0-9]{3}|20[0-9]{2})\b", predicate)
     if when:
         return _dated(when.group(1), int(when.group(2)), question, sides, sources)
-    if countries_in(predicate):
+    states = states_in(predicate)
+    if states and _PLACED_IN.match(_plain_state(re.sub(r"^(?:endemic|native)\s+to\s+", "in ",
+                                                         predicate))):
+        in_state = _in_state(states, sides, sources)
+        if in_state is not None:
+            return in_state
+    elif countries_in(predicate):
         return _from(predicate, sides, sources)
     return _described(predicate, sides, sources, question)
 
@@ -744,10 +753,12 @@ def _reframed(predicate: str, said: list[str], text: str) -> str | None:
 def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], str] | None:
     """The two things of "Are A and B both ...?" when a title holds "and" ("The Palace and
     the Fortress and The Scarlet Flower"): the split at an "and" where each side is a
-    passage's subject (by its title, else its first words), and what is said of both."""
+    passage's subject (by its title, else its first words), and what is said of both.
+    Without "both" ("Were A and B released in the same year?"), the second thing ends where
+    the longest run of words a passage titles does ("Inventory", not "Inventory released")."""
     asked = re.match(r"^\W*\w+\s+(.+?)\s+both\s+(.+?)[?.!]*$", question)
     if asked is None:
-        return None
+        return _titled_pair(question, sources)
     span = asked.group(1)
     splits = []
     for joint in re.finditer(r"\s+and\s+", span):
@@ -761,6 +772,28 @@ def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], 
     if not splits:
         return None
     return min(splits, key=lambda split: split[0])[1], asked.group(2)
+
+
+def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], str] | None:
+    """"Were A and B released in the same year?" split where a passage titles the words
+    before "and" from the question's verb on, and a passage titles the longest run of words
+    right after it; the rest is what the question says of both."""
+    asked = _CLOSED.match(question)
+    if asked is None:
+        return None
+    rest = question[asked.end():].strip().rstrip("?.! ")
+    titled = {phrase(title_subject(s.title)): n for n, s in enumerate(sources)}
+    for joint in re.finditer(r"\s+and\s+", rest):
+        first = re.sub(r"^the\s+", "", rest[:joint.start()], flags=re.I)
+        if titled.get(phrase(first)) is None:
+            continue
+        words = rest[joint.end():].split()
+        for end in range(len(words) - 1, 0, -1):  # something must be said of both
+            second = re.sub(r"^the\s+", "", " ".join(words[:end]), flags=re.I)
+            n = titled.get(phrase(second))
+            if n is not None and n != titled[phrase(first)]:
+                return [first, second], " ".join(words[end:])
+    return None
 
 
 def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
@@ -1054,6 +1087,23 @@ def _from(predicate: str, sides: list[tuple[str, int]],
     countries = countries_in(predicate)
     known = _each(sides, sources, _country)
     return None if known is None else _yes_if(all(v in countries for v, _, _ in known), known)
+
+
+def _in_state(states: list[str], sides: list[tuple[str, int]],
+              sources: Sequence[Source]) -> Verdict | None:
+    """Whether each side is in the state or province the predicate names ("both located in
+    Ohio?", "both endemic to New South Wales?"), by the first one its opening names: Yes when
+    each is; No when one is in another and its passage names the asked one nowhere; else
+    None (a passage naming no state leaves it to the words it holds)."""
+    known = _each(sides, sources, _state)
+    if known is None:
+        return None
+    if all(value in states for value, _, _ in known):
+        return _yes_if(True, known)
+    elsewhere = [(value, sentence, n) for value, sentence, n in known if value not in states
+                 and not set(states) & set(states_in(_text(sources[n])))]
+    return Verdict("No", [(n, sentence) for _, sentence, n in known], otherwise=True) \
+        if elsewhere else None
 
 
 def _described(predicate: str, sides: list[tuple[str, int]],

@@ -241,6 +241,21 @@ async def test_two_things_are_weighed_by_year_family_and_members(embedder: Any) 
     assert not draft.summary.startswith(("Yes", "No"))
 
 
+async def test_a_title_the_question_names_split_is_weighed_as_one_thing(embedder: Any) -> None:
+    # "Letters in the Snow" reads as two names ("Letters", "Snow"): the passages' titles say
+    # where the first thing ends and how far the second goes ("Ledger", not "Ledger released")
+    films = [_page(22, "Letters in the Snow (film)", "Letters in the Snow is a 1987 Danish "
+                   "drama film directed by Ida Holm."),
+             _page(23, "Ledger (film)", "Ledger is a 1987 Finnish comedy film directed by Aku "
+                   "Lahti."),
+             _page(24, "Tin Harbour", "Tin Harbour is a 1990 British crime film.")]
+    cases = [("Were Letters in the Snow and Ledger released in the same year?", "Yes"),
+             ("Were Letters in the Snow and Tin Harbour released in the same year?", "No")]
+    for question, answer in cases:
+        draft = await _answer(embedder, question, films)
+        assert draft.summary.startswith(f"{answer}: Letters in the Snow is a 1987"), question
+
+
 async def test_two_kinds_of_year_in_one_question_are_not_weighed(embedder: Any) -> None:
     question = "Did Pierre Dufresne die before Anna Lindqvist was born?"
     draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
@@ -1646,6 +1661,26 @@ def test_new_south_wales_is_in_australia_and_south_wales_in_wales() -> None:
     assert countries_in("a town in New South Wales") == ["Australia"]
     assert home_nations_in("a town in New South Wales") == []
     assert home_nations_in("a coastal city in South Wales") == ["Wales"]
+    # a US state or region whose name holds another country's
+    assert countries_in("a painter born in Taos, New Mexico") == ["United States"]
+    assert countries_in("a poet from New England") == ["United States"]
+    assert countries_in("a poet from Mexico City") == ["Mexico"]
+
+
+async def test_both_in_a_state_is_weighed_by_the_state_each_opening_names(
+        embedder: Any) -> None:
+    orchids = [_page(230, "Caladenia vesper", "Caladenia vesper, the evening spider orchid, "
+                     "is a plant in the orchid family and is endemic to New South Wales."),
+               _page(231, "Caladenia nimba", "Caladenia nimba is a plant in the orchid family "
+                     "and is endemic to New South Wales, where it grows in heath."),
+               _page(232, "Caladenia ferox", "Caladenia ferox is a plant in the orchid family "
+                     "and is endemic to Tasmania.")]
+    cases = [("Are Caladenia vesper and Caladenia nimba both endemic to New South Wales?", "Yes"),
+             ("Are Caladenia vesper and Caladenia ferox both endemic to New South Wales?", "No")]
+    for question, answer in cases:
+        draft = await _answer(embedder, question, orchids)
+        assert draft.summary.startswith(f"{answer}: Caladenia vesper"), question
+        assert len(draft.citations) == 2, question
 
 
 def test_a_place_named_with_its_region_that_only_places_the_subject_needs_no_passage(
