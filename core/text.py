@@ -97,6 +97,23 @@ def phrase(text: str) -> str:
     return f" {' '.join(words)} " if words else "\0"
 
 
+def same_phrase(first: str, second: str) -> bool:
+    """Whether two texts are the same words (`phrase`); two of short words alone by all
+    their words ("I Was" is not "Should We Tell Him", though neither keeps a word)."""
+    found = phrase(first)
+    if found != "\0" or phrase(second) != "\0":
+        return found == phrase(second)
+    return all_words(first) == all_words(second)
+
+
+def all_words(text: str) -> list[str]:
+    """Every word of `text`, folded, short ones too, without a leading "the": "The Works"
+    and "works" are the same title, "Comes a Horseman" and "Comes a Horseman have the same"
+    are not."""
+    words = re.findall(r"\w+", text.casefold())
+    return words[1:] if words[:1] == ["the"] else words
+
+
 def in_phrase(part: str, whole: str) -> bool:
     """Whether the `phrase` `part` is in the `phrase` `whole`, its last word in the plural
     too: "soft drink" is in "the main flavor of both soft drinks"."""

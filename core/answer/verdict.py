@@ -54,8 +54,10 @@ from core.text import (
     CAPITAL,
     NAME,
     STOPWORDS,
+    all_words,
     opening_subject,
     phrase,
+    same_phrase,
     sentences,
     terms,
     title_subject,
@@ -406,8 +408,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         return relative
     subjects, predicate = _subjects(question, intent)
     split = _split_titles(question, sources)
-    if split is not None and (re.search(r"\bboth\b", question, re.I) or any(
-            _about(s, sources) is None for s in subjects) or len(subjects) < 2):
+    if split is not None and (re.search(r"\bboth\b", question, re.I) or len(subjects) < 2
+                              or not all(_titles(s, sources) for s in subjects)):
         # "Are A and B and the C both ...?", "Were A and B released ...?" whose names
         # split a title: each side a passage's subject
         subjects, predicate = split
@@ -549,7 +551,7 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     n = _about(subject, sources)
     epithet = re.match(r"([a-z][\w-]+)\s+(.+)$", predicate)
     if epithet and epithet[1] not in STOPWORDS and any(
-            phrase(title_subject(s.title)) == phrase(f"{subject} {epithet[1]}")
+            same_phrase(title_subject(s.title), f"{subject} {epithet[1]}")
             for s in sources):  # not "in" of "A in Alberta", which the phrase leaves out
         # a species its passage titles: "Silene latifolia", not the genus Silene
         subject, predicate = f"{subject} {epithet[1]}", epithet[2]
@@ -766,7 +768,7 @@ def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], 
                  for side in (span[:joint.start()], span[joint.end():])]
         found = [_about(side, sources) for side in sides]
         if found[0] is not None and found[1] is not None and found[0] != found[1]:
-            titled = sum(phrase(title_subject(sources[n].title)) == phrase(side)
+            titled = sum(same_phrase(title_subject(sources[n].title), side)
                          for side, n in zip(sides, found, strict=True) if n is not None)
             splits.append((-titled, sides))
     if not splits:
@@ -775,24 +777,31 @@ def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], 
 
 
 def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], str] | None:
-    """"Were A and B released in the same year?" split where a passage titles the words
-    before "and" from the question's verb on, and a passage titles the longest run of words
-    right after it; the rest is what the question says of both."""
+    """"Were (the films) A and B released in the same year?" split where a passage titles
+    the longest run of words right before "and" and one the longest run right after it; the
+    rest is what the question says of both."""
     asked = _CLOSED.match(question)
     if asked is None:
         return None
     rest = question[asked.end():].strip().rstrip("?.! ")
-    titled = {phrase(title_subject(s.title)): n for n, s in enumerate(sources)}
+
+    def title(words: list[str]) -> str:
+        return re.sub(r"^the\s+", "", " ".join(words), flags=re.I)
+
+    def titled(name: str) -> int | None:  # word for word, short words too
+        return next((n for n, s in enumerate(sources)
+                     if all_words(title_subject(s.title)) == all_words(name)), None)
+
     for joint in re.finditer(r"\s+and\s+", rest):
-        first = re.sub(r"^the\s+", "", rest[:joint.start()], flags=re.I)
-        if titled.get(phrase(first)) is None:
+        before, after = rest[:joint.start()].split(), rest[joint.end():].split()
+        first = next((title(before[start:]) for start in range(len(before))
+                      if titled(title(before[start:])) is not None), None)
+        if first is None:
             continue
-        words = rest[joint.end():].split()
-        for end in range(len(words) - 1, 0, -1):  # something must be said of both
-            second = re.sub(r"^the\s+", "", " ".join(words[:end]), flags=re.I)
-            n = titled.get(phrase(second))
-            if n is not None and n != titled[phrase(first)]:
-                return [first, second], " ".join(words[end:])
+        for end in range(len(after) - 1, 0, -1):  # something must be said of both
+            n = titled(title(after[:end]))
+            if n is not None and n != titled(first):
+                return [first, title(after[:end])], " ".join(after[end:])
     return None
 
 
@@ -1597,12 +1606,19 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
     None when no passage is about it (a passage that only mentions it, as a son's mentions
     his father, does not say what the father is)."""
     wanted = phrase(name)
-    for test in (lambda s: phrase(title_subject(s.title)) == wanted,
-                 lambda s: phrase(opening_subject(s.content or s.snippet)).startswith(wanted)):
+    for test in (lambda s: same_phrase(title_subject(s.title), name),
+                 # not "I Was", all short words, of whatever passage opens with such words
+                 lambda s: plain(name)
+                 and phrase(opening_subject(s.content or s.snippet)).startswith(wanted)):
         for n, source in enumerate(sources):
             if test(source):
                 return n
     return None
+
+
+def _titles(name: str, sources: Sequence[Source]) -> bool:
+    """Whether a passage's title is `name` (one of words that are not all short ones)."""
+    return any(same_phrase(title_subject(s.title), name) for s in sources)
 
 
 def _text(source: Source) -> str:

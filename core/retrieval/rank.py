@@ -25,6 +25,7 @@ from core.text import (
     opening_subject,
     phrase,
     plain_words,
+    same_phrase,
     sentences,
     terms,
     title_subject,
@@ -111,7 +112,7 @@ def _naming(names: Sequence[str], chosen: list[int], order: list[int],
                       and is_about(needle, pool[n])), None)
         if found is None:
             found = next((n for n in beyond if n not in added
-                          and phrase(title_subject(pool[n].title)) == needle), None)
+                          and same_phrase(title_subject(pool[n].title), name)), None)
         if found is None and not any(needle in texts[n] for n in chosen + added):
             found = next((n for n in [*order, *beyond] if n not in chosen and n not in added
                           and needle in texts[n]), None)

@@ -256,6 +256,27 @@ async def test_a_title_the_question_names_split_is_weighed_as_one_thing(embedder
         assert draft.summary.startswith(f"{answer}: Letters in the Snow is a 1987"), question
 
 
+async def test_a_name_of_short_words_is_not_any_title_of_short_words(embedder: Any) -> None:
+    # the question's names hold "I Was" (all short words) and a song's title is all short
+    # words too: it is not the film's passage, and the film's whole title is found
+    films = [_page(25, "Boy Finds Mother", "Boy Finds Mother is a 1961 Estonian drama film "
+                   "directed by Leida Laius."),
+             _page(26, "I Was a Moon of the Earth", "I Was a Moon of the Earth is an Estonian "
+                   "science-fiction film of 1961."),
+             _page(27, "Should We Tell Him", '"Should We Tell Him" is a song released in 1958 '
+                   "by The Alder Sisters.")]
+    draft = await _answer(embedder, "Were the Estonian films Boy Finds Mother and I Was a Moon "
+                          "of the Earth made in the same year?", films)
+    assert draft.summary.startswith("Yes: Boy Finds Mother is a 1961"), draft.summary
+    assert "Should We Tell Him" not in draft.summary
+    # a title of short words alone is still found, word for word
+    bands = [_page(28, "The Who Else", "The Who Else is an English rock band formed in 1990."),
+             _page(29, "For Them", "For Them is an American rock band formed in 1990.")]
+    draft = await _answer(embedder, "Were The Who Else and For Them formed in the same year?",
+                          bands)
+    assert draft.summary.startswith("Yes: "), draft.summary
+
+
 async def test_two_kinds_of_year_in_one_question_are_not_weighed(embedder: Any) -> None:
     question = "Did Pierre Dufresne die before Anna Lindqvist was born?"
     draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
