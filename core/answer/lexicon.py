@@ -53,6 +53,7 @@ class Lexicon:
         self._exceptions = exceptions  # pos -> inflected form -> base
         self._nouns = nouns  # WordNet's data.noun, for the hierarchy of nouns
         self._parents: dict[int, tuple[int, ...]] = {}
+        self._files: dict[int, int] = {}  # noun sense -> its lexicographer file
 
     def is_kind_of(self, word: str, kind: str, steps: int = 7) -> bool:
         """Whether the noun `word` names a kind of `kind` in WordNet's hierarchy of nouns
@@ -83,7 +84,19 @@ class Lexicon:
                     if line[:1].isdigit():
                         self._parents[int(line[:8]) * 4] = tuple(
                             int(offset) * 4 for offset in _HYPERNYM.findall(line))
+                        self._files[int(line[:8]) * 4] = int(line[9:11])
         return self._parents.get(sense, ())
+
+    def same_category(self, word: str, other: str) -> bool:
+        """Whether the nouns share a category (WordNet's lexicographer file) in a first
+        sense of each: "manufacturer" and "company" (groups), "director" and "filmmaker"
+        (persons); never "singer" and "band", a person and a group."""
+        def files(text: str) -> set[int]:
+            self._hypernyms(0)  # the categories are read with the hierarchy
+            return {self._files[s] for base, _ in self._bases(text.casefold(), "n")
+                    for s in self._senses["n"].get(base, ())[:_PRINCIPAL] if s in self._files}
+
+        return bool(files(word) & files(other))
 
     def lemma(self, word: str) -> Lemma:
         """The word's base form and all the senses of its possible base forms."""

@@ -1149,7 +1149,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         holds = holds and not missing
         loose = loose and missing in ([], [verb])
         lacking = lacking or (bool(missing)
-                              and not _undescribed(predicate, missing, said[:2]))
+                              and not _undescribed(predicate, missing, said[:2])
+                              and not _renamed(predicate, missing, said[:2]))
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
         reasons.append((n, _quote(said, best if missing in ([], [verb])
                                   and stems & set(terms(said[best])) else 0)))
@@ -1194,6 +1195,35 @@ def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool
                 return False  # another describing word: "a nature magazine"
         if found:  # the first sentence giving the noun says what it is
             return True
+    return False
+
+
+def _renamed(predicate: str, missing: list[str], opening: list[str]) -> bool:
+    """Whether a passage lacks only the noun the question ends on while its opening gives
+    the words before that noun followed by another noun of the same category ("a soft drink
+    manufacturer" for "soft drink companies", "a documentary film director" for
+    "documentary filmmakers"): it may say the same in other words, so its silence is no No.
+    "A rock singer" for "rock bands" is a person, not a group: that is a No. Nationalities
+    and names do not count among the words before: "an American newspaper" is no magazine."""
+    words = re.findall(r"[\w'-]+", predicate)
+    if len(words) < 2 or [w.casefold() for w in missing] != [words[-1].casefold()] \
+            or not words[-1].islower() or not lexicon().is_noun(words[-1]):
+        return False  # not a name: "in the family Apiaceae" of "the family Cistaceae"
+    head = words[-1]
+    describing = [w for w in words[:-1] if w.casefold() not in STOPWORDS
+                  and not w[:1].isupper() and not is_nationality(w)]
+    if not describing:
+        return False
+    for sentence in opening:
+        said = re.findall(r"[\w'-]+", sentence)
+        for at in range(len(said)):
+            if not _says(describing[-1], said[at], senses=False) or not all(
+                    any(_says(w, x, senses=False) for x in said[max(0, at - 4):at + 1])
+                    for w in describing):
+                continue
+            if any(lexicon().is_noun(x) and x.casefold() not in STOPWORDS
+                   and lexicon().same_category(x, head) for x in said[at + 1:at + 5]):
+                return True
     return False
 
 

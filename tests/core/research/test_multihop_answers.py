@@ -277,6 +277,22 @@ async def test_a_name_of_short_words_is_not_any_title_of_short_words(embedder: A
     assert draft.summary.startswith("Yes: "), draft.summary
 
 
+async def test_the_asked_noun_said_in_other_words_is_no_no(embedder: Any) -> None:
+    pages = [_page(40, "Brindle & Co.", "Brindle & Co. was a soft drink manufacturer founded "
+                   "in 1880 in Leeds."),
+             _page(41, "Fizzwell Drinks", "Fizzwell Drinks is a soft drink company founded in "
+                   "1990."),
+             _page(42, "Ola Brandt", "Ola Brandt (born 1970) is a Norwegian rock singer."),
+             _page(43, "The Cinders", "The Cinders are a Norwegian rock band formed in 1992.")]
+    # a manufacturer may well be a company: the passage does not say it is not one
+    draft = await _answer(embedder, "Are Brindle & Co. and Fizzwell Drinks both soft drink "
+                          "companies?", pages)
+    assert not draft.summary.startswith(("Yes", "No")), draft.summary
+    # a singer is a person, not a band: that is a No
+    draft = await _answer(embedder, "Are Ola Brandt and The Cinders both rock bands?", pages)
+    assert draft.summary.startswith("No: "), draft.summary
+
+
 async def test_two_kinds_of_year_in_one_question_are_not_weighed(embedder: Any) -> None:
     question = "Did Pierre Dufresne die before Anna Lindqvist was born?"
     draft = await _answer(embedder, question, [PAINTER, SCULPTOR])
