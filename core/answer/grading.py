@@ -328,9 +328,16 @@ def _value_given(term: str, text: str, places: set[str]) -> bool:
 def mentions(name: str, passage: str) -> bool:
     """Whether a passage (as a `phrase`) names `name`: its words together, an initial
     standing for a word that starts with it ("Robert C Seger" in "Robert Clark Seger").
-    Words scattered over a passage do not make the name."""
+    Words scattered over a passage do not make the name. A plural ending the name is also
+    named in the singular ("a UNESCO World Heritage Site" for "UNESCO World Heritage
+    Sites")."""
     if phrase(name) in passage:
         return True
+    named = phrase(name).split()
+    if len(named) >= 2 and named[-1].endswith("s"):
+        single = lexicon().lemma(named[-1]).base
+        if single != named[-1] and f" {' '.join([*named[:-1], single])} " in passage:
+            return True
     words = [fold(w) for w in re.findall(r"[^\W_]+", name)]
     if not any(len(w) == 1 for w in words) or sum(len(w) > 1 for w in words) < 2:
         return False

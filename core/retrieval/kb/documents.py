@@ -106,7 +106,9 @@ def _markdown_headings(text: str) -> list[tuple[int, int, str]]:
             continue
         match = re.match(r"^(#{1,6})\s+(.+?)\s*#*\s*$", line)
         if match and not in_fence:
-            found.append((index, len(match.group(1)), clean_heading(match.group(2))))
+            # an entity is the character it stands for, as Markdown shows it: "Owens &amp;
+            # Minor" is titled "Owens & Minor"
+            found.append((index, len(match.group(1)), clean_heading(unescape(match.group(2)))))
     return found
 
 

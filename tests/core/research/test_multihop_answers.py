@@ -412,6 +412,18 @@ def test_a_name_with_an_initial_is_found_with_the_full_middle_name() -> None:
     assert not mentions("Velvet Quarry", phrase("a quarry of velvet stone"))
 
 
+def test_a_plural_ending_a_name_is_named_in_the_singular_too() -> None:
+    assert mentions("Nordic Heritage Sites", phrase("It was made a Nordic Heritage Site in 1990."))
+    assert not mentions("Nordic Heritage Sites", phrase("the Nordic Heritage Fund's site"))
+    parks = [_page(44, "Hallin National Park", "Hallin National Park was declared a Nordic "
+                   "Heritage Site in 1990."),
+             _page(45, "Vesk National Park", "Vesk National Park was declared a Nordic "
+                   "Heritage Site in 1995.")]
+    graded = _graded_answer("Have Hallin National Park and Vesk National Park both been "
+                            "declared Nordic Heritage Sites?", parks)
+    assert graded.confidence != Confidence.INSUFFICIENT, graded.limitations
+
+
 def _draft(page: Source) -> Any:
     from core.answer.synthesis.base import Draft
     from core.models import Citation

@@ -19,6 +19,11 @@ def test_markdown_sections_keep_their_heading_path() -> None:
     assert "12 and 16 hours" in sleep.text and "# " not in sleep.text
 
 
+def test_a_markdown_heading_shows_the_character_an_entity_stands_for() -> None:
+    document = read_document(Path("firm.md"), b"# Marsh &amp; Vale\n\nA firm of surveyors.\n")
+    assert document.title == "Marsh & Vale"
+
+
 def test_rst_titles_become_headings() -> None:
     document = read_document(Path("v.rst"), CORPUS["volcanoes.rst"].encode())
     assert document.title == "Volcanoes"
