@@ -9,9 +9,7 @@ from functools import lru_cache
 
 # country: the adjectives and other names that point at it
 _COUNTRIES = {
-    # a state or region whose name holds another country's: "New Mexico" is not Mexico
-    "United States": "American, U.S., US, USA, United States of America, America, "
-                     "New Mexico, New England",
+    "United States": "American, U.S., US, USA, United States of America, America",
     "United Kingdom": "British, UK, U.K., Britain, Great Britain, English, England, Scottish, "
                       "Scotland, Welsh, Wales, Northern Irish, Northern Ireland",
     "Ireland": "Irish", "Canada": "Canadian", "Australia": "Australian, New South Wales",
@@ -72,9 +70,14 @@ _HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(" + "|".join(
     re.escape(w) for w in sorted(_HOME_NATION_OF, key=len, reverse=True)) + r")(?![\w-])")
 
 
+# places whose names hold a country's and that are no country's other name: "New Mexico" is
+# not Mexico, nor is it the United States ("American" does not name it)
+_NOT_COUNTRIES = ("New Mexico", "New England")
+
+
 @lru_cache(maxsize=1)
 def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
-    country_of: dict[str, str] = {}
+    country_of: dict[str, str] = {place.casefold(): "" for place in _NOT_COUNTRIES}
     for country, others in _COUNTRIES.items():
         for name in [country, *(o.strip() for o in others.split(","))]:
             country_of[name.casefold()] = country
@@ -91,7 +94,8 @@ def countries_in(text: str) -> list[str]:
     it is all the text says."""
     pattern, country_of = _pattern()
     named = [(country_of[m.group(0).casefold()], bool(_BORN.match(text, m.end())))
-             for m in pattern.finditer(text) if m.group(0)[0].isupper()]
+             for m in pattern.finditer(text)
+             if m.group(0)[0].isupper() and country_of[m.group(0).casefold()]]
     found = [country for country, birthplace in named if not birthplace] \
         or [country for country, _ in named]
     return list(dict.fromkeys(found))
@@ -204,7 +208,7 @@ _ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot", "a
 def is_country_name(text: str) -> bool:
     """Whether the whole text is a country's name or another name of it ("England", "United
     States"), not a place in one ("New York City")."""
-    return text.strip().casefold() in _pattern()[1]
+    return bool(_pattern()[1].get(text.strip().casefold()))
 
 
 def is_nationality(word: str) -> bool:

@@ -26,6 +26,7 @@ from core.answer.lexicon import is_word, lexicon
 from core.answer.references import document_numbering, marker
 from core.answer.synthesis.extractive import (
     ABSENCE,
+    BROAD,
     LOOSE,
     NOT_ANSWERED,
     OTHERWISE,
@@ -181,8 +182,10 @@ def grade(
     confidence = _confidence(evidence, bool(failures))
     if disputes:
         confidence = Confidence.LOW  # the design grades conflicting evidence Low
-    elif UNSETTLED in notes:
-        confidence = Confidence.LOW  # what was asked is not settled by the answer
+    elif UNSETTLED in notes or BROAD in notes:
+        # what was asked is not settled by the answer, or settled only as the question
+        # reads a passage that does not say which kind
+        confidence = Confidence.LOW
     elif (ABSENCE in notes or LOOSE in notes or contradicted or evidence.respelled) \
             and confidence == Confidence.HIGH:
         # a No that rests on what a passage does not say; a name the documents spell

@@ -73,6 +73,7 @@ class Verdict:
     by_absence: bool = False  # a No because a passage lacks the question's words
     otherwise: bool = False  # a No because a passage gives another value than the question
     loose: bool = False  # a Yes from passages that say all but the question's verb
+    broad: bool = False  # a Yes from a passage that names the asked noun, not which kind
 
 
 _CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)(?:n't)?\b",
@@ -1139,6 +1140,14 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     reasons = []
     holds = loose = True
     lacking = False  # a side lacks more than a describing word its opening leaves unsaid
+    renamed = False  # a side may say the asked noun in other words
+    broad = True  # what a side lacks is only which kind of the asked noun it is
+    run = re.search(r"((?:[\w'-]+\s+)*?)[\w'-]+\W*$", predicate)
+    kind_words = set()
+    for word in reversed((run.group(1) if run else "").split()):
+        if word.casefold() in STOPWORDS:
+            break
+        kind_words.add(word.casefold())
     stems = set(terms(predicate))
     for _, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
@@ -1148,9 +1157,13 @@ def _described(predicate: str, sides: list[tuple[str, int]],
                                               or _kind_in(opening, w))]
         holds = holds and not missing
         loose = loose and missing in ([], [verb])
-        lacking = lacking or (bool(missing)
-                              and not _undescribed(predicate, missing, said[:2])
-                              and not _renamed(predicate, missing, said[:2]))
+        undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
+        other_words = bool(missing) and not undescribed \
+            and _renamed(predicate, missing, said[:2])
+        renamed = renamed or other_words
+        lacking = lacking or (bool(missing) and not undescribed and not other_words)
+        # only words right before the noun are which kind of it: not "win" of "win an Oscar"
+        broad = broad and {w.casefold() for w in missing} <= kind_words
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
         reasons.append((n, _quote(said, best if missing in ([], [verb])
                                   and stems & set(terms(said[best])) else 0)))
@@ -1158,8 +1171,11 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         return Verdict("Yes", reasons)
     if loose:  # every side says all but the verb
         return Verdict("Yes", reasons, loose=True)
+    if renamed:  # "soft drink companies?" of "a soft drink manufacturer": not settled
+        return None if not lacking else Verdict("No", reasons, by_absence=True)
     if not lacking:  # "both visual artists?" of "a Mexican painter": it does not say which
-        return None
+        # kind; the question's reading, graded Low
+        return Verdict("Yes", reasons, broad=True) if broad else None
     return Verdict("No", reasons, by_absence=True)
 
 

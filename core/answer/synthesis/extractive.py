@@ -39,6 +39,9 @@ LOOSE = ("The answer Yes rests on passages that say what the question asks in ot
          "than its verb.")
 OTHERWISE = ("The answer No rests on what the passage about the question's subject gives "
              "instead of what the question says.")
+BROAD = ("The answer Yes rests on a passage that names what the question asks without saying "
+         "which kind (\"a painter\" for \"a visual artist\", \"a director\" for \"a film "
+         "director\").")
 NOT_ANSWERED = NO_ANSWER
 ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
@@ -99,7 +102,8 @@ class ExtractiveSynthesizer:
             return _decided(verdict, sources).model_copy(
                 update={"notes": [ABSENCE] if verdict.by_absence
                         else [OTHERWISE] if verdict.otherwise
-                        else [LOOSE] if verdict.loose else []})
+                        else [LOOSE] if verdict.loose
+                        else [BROAD] if verdict.broad else []})
         # a yes/no, either-or or in-common question the passages do not settle
         notes = [UNSETTLED] if closed(question) or either_or(question, intent) \
             or shared(question) else []

@@ -14,7 +14,7 @@ import pytest
 
 from core.answer.citations import verify_citations
 from core.answer.grading import grade, mentions
-from core.answer.synthesis.extractive import UNSETTLED, ExtractiveSynthesizer
+from core.answer.synthesis.extractive import BROAD, UNSETTLED, ExtractiveSynthesizer
 from core.models import Confidence, ResearchRequest, Source, SourceMetadata
 from core.research.intake import detect_intent
 from core.retrieval.rank import bridge_queries
@@ -1420,17 +1420,22 @@ async def test_forms_a_fifth_blind_set_asked_in(embedder: Any) -> None:
 
 
 async def test_a_describing_word_the_passage_leaves_unsaid_is_no_no(embedder: Any) -> None:
-    # "a Chilean artist" does not say which kind of artist: not settled, never No
+    # "a Chilean artist" does not say which kind of artist: never No; Yes as the question
+    # reads it, with a note that says so (graded Low)
     artists = [_page(140, "Rosa Ilabaca", "Rosa Ilabaca (1931 – 1999) was a Chilean artist "
                       "known for her murals."),
                _page(141, "Tomas Vidal", "Tomas Vidal (born 1950) is a Peruvian visual artist "
                       "and teacher.")]
+    soto = _page(139, "Lia Soto", "Lia Soto (1920 – 1990) was a Bolivian painter and teacher.")
     for question in ("Were Rosa Ilabaca and Tomas Vidal both visual artists?",
                      "Were Tomas Vidal and Lia Soto both visual artists?"):  # "a painter"
-        draft = await _answer(embedder, question, [*artists, _page(
-            139, "Lia Soto", "Lia Soto (1920 – 1990) was a Bolivian painter and teacher.")])
-        assert not draft.summary.startswith(("Yes", "No"))
-        assert UNSETTLED in draft.notes
+        draft = await _answer(embedder, question, [*artists, soto])
+        assert draft.summary.startswith("Yes: "), draft.summary
+        assert BROAD in draft.notes
+        graded = grade(verify_citations(draft, [*artists, soto]), [*artists, soto],
+                       detect_intent(question), [], only_local=True, question=question,
+                       notes=draft.notes)
+        assert graded.confidence == Confidence.LOW
     # a kind further below is not the noun: "a vocalist and songwriter" is no manga artist
     draft = await _answer(embedder, "Were Tomas Vidal and Kai Endo both visual artists?", [
         *artists, _page(138, "Kai Endo", "Kai Endo (born 1970) is a Japanese vocalist and "
@@ -1710,9 +1715,10 @@ def test_new_south_wales_is_in_australia_and_south_wales_in_wales() -> None:
     assert countries_in("a town in New South Wales") == ["Australia"]
     assert home_nations_in("a town in New South Wales") == []
     assert home_nations_in("a coastal city in South Wales") == ["Wales"]
-    # a US state or region whose name holds another country's
-    assert countries_in("a painter born in Taos, New Mexico") == ["United States"]
-    assert countries_in("a poet from New England") == ["United States"]
+    # a US state or region whose name holds another country's is neither country: a
+    # passage saying "American" does not name it
+    assert countries_in("a painter born in Taos, New Mexico") == []
+    assert countries_in("a poet from New England") == []
     assert countries_in("a poet from Mexico City") == ["Mexico"]
 
 
