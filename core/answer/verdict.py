@@ -340,11 +340,14 @@ def _choose(question: str, options: list[str], sources: Sequence[Source]) -> Ver
 
 
 def _chosen(question: str, options: list[str], sources: Sequence[Source]) -> Verdict | None:
+    options = [_whole_option(question, o, sources) for o in options]
     found = [_about(o, sources) for o in options]
     if any(n is None for n in found):
         return None
     sides = [(o, n) for o, n in zip(options, found, strict=True) if n is not None]
     asked = question.casefold()
+    for option in options:  # "The Last Harvest" asks for no latest
+        asked = asked.replace(option.casefold(), " ")
     if _EARLIER.search(asked) or _LATER.search(asked):
         earliest = bool(_EARLIER.search(asked)) and not (
             "younger" in asked or "youngest" in asked)
@@ -356,6 +359,23 @@ def _chosen(question: str, options: list[str], sources: Sequence[Source]) -> Ver
     if any(lexicon().is_graded(w) for w in re.findall(r"[a-z]+", asked)):
         return None  # "lasted longer": a measure this code does not read
     return _by_support(question, options, sides, sources)
+
+
+def _whole_option(question: str, option: str, sources: Sequence[Source]) -> str:
+    """The option as the title of a passage that holds it and that the question writes whole
+    ("LaLee's Kin: The Legacy of Cotton", cut at its colon to "The Legacy of Cotton"; "Hello,
+    Dolly!" cut at its comma), when no passage is about the option as cut; else the option."""
+    if _about(option, sources) is not None:
+        return option
+    cut = all_words(option)
+    asked = question.casefold()
+    for source in sources:
+        title = title_subject(source.title)
+        words = all_words(title)
+        if len(words) > len(cut) and title.casefold() in asked and cut and (
+                words[-len(cut):] == cut or words[:len(cut)] == cut):
+            return title
+    return option
 
 
 def _by_value(sides: list[tuple[str, int]], known: list[tuple[float, str, int]] | None,
@@ -375,7 +395,14 @@ def _by_support(question: str, options: list[str], sides: list[tuple[str, int]],
     """The option whose passage holds more of what the question says of it ("Oscar
     nominated", "sing with Frankie Valli"), when one holds clearly more."""
     named = set(terms(" ".join(options)))
-    wanted = set(terms(question)) - named - _QUESTION_WORDS
+    # what an apposition says of the last option describes it, not what is asked: "Gimme
+    # Shelter, the 1970 Rolling Stones documentary"
+    last = question.find(options[-1])
+    after = re.match(r"\s*,\s*(?:the|a|an)\s+(.+)$", question[last + len(options[-1]):]) \
+        if last >= 0 else None
+    described = set(terms(after.group(1))) - set(terms(question[:max(last, 0)])) \
+        if after else set()
+    wanted = set(terms(question)) - named - _QUESTION_WORDS - described
     if not wanted:
         return None
     scores = []

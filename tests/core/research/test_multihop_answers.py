@@ -310,6 +310,21 @@ async def test_the_older_of_two_is_named_first_from_their_birth_years(embedder: 
     assert draft.summary.startswith("Mirela Vasquez: ") and "1962" in draft.summary
 
 
+async def test_an_option_cut_at_its_colon_is_the_title_the_question_writes_whole(
+        embedder: Any) -> None:
+    films = [_page(46, "Marrow Creek: The Last Harvest", "Marrow Creek: The Last Harvest is a "
+                   "2003 film by Ida Quist. It was nominated for an Academy Award."),
+             _page(47, "Sundown Tour (2010 film)", "Sundown Tour is a 2010 rock documentary "
+                   "film about The Fenwicks.")]
+    # "Marrow Creek: The Last Harvest" is one option, not "The Last Harvest", and asks for no
+    # latest of the two; what the apposition says of the other ("the Fenwicks rock
+    # documentary") is no support for it
+    draft = await _answer(embedder, "Which film was nominated for an Academy Award, Marrow "
+                          "Creek: The Last Harvest or Sundown Tour, the Fenwicks rock "
+                          "documentary?", films)
+    assert draft.summary.startswith("Marrow Creek: The Last Harvest: "), draft.summary
+
+
 async def test_a_title_with_small_words_is_one_option_named_as_the_question_writes_it(
         embedder: Any) -> None:
     draft = await _answer(embedder, "Which was published first, A House of Glass or The Lamp "
