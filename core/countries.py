@@ -66,12 +66,12 @@ _HOME_NATIONS = {"England": "English", "Scotland": "Scottish", "Wales": "Welsh",
                  "Northern Ireland": "Northern Irish"}
 _HOME_NATION_OF = {word: nation for nation, adjective in _HOME_NATIONS.items()
                    for word in (nation, adjective)}
-_HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(" + "|".join(
+_HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(?<!New )(" + "|".join(
     re.escape(w) for w in sorted(_HOME_NATION_OF, key=len, reverse=True)) + r")(?![\w-])")
 
 
-# places whose names hold a country's and that are no country's other name: "New Mexico" is
-# not Mexico, nor is it the United States ("American" does not name it)
+# places whose names hold a country's and that are no other name of a country: "New Mexico"
+# is not Mexico, and "American" does not name it
 _NOT_COUNTRIES = ("New Mexico", "New England")
 
 

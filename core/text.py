@@ -103,14 +103,14 @@ def same_phrase(first: str, second: str) -> bool:
     found = phrase(first)
     if found != "\0" or phrase(second) != "\0":
         return found == phrase(second)
-    return all_words(first) == all_words(second)
+    return bool(all_words(first)) and all_words(first) == all_words(second)
 
 
 def all_words(text: str) -> list[str]:
-    """Every word of `text`, folded, short ones too, without a leading "the": "The Works"
-    and "works" are the same title, "Comes a Horseman" and "Comes a Horseman have the same"
-    are not."""
-    words = re.findall(r"\w+", text.casefold())
+    """Every word of `text` (`folded_words`), short ones too, without a leading "the": "The
+    Works" and "works" are the same title, "Comes a Horseman" and "Comes a Horseman have the
+    same" are not."""
+    words = folded_words(text)
     return words[1:] if words[:1] == ["the"] else words
 
 

@@ -34,6 +34,7 @@ _DETACH = {
 
 
 _PRINCIPAL = 2  # senses per word and part of speech that count for synonymy
+_PERSON = 18  # WordNet's lexicographer file of nouns for people (noun.person)
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,7 @@ class Lexicon:
         """Whether the noun `word` names a kind of `kind` in WordNet's hierarchy of nouns
         ("singer" of "musician", "oak" of "tree"): a first sense of one, up to `steps` steps
         above a first sense of the other (one: "painter" of "artist", never "songwriter")."""
-        def first(text: str) -> set[int]:
-            return {s for base, _ in self._bases(text.casefold(), "n")
-                    for s in self._senses["n"].get(base, ())[:_PRINCIPAL]}
-
-        wanted, frontier = first(kind), first(word)
+        wanted, frontier = self._first_senses(kind), self._first_senses(word)
         seen: set[int] = set()
         for _ in range(steps + 1):
             if wanted & frontier:
@@ -74,10 +71,20 @@ class Lexicon:
                 break
         return False
 
+    def _first_senses(self, word: str) -> set[int]:
+        """The first senses of each base form the noun may have."""
+        return {s for base, _ in self._bases(word.casefold(), "n")
+                for s in self._senses["n"].get(base, ())[:_PRINCIPAL]}
+
     def _hypernyms(self, sense: int) -> tuple[int, ...]:
-        """The senses a noun sense is a kind or an instance of (its "@" and "@i" pointers),
-        read from data.noun at first use (~1 s; its stored offsets assume one-byte line ends,
-        which the installed copy does not have, so the file is read whole, not seeked)."""
+        """The senses a noun sense is a kind or an instance of (its "@" and "@i" pointers)."""
+        self._read_nouns()
+        return self._parents.get(sense, ())
+
+    def _read_nouns(self) -> None:
+        """The hierarchy and categories of nouns, read from data.noun at first use (~1 s; its
+        stored offsets assume one-byte line ends, which the installed copy does not have, so
+        the file is read whole, not seeked)."""
         with _lock:
             if not self._parents and self._nouns is not None:
                 for line in self._nouns.read_text(encoding="utf-8").splitlines():
@@ -85,18 +92,20 @@ class Lexicon:
                         self._parents[int(line[:8]) * 4] = tuple(
                             int(offset) * 4 for offset in _HYPERNYM.findall(line))
                         self._files[int(line[:8]) * 4] = int(line[9:11])
-        return self._parents.get(sense, ())
+
+    def _categories(self, word: str) -> set[int]:
+        """The categories (WordNet's lexicographer files) of the noun's first senses."""
+        self._read_nouns()
+        return {self._files[s] for s in self._first_senses(word) if s in self._files}
 
     def same_category(self, word: str, other: str) -> bool:
-        """Whether the nouns share a category (WordNet's lexicographer file) in a first
-        sense of each: "manufacturer" and "company" (groups), "director" and "filmmaker"
-        (persons); never "singer" and "band", a person and a group."""
-        def files(text: str) -> set[int]:
-            self._hypernyms(0)  # the categories are read with the hierarchy
-            return {self._files[s] for base, _ in self._bases(text.casefold(), "n")
-                    for s in self._senses["n"].get(base, ())[:_PRINCIPAL] if s in self._files}
+        """Whether the nouns share a category in a first sense of each: "manufacturer" and
+        "company" (groups); never "singer" and "band", a person and a group."""
+        return bool(self._categories(word) & self._categories(other))
 
-        return bool(files(word) & files(other))
+    def is_person(self, word: str) -> bool:
+        """Whether a first sense of the noun is a kind of person ("director", "artist")."""
+        return _PERSON in self._categories(word)
 
     def lemma(self, word: str) -> Lemma:
         """The word's base form and all the senses of its possible base forms."""

@@ -34,6 +34,7 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from functools import lru_cache
 from typing import TypeVar
 
@@ -66,14 +67,20 @@ from core.text import (
 V = TypeVar("V")
 
 
+class Basis(StrEnum):
+    """What a Yes or No rests on when the passages do not say it in the question's words."""
+
+    ABSENCE = "absence"  # a No because a passage lacks the question's words
+    OTHERWISE = "otherwise"  # a No because a passage gives another value than the question
+    LOOSE = "loose"  # a Yes from passages that say all but the question's verb
+    BROAD = "broad"  # a Yes from a passage that names the asked noun, not which kind of it
+
+
 @dataclass(frozen=True)
 class Verdict:
     answer: str  # "Yes", "No", or the option that wins
     reasons: list[tuple[int, str]]  # (source index, the sentence that decides it), in order
-    by_absence: bool = False  # a No because a passage lacks the question's words
-    otherwise: bool = False  # a No because a passage gives another value than the question
-    loose: bool = False  # a Yes from passages that say all but the question's verb
-    broad: bool = False  # a Yes from a passage that names the asked noun, not which kind
+    basis: Basis | None = None  # what it rests on, when less than passages saying it
 
 
 _CLOSED = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could)(?:n't)?\b",
@@ -436,10 +443,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         return relative
     subjects, predicate = _subjects(question, intent)
     split = _split_titles(question, sources)
-    if split is not None and (re.search(r"\bboth\b", question, re.I) or len(subjects) < 2
-                              or not all(_titles(s, sources) for s in subjects)):
-        # "Are A and B and the C both ...?", "Were A and B released ...?" whose names
-        # split a title: each side a passage's subject
+    if split is not None:  # "Are A and B and the C both ...?", "Were A and B released
+        # ...?" whose names split a title: each side a passage's subject
         subjects, predicate = split
     one = _one_subject(question, intent)
 
@@ -591,7 +596,7 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     said = sentences(_text(sources[n])) or [_text(sources[n])]
     contradicted = _contradicted(predicate, sources[n], said)
     if contradicted is not None:
-        return Verdict("No", [(n, contradicted)], otherwise=True)
+        return Verdict("No", [(n, contradicted)], basis=Basis.OTHERWISE)
     born = _birth_asked(predicate)
     if born:  # "a French-born director", "born in Lyon, France"
         birth = next((k for k, sentence in enumerate(said) if born & set(_born_in(sentence))),
@@ -822,13 +827,17 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
 
     for joint in re.finditer(r"\s+and\s+", rest):
         before, after = rest[:joint.start()].split(), rest[joint.end():].split()
+        # a side is a whole name: not "Harbour" of "Tin Harbour", nor "Tin Harbour" of "Tin
+        # Harbour Blues"
         first = next((title(before[start:]) for start in range(len(before))
-                      if titled(title(before[start:])) is not None), None)
+                      if not (start and before[start - 1][:1].isupper())
+                      and titled(title(before[start:])) is not None), None)
         if first is None:
             continue
+        first_n = titled(first)
         for end in range(len(after) - 1, 0, -1):  # something must be said of both
             n = titled(title(after[:end]))
-            if n is not None and n != titled(first):
+            if n is not None and n != first_n and not after[end][:1].isupper():
                 return [first, title(after[:end])], " ".join(after[end:])
     return None
 
@@ -1132,6 +1141,8 @@ def _in_state(states: list[str], sides: list[tuple[str, int]],
     Ohio?", "both endemic to New South Wales?"), by the first one its opening names: Yes when
     each is; No when one is in another and its passage names the asked one nowhere; else
     None (a passage naming no state leaves it to the words it holds)."""
+    if len(states) > 1:  # "both endemic to New South Wales and Queensland": each in both?
+        return None
     known = _each(sides, sources, _state)
     if known is None:
         return None
@@ -1139,7 +1150,7 @@ def _in_state(states: list[str], sides: list[tuple[str, int]],
         return _yes_if(True, known)
     elsewhere = [(value, sentence, n) for value, sentence, n in known if value not in states
                  and not set(states) & set(states_in(_text(sources[n])))]
-    return Verdict("No", [(n, sentence) for _, sentence, n in known], otherwise=True) \
+    return Verdict("No", [(n, sentence) for _, sentence, n in known], basis=Basis.OTHERWISE) \
         if elsewhere else None
 
 
@@ -1151,7 +1162,10 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     when a passage's opening makes its subject another kind ("a genus of fungi" for "genera
     of plants") or a passage about one of them does not say it. The verb of "Did A and B
     both include B?" may be said in other words ("formed by ... B"): a Yes that rests on the
-    rest is `loose`."""
+    rest is `loose`. A person whose opening gives the asked noun without which kind ("a
+    Colombian artist" for "visual artists") is a `broad` Yes; a thing said with another noun
+    of its category ("a soft drink manufacturer" for "soft drink companies") is not
+    settled."""
     wanted = [w for w in re.findall(r"[\w'-]+", _plain_state(predicate))
               if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
@@ -1163,12 +1177,13 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     kinds = [_kind_otherwise(predicate, opening) for opening in openings]
     if any(kinds):  # each side as its opening says what it is, the other kind among them
         return Verdict("No", [(n, kind or opening[0]) for (_, n), kind, opening
-                              in zip(sides, kinds, openings, strict=True)], otherwise=True)
+                              in zip(sides, kinds, openings, strict=True)], basis=Basis.OTHERWISE)
     reasons = []
     holds = loose = True
     lacking = False  # a side lacks more than a describing word its opening leaves unsaid
     renamed = False  # a side may say the asked noun in other words
     broad = True  # what a side lacks is only which kind of the asked noun it is
+    words_asked = re.findall(r"[\w'-]+", predicate)
     run = re.search(r"((?:[\w'-]+\s+)*?)[\w'-]+\W*$", predicate)
     kind_words = set()
     for word in reversed((run.group(1) if run else "").split()):
@@ -1197,13 +1212,16 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     if holds:
         return Verdict("Yes", reasons)
     if loose:  # every side says all but the verb
-        return Verdict("Yes", reasons, loose=True)
+        return Verdict("Yes", reasons, basis=Basis.LOOSE)
     if renamed:  # "soft drink companies?" of "a soft drink manufacturer": not settled
-        return None if not lacking else Verdict("No", reasons, by_absence=True)
+        return None if not lacking else Verdict("No", reasons, basis=Basis.ABSENCE)
     if not lacking:  # "both visual artists?" of "a Mexican painter": it does not say which
-        # kind; the question's reading, graded Low
-        return Verdict("Yes", reasons, broad=True) if broad else None
-    return Verdict("No", reasons, by_absence=True)
+        # kind of artist; of a person, the question's reading, graded Low. Of a thing, an
+        # opening that leaves out its genre ("an American band" for "heavy metal bands")
+        # mostly has none: not settled
+        person = bool(words_asked) and lexicon().is_person(words_asked[-1])
+        return Verdict("Yes", reasons, basis=Basis.BROAD) if broad and person else None
+    return Verdict("No", reasons, basis=Basis.ABSENCE)
 
 
 def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool:
@@ -1246,13 +1264,16 @@ def _renamed(predicate: str, missing: list[str], opening: list[str]) -> bool:
     the words before that noun followed by another noun of the same category ("a soft drink
     manufacturer" for "soft drink companies", "a documentary film director" for
     "documentary filmmakers"): it may say the same in other words, so its silence is no No.
-    "A rock singer" for "rock bands" is a person, not a group: that is a No. Nationalities
-    and names do not count among the words before: "an American newspaper" is no magazine."""
+    "A rock singer" for "rock bands" is a person, not a group: that is a No, and so is
+    another person ("a film actor" for "film directors"). Nationalities and names do not
+    count among the words before: "an American newspaper" is no magazine."""
     words = re.findall(r"[\w'-]+", predicate)
     if len(words) < 2 or [w.casefold() for w in missing] != [words[-1].casefold()] \
             or not words[-1].islower() or not lexicon().is_noun(words[-1]):
         return False  # not a name: "in the family Apiaceae" of "the family Cistaceae"
     head = words[-1]
+    if lexicon().is_person(head):  # "a film actor" is no film director: every person noun
+        return False  # is of one category, so a person said otherwise is a No
     describing = [w for w in words[:-1] if w.casefold() not in STOPWORDS
                   and not w[:1].isupper() and not is_nationality(w)]
     if not describing:
@@ -1687,11 +1708,6 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
             if test(source):
                 return n
     return None
-
-
-def _titles(name: str, sources: Sequence[Source]) -> bool:
-    """Whether a passage's title is `name` (one of words that are not all short ones)."""
-    return any(same_phrase(title_subject(s.title), name) for s in sources)
 
 
 def _text(source: Source) -> str:

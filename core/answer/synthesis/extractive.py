@@ -17,7 +17,7 @@ import numpy as np
 
 from core.answer.lexicon import lexicon
 from core.answer.synthesis.base import Draft
-from core.answer.verdict import Verdict, closed, decide, either_or, shared, through_another
+from core.answer.verdict import Basis, Verdict, closed, decide, either_or, shared, through_another
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
@@ -42,6 +42,8 @@ OTHERWISE = ("The answer No rests on what the passage about the question's subje
 BROAD = ("The answer Yes rests on a passage that names what the question asks without saying "
          "which kind (\"a painter\" for \"a visual artist\", \"a director\" for \"a film "
          "director\").")
+_NOTE = {Basis.ABSENCE: ABSENCE, Basis.OTHERWISE: OTHERWISE, Basis.LOOSE: LOOSE,
+         Basis.BROAD: BROAD}  # what a Yes or No rests on, as the answer says it
 NOT_ANSWERED = NO_ANSWER
 ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
@@ -100,10 +102,7 @@ class ExtractiveSynthesizer:
         verdict = decide(question, intent, sources)
         if verdict is not None:
             return _decided(verdict, sources).model_copy(
-                update={"notes": [ABSENCE] if verdict.by_absence
-                        else [OTHERWISE] if verdict.otherwise
-                        else [LOOSE] if verdict.loose
-                        else [BROAD] if verdict.broad else []})
+                update={"notes": [_NOTE[verdict.basis]] if verdict.basis else []})
         # a yes/no, either-or or in-common question the passages do not settle
         notes = [UNSETTLED] if closed(question) or either_or(question, intent) \
             or shared(question) else []

@@ -14,7 +14,7 @@ import pytest
 
 from core.answer.citations import verify_citations
 from core.answer.grading import grade, mentions
-from core.answer.synthesis.extractive import BROAD, UNSETTLED, ExtractiveSynthesizer
+from core.answer.synthesis.extractive import BROAD, OTHERWISE, UNSETTLED, ExtractiveSynthesizer
 from core.models import Confidence, ResearchRequest, Source, SourceMetadata
 from core.research.intake import detect_intent
 from core.retrieval.rank import bridge_queries
@@ -254,6 +254,10 @@ async def test_a_title_the_question_names_split_is_weighed_as_one_thing(embedder
     for question, answer in cases:
         draft = await _answer(embedder, question, films)
         assert draft.summary.startswith(f"{answer}: Letters in the Snow is a 1987"), question
+    # a side is a whole name: "Tin Harbour Blues" has no passage, and "Tin Harbour" is not it
+    draft = await _answer(embedder, "Were Ledger and Tin Harbour Blues released in the same "
+                          "year?", films)
+    assert not draft.summary.startswith(("Yes", "No")), draft.summary
 
 
 async def test_a_name_of_short_words_is_not_any_title_of_short_words(embedder: Any) -> None:
@@ -290,6 +294,11 @@ async def test_the_asked_noun_said_in_other_words_is_no_no(embedder: Any) -> Non
     assert not draft.summary.startswith(("Yes", "No")), draft.summary
     # a singer is a person, not a band: that is a No
     draft = await _answer(embedder, "Are Ola Brandt and The Cinders both rock bands?", pages)
+    assert draft.summary.startswith("No: "), draft.summary
+    # and a person said to be another person is one too: an actor is no director
+    actors = [_page(48, "Eli Sand", "Eli Sand (born 1960) is an American film actor."),
+              _page(49, "Ada Rook", "Ada Rook (born 1955) is an American film director.")]
+    draft = await _answer(embedder, "Are Eli Sand and Ada Rook both film directors?", actors)
     assert draft.summary.startswith("No: "), draft.summary
 
 
@@ -1451,6 +1460,11 @@ async def test_a_describing_word_the_passage_leaves_unsaid_is_no_no(embedder: An
                        detect_intent(question), [], only_local=True, question=question,
                        notes=draft.notes)
         assert graded.confidence == Confidence.LOW
+    # a thing whose opening leaves out its genre mostly has none: not settled, never Yes
+    bands = [_page(136, "Grey Fen", "Grey Fen is an American band formed in 1990."),
+             _page(137, "Iron Weald", "Iron Weald is an American heavy metal band.")]
+    draft = await _answer(embedder, "Are Grey Fen and Iron Weald both heavy metal bands?", bands)
+    assert not draft.summary.startswith(("Yes", "No")), draft.summary
     # a kind further below is not the noun: "a vocalist and songwriter" is no manga artist
     draft = await _answer(embedder, "Were Tomas Vidal and Kai Endo both visual artists?", [
         *artists, _page(138, "Kai Endo", "Kai Endo (born 1970) is a Japanese vocalist and "
@@ -1735,6 +1749,15 @@ def test_new_south_wales_is_in_australia_and_south_wales_in_wales() -> None:
     assert countries_in("a painter born in Taos, New Mexico") == []
     assert countries_in("a poet from New England") == []
     assert countries_in("a poet from Mexico City") == ["Mexico"]
+    assert home_nations_in("a poet from New England") == []
+
+
+def test_names_of_short_words_alone_are_the_same_only_word_for_word() -> None:
+    from core.text import same_phrase
+
+    assert same_phrase("The Who Else", "who else") and same_phrase("The Works", "Works")
+    assert not same_phrase("I Was", "Should We Tell Him")
+    assert not same_phrase("The", "")  # no words at all name nothing
 
 
 async def test_both_in_a_state_is_weighed_by_the_state_each_opening_names(
@@ -1751,6 +1774,12 @@ async def test_both_in_a_state_is_weighed_by_the_state_each_opening_names(
         draft = await _answer(embedder, question, orchids)
         assert draft.summary.startswith(f"{answer}: Caladenia vesper"), question
         assert len(draft.citations) == 2, question
+    # the No rests on the other state its opening names, not on words it lacks
+    assert OTHERWISE in draft.notes
+    # "endemic to New South Wales and Tasmania": one in each is no Yes
+    draft = await _answer(embedder, "Are Caladenia vesper and Caladenia ferox both endemic to "
+                          "New South Wales and Tasmania?", orchids)
+    assert not draft.summary.startswith("Yes"), draft.summary
 
 
 def test_a_place_named_with_its_region_that_only_places_the_subject_needs_no_passage(
