@@ -838,7 +838,8 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
         for end in range(len(after) - 1, 0, -1):  # something must be said of both
             n = titled(title(after[:end]))
             if n is not None and n != first_n and not after[end][:1].isupper():
-                return [first, title(after[:end])], " ".join(after[end:])
+                said = re.sub(r"^(?:both|each|all)\s+", "", " ".join(after[end:]), flags=re.I)
+                return [first, title(after[:end])], said
     return None
 
 

@@ -245,15 +245,19 @@ async def test_a_title_the_question_names_split_is_weighed_as_one_thing(embedder
     # "Letters in the Snow" reads as two names ("Letters", "Snow"): the passages' titles say
     # where the first thing ends and how far the second goes ("Ledger", not "Ledger released")
     films = [_page(22, "Letters in the Snow (film)", "Letters in the Snow is a 1987 Danish "
-                   "drama film directed by Ida Holm."),
+                   "drama film directed by Ida Holm, starring Per Lund."),
              _page(23, "Ledger (film)", "Ledger is a 1987 Finnish comedy film directed by Aku "
-                   "Lahti."),
+                   "Lahti, starring Per Lund."),
              _page(24, "Tin Harbour", "Tin Harbour is a 1990 British crime film.")]
     cases = [("Were Letters in the Snow and Ledger released in the same year?", "Yes"),
              ("Were Letters in the Snow and Tin Harbour released in the same year?", "No")]
     for question, answer in cases:
         draft = await _answer(embedder, question, films)
         assert draft.summary.startswith(f"{answer}: Letters in the Snow is a 1987"), question
+    # "each" says both, not what is said of them: "feature" is the verb, said in other words
+    draft = await _answer(embedder, "Do Letters in the Snow and Ledger each feature Per Lund?",
+                          films)
+    assert draft.summary.startswith("Yes: "), draft.summary
     # a side is a whole name: "Tin Harbour Blues" has no passage, and "Tin Harbour" is not it
     draft = await _answer(embedder, "Were Ledger and Tin Harbour Blues released in the same "
                           "year?", films)
