@@ -56,11 +56,15 @@ class Lexicon:
         self._parents: dict[int, tuple[int, ...]] = {}
         self._files: dict[int, int] = {}  # noun sense -> its lexicographer file
 
-    def is_kind_of(self, word: str, kind: str, steps: int = 7) -> bool:
+    def is_kind_of(self, word: str, kind: str, steps: int = 7, every_sense: bool = False
+                   ) -> bool:
         """Whether the noun `word` names a kind of `kind` in WordNet's hierarchy of nouns
         ("singer" of "musician", "oak" of "tree"): a first sense of one, up to `steps` steps
-        above a first sense of the other (one: "painter" of "artist", never "songwriter")."""
-        wanted, frontier = self._first_senses(kind), self._first_senses(word)
+        above a first sense of the other (one: "painter" of "artist", never "songwriter");
+        with `every_sense`, any sense of `word` ("director" as a film director, its third,
+        of "filmmaker")."""
+        wanted = self._first_senses(kind)
+        frontier = self._first_senses(word, every_sense)
         seen: set[int] = set()
         for _ in range(steps + 1):
             if wanted & frontier:
@@ -71,10 +75,10 @@ class Lexicon:
                 break
         return False
 
-    def _first_senses(self, word: str) -> set[int]:
-        """The first senses of each base form the noun may have."""
+    def _first_senses(self, word: str, every: bool = False) -> set[int]:
+        """The first senses (or `every` sense) of each base form the noun may have."""
         return {s for base, _ in self._bases(word.casefold(), "n")
-                for s in self._senses["n"].get(base, ())[:_PRINCIPAL]}
+                for s in self._senses["n"].get(base, ())[:None if every else _PRINCIPAL]}
 
     def _hypernyms(self, sense: int) -> tuple[int, ...]:
         """The senses a noun sense is a kind or an instance of (its "@" and "@i" pointers)."""

@@ -1266,15 +1266,24 @@ def _renamed(predicate: str, missing: list[str], opening: list[str]) -> bool:
     manufacturer" for "soft drink companies", "a documentary film director" for
     "documentary filmmakers"): it may say the same in other words, so its silence is no No.
     "A rock singer" for "rock bands" is a person, not a group: that is a No, and so is
-    another person ("a film actor" for "film directors"). Nationalities and names do not
-    count among the words before: "an American newspaper" is no magazine."""
+    another person ("a film actor" for "film directors"), unless it is a kind of the asked
+    one in some sense ("a documentary film director" for "documentary filmmakers").
+    Nationalities and names do not count among the words before: "an American newspaper" is
+    no magazine."""
     words = re.findall(r"[\w'-]+", predicate)
     if len(words) < 2 or [w.casefold() for w in missing] != [words[-1].casefold()] \
             or not words[-1].islower() or not lexicon().is_noun(words[-1]):
         return False  # not a name: "in the family Apiaceae" of "the family Cistaceae"
     head = words[-1]
-    if lexicon().is_person(head):  # "a film actor" is no film director: every person noun
-        return False  # is of one category, so a person said otherwise is a No
+    person = lexicon().is_person(head)
+
+    def renames(noun: str) -> bool:
+        # every person noun is of one category: a person is said otherwise only by a kind
+        # of the asked one in some sense ("director" as a film director of "filmmaker"),
+        # never by another ("a film actor" is no film director)
+        return lexicon().is_kind_of(noun, head, steps=2, every_sense=True) if person \
+            else lexicon().same_category(noun, head)
+
     describing = [w for w in words[:-1] if w.casefold() not in STOPWORDS
                   and not w[:1].isupper() and not is_nationality(w)]
     if not describing:
@@ -1286,8 +1295,8 @@ def _renamed(predicate: str, missing: list[str], opening: list[str]) -> bool:
                     any(_says(w, x, senses=False) for x in said[max(0, at - 4):at + 1])
                     for w in describing):
                 continue
-            if any(lexicon().is_noun(x) and x.casefold() not in STOPWORDS
-                   and lexicon().same_category(x, head) for x in said[at + 1:at + 5]):
+            if any(lexicon().is_noun(x) and x.casefold() not in STOPWORDS and renames(x)
+                   for x in said[at + 1:at + 5]):
                 return True
     return False
 

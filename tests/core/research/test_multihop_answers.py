@@ -304,6 +304,13 @@ async def test_the_asked_noun_said_in_other_words_is_no_no(embedder: Any) -> Non
               _page(49, "Ada Rook", "Ada Rook (born 1955) is an American film director.")]
     draft = await _answer(embedder, "Are Eli Sand and Ada Rook both film directors?", actors)
     assert draft.summary.startswith("No: "), draft.summary
+    # unless it is a kind of the asked one in some sense: a film director is a filmmaker
+    makers = [_page(50, "Ivo Lind", "Ivo Lind (1901 – 1960) was a Soviet documentary film "
+                    "and newsreel director."),
+              _page(51, "Mia Berg", "Mia Berg (born 1950) is a French documentary filmmaker.")]
+    draft = await _answer(embedder, "Were Ivo Lind and Mia Berg both documentary filmmakers?",
+                          makers)
+    assert not draft.summary.startswith(("Yes", "No")), draft.summary
 
 
 async def test_two_kinds_of_year_in_one_question_are_not_weighed(embedder: Any) -> None:
