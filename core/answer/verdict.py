@@ -809,6 +809,10 @@ def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], 
     return min(splits, key=lambda split: split[0])[1], asked.group(2)
 
 
+# "both", "each" or "all" after the two things: it says both, not what is said of them
+_EACH = re.compile(r"^(?:both|each|all)\s+", re.I)
+
+
 def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], str] | None:
     """"Were (the films) A and B released in the same year?" split where a passage titles
     the longest run of words right before "and" and one the longest run right after it; the
@@ -838,8 +842,7 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
         for end in range(len(after) - 1, 0, -1):  # something must be said of both
             n = titled(title(after[:end]))
             if n is not None and n != first_n and not after[end][:1].isupper():
-                said = re.sub(r"^(?:both|each|all)\s+", "", " ".join(after[end:]), flags=re.I)
-                return [first, title(after[:end])], said
+                return [first, title(after[:end])], _EACH.sub("", " ".join(after[end:]))
     return None
 
 
@@ -852,7 +855,7 @@ def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
                            r"(?:the\s+)?(?:\w+\s+){0,2}?[\"“']?" + re.escape(second), question)
         if joined:
             rest = question[joined.end():].strip(" ,?.!")
-            rest = re.sub(r"^(?:both|each|all)\s+", "", rest, flags=re.I)
+            rest = _EACH.sub("", rest)
             return [first, second], rest
     return [], ""
 
@@ -1149,8 +1152,8 @@ def _in_state(states: list[str], sides: list[tuple[str, int]],
         return None
     if all(value in states for value, _, _ in known):
         return _yes_if(True, known)
-    elsewhere = [(value, sentence, n) for value, sentence, n in known if value not in states
-                 and not set(states) & set(states_in(_text(sources[n])))]
+    elsewhere = any(value not in states and not set(states) & set(states_in(_text(sources[n])))
+                    for value, _, n in known)
     return Verdict("No", [(n, sentence) for _, sentence, n in known], basis=Basis.OTHERWISE) \
         if elsewhere else None
 
@@ -1185,12 +1188,9 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     renamed = False  # a side may say the asked noun in other words
     broad = True  # what a side lacks is only which kind of the asked noun it is
     words_asked = re.findall(r"[\w'-]+", predicate)
-    run = re.search(r"((?:[\w'-]+\s+)*?)[\w'-]+\W*$", predicate)
-    kind_words = set()
-    for word in reversed((run.group(1) if run else "").split()):
-        if word.casefold() in STOPWORDS:
-            break
-        kind_words.add(word.casefold())
+    # the words right before the noun the question ends on: which kind of it
+    kind_words = set(itertools.takewhile(lambda w: w not in STOPWORDS,
+                                         (w.casefold() for w in reversed(words_asked[:-1]))))
     stems = set(terms(predicate))
     for _, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
