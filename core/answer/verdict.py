@@ -45,6 +45,7 @@ from core.countries import (
     home_nations_in,
     is_country_name,
     is_nationality,
+    is_region,
     provinces_in,
     states_in,
     us_states_in,
@@ -102,9 +103,10 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 _QUANTITY = re.compile(r"(\d[\d,]*(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")", re.I)
 _AGENTS = {"director": "directed", "writer": "written", "author": "written",
            "songwriter": "written", "lyricist": "written", "screenwriter": "written",
-           "composer": "composed", "producer": "produced", "publisher": "published",
-           "creator": "created", "founder": "founded", "developer": "developed",
-           "designer": "designed", "architect": "designed", "owner": "owned"}
+           "filmmaker": "directed", "composer": "composed", "producer": "produced",
+           "publisher": "published", "creator": "created", "founder": "founded",
+           "developer": "developed", "designer": "designed", "architect": "designed",
+           "owner": "owned"}
 
 
 # "the director of", "the band whose", "the island on which": the question asks about
@@ -464,16 +466,18 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if any(n is None for n in found):
         return None
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
-    made = re.search(r"\b(\w+ed)\s+by\s+the\s+same\b", predicate, re.I)
+    own = _own_predicates(question, subjects)
+    if own is not None:  # "Is A a magazine and B a newspaper?"
+        return _each_described(own, sides, sources, question)
+    made = re.search(r"\b(\w+)\s+by\s+the\s+same\b", predicate, re.I)
     if made and lexicon().participle_base(made.group(1)):  # "directed by the same person"
         verb = made.group(1).casefold()
-        by_verb = _compare(sides, sources, lambda s: _agent(verb, s))
-        # "created by the same author": who wrote each, when no passage says who created it
+        # "created by the same author": who wrote each, where a passage does not say who
+        # created it; "made by the same filmmaker": who directed it
         maker = re.search(r"\bsame\s+(\w+?)s?\b", predicate)
         agent = _AGENTS.get(maker.group(1).casefold()) if maker else None
-        if by_verb is None and agent is not None and agent != verb:
-            return _compare(sides, sources, lambda s: _agent(agent, s))
-        return by_verb
+        return _compare(sides, sources, lambda s: _agent(verb, s) or (
+            _agent(agent, s) if agent is not None and agent != verb else None))
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
         return _same(same.group(1), sides, sources, question)
@@ -496,7 +500,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
 
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
-_NEGATED = re.compile(r"^\W*\w+n't\b|\bnot\b|\bnever\b", re.I)
+# "not" and "never" as words of the question, not of a title ("Punk's Not Dead")
+_NEGATED = re.compile(r"^\W*\w+n't\b|(?-i:\bnot\b|\bnever\b)", re.I)
 # what stands between two names that one question weighs against the other: "Was A born
 # before B?", "Is A older than B?", "Is A from the same country as B?"
 _RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
@@ -846,6 +851,32 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
     return None
 
 
+def _own_predicates(question: str, subjects: list[str]) -> list[str] | None:
+    """What "Is A a play and B an opera?" says of each thing, when it says one of each: ["a
+    play", "an opera"]; else None."""
+    first, second = subjects[:2]
+    each = re.search(re.escape(first) + r"\s+((?:a|an)\s+[^,?]+?),?\s+and\s+(?:the\s+)?"
+                     + re.escape(second) + r"\s+((?:a|an)\s+[^?]+?)[?.!]*$", question)
+    return None if each is None else [each.group(1), each.group(2)]
+
+
+def _each_described(predicates: list[str], sides: list[tuple[str, int]],
+                    sources: Sequence[Source], question: str) -> Verdict | None:
+    """Yes when each passage says what the question says of its thing (see `_described`),
+    No when one does not; the side a No rests on is quoted first."""
+    found = [_described(predicate, [side], sources, question)
+             for predicate, side in zip(predicates, sides, strict=True)]
+    settled = [v for v in found if v is not None]
+    nos = [v for v in settled if v.answer == "No"]
+    if nos:
+        return Verdict("No", [r for v in [*nos, *(v for v in settled if v.answer != "No")]
+                              for r in v.reasons], basis=nos[0].basis)
+    if len(settled) < len(found):
+        return None
+    basis = next((v.basis for v in settled if v.basis is not None), None)
+    return Verdict("Yes", [r for v in settled for r in v.reasons], basis=basis)
+
+
 def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
     """The two things a yes/no question asks about ("Are A and B both ...") and what it says
     of them (the words after the second)."""
@@ -876,6 +907,8 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         return _same_role(sides, sources)
     if re.fullmatch(r"(?:playing\s+|field\s+)?positions?", asked):  # goalkeeper, defender
         return _overlap(sides, sources, _positions_of)
+    if re.fullmatch(r"(?:political\s+)?part(?:y|ies)", asked):  # Labor, Australian Democrats
+        return _same_party(sides, sources)
     if re.fullmatch(r"(?:kind\s+of\s+|type\s+of\s+)?sports?", asked):  # tennis, football
         return _overlap(sides, sources, _sports_of)
     if re.fullmatch(r"(?:musical\s+)?instruments?", asked):  # bassist and guitarist
@@ -918,8 +951,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
 _POSITIONS = ("goalkeeper", "defender", "midfielder", "winger", "forward", "sweeper",
               "pitcher", "catcher", "shortstop", "infielder", "outfielder", "quarterback",
               "linebacker", "cornerback", "point guard", "shooting guard", "small forward",
-              "power forward", "wicket-keeper", "batsman", "bowler", "fly-half", "scrum-half")
-_SAME_POSITION = {"goaltender": "goalkeeper", "centre-back": "defender",
+              "power forward", "wicket-keeper", "batsman", "bowler", "fly-half", "scrum-half",
+              "running back", "wide receiver", "tight end", "offensive lineman",
+              "defensive lineman", "defensive back", "kicker", "punter", "defenceman",
+              "left wing", "right wing")
+_SAME_POSITION = {"goaltender": "goalkeeper", "defenseman": "defenceman",
+                  "placekicker": "kicker", "centre-back": "defender",
                   "center-back": "defender", "full-back": "defender", "fullback": "defender",
                   "striker": "forward", "centre-forward": "forward", "center-forward": "forward"}
 _POSITION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, [*_POSITIONS, *_SAME_POSITION]),
@@ -933,6 +970,36 @@ def _positions_of(source: Source) -> tuple[frozenset[str], str] | None:
     found = frozenset(_SAME_POSITION.get(m.group(1).casefold(), m.group(1).casefold())
                       for m in _POSITION.finditer(described))
     return (found, opening) if found else None
+
+
+# "the Australian Labor Party"; "an Australian Democrats member", "a Republican senator"
+_PARTY = re.compile(rf"({NAME.pattern})\s+Party\b")
+_PARTY_MEMBER = re.compile(rf"\b(?:an?|the)\s+({NAME.pattern})\s+(?:member|politician|senator|"
+                           rf"representative|candidate|MP|MLA|MEP|councillor)\b")
+
+
+def _party_of(source: Source) -> tuple[frozenset[str], str] | None:
+    """The words of the party the opening sentences put the passage's subject in ("Labor" of
+    "the Australian Labor Party" or "a Labor member"), and that sentence; None for none. A
+    nationality alone ("an Australian politician") is no party."""
+    said = sentences(_text(source))
+    for k, sentence in enumerate(said[:3]):
+        for found in (*_PARTY.finditer(sentence), *_PARTY_MEMBER.finditer(sentence)):
+            words = [w for w in found.group(1).split() if not is_nationality(w)
+                     and not is_country_name(w)]
+            if words:
+                return frozenset(terms(" ".join(words))), _quote(said, k)
+    return None
+
+
+def _same_party(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
+    """Yes when the parties the passages name are one (one's words among the other's: "Labor"
+    and "the Australian Labor Party"), No when they differ; None when one names none."""
+    known = _each(sides, sources, _party_of)
+    if known is None:
+        return None
+    first, second = (v for v, _, _ in known[:2])
+    return _yes_if(first <= second or second <= first, known)
 
 
 def _sports_of(source: Source) -> tuple[frozenset[str], str] | None:
@@ -1178,7 +1245,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     verb = first if (len(wanted) > 1 and wanted[0] == first and _forms(first) & _RELATING
                      and re.match(r"^\W*(?:do|does|did)\b", question, re.I)) else None
     openings = [sentences(_text(sources[n]))[:2] or [_text(sources[n])] for _, n in sides]
-    kinds = [_kind_otherwise(predicate, opening) for opening in openings]
+    kinds = [_kind_otherwise(predicate, opening) or _frequency_otherwise(predicate, opening)
+             for opening in openings]
     if any(kinds):  # each side as its opening says what it is, the other kind among them
         return Verdict("No", [(n, kind or opening[0]) for (_, n), kind, opening
                               in zip(sides, kinds, openings, strict=True)], basis=Basis.OTHERWISE)
@@ -1238,6 +1306,8 @@ def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool
     head, describing = words[-1], {w.casefold() for w in words[:-1]}
     if not {w.casefold() for w in missing} <= describing:
         return False
+    if any(w[:1].isupper() for w in missing):  # a name ("Labor Party politicians"): an
+        return False  # opening that leaves it out says another ("an independent member")
     found = False
     for sentence in opening:
         for word in re.finditer(r"[\w'-]+", sentence):
@@ -1336,6 +1406,31 @@ def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
     return None
 
 
+# how often something comes out: "bi-monthly" is not "monthly"
+_FREQUENCY = re.compile(r"(?<![\w-])(daily|weekly|bi-?weekly|fortnightly|semi-?monthly|monthly|"
+                        r"bi-?monthly|quarterly|semi-?annual(?:ly)?|annual(?:ly)?|yearly)"
+                        r"(?![\w-])", re.I)
+
+
+def _frequency(word: str) -> str:
+    plain = word.casefold().replace("-", "").removesuffix("ly").removesuffix("ual")
+    return {"ann": "year", "year": "year", "bimonth": "bimonth", "biweek": "biweek",
+            "fortnight": "biweek", "semiann": "semiann"}.get(plain, plain)
+
+
+def _frequency_otherwise(predicate: str, said: list[str]) -> str | None:
+    """The opening sentence that gives only other frequencies than the question's ("published
+    quarterly" for "published monthly"), or None."""
+    asked = {_frequency(m) for m in _FREQUENCY.findall(predicate)}
+    if not asked:
+        return None
+    given = [(sentence, {_frequency(m) for m in _FREQUENCY.findall(sentence)})
+             for sentence in said]
+    if any(asked & found for _, found in given):
+        return None
+    return next((sentence for sentence, found in given if found), None)
+
+
 def _plain_state(predicate: str) -> str:
     """The predicate with "state" after a US state's name left out: "from Washington state"
     is said by "formed in Ellensburg, Washington"; and without the participle that only
@@ -1396,6 +1491,9 @@ def _home_nation(source: Source) -> tuple[str, str] | None:
 _PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
 
 
+_BASED = re.compile(rf"({NAME.pattern})-based\b")
+
+
 def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
     """The places the passage's opening sentences put its subject in (where it was born, for
     a question about birth), a chain's state or country aside ("from Chicago, Illinois":
@@ -1406,9 +1504,13 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
         # "born in Rome on 8 April 1967", "born 3 May 1901 in Lyon, France"; else a chain
         chains = _BIRTHPLACE.findall(sentence) if born \
             else [chain.group(1) for chain in _PLACES.finditer(sentence)]
+        if not born:  # "an Edmonton-based group"
+            chains += [based.group(1) for based in _BASED.finditer(sentence)]
         places = [place.strip() for chain in chains for place in chain.split(",")]
-        found += [(phrase(place), sentence) for place in places if place
-                  and place not in us_states_in(place) and not is_country_name(place)]
+        # a state, province or country is no city ("Calgary, Alberta" and "Edmonton,
+        # Alberta" share no city)
+        found += [(phrase(place), sentence) for place in places
+                  if place and not is_region(place) and not is_country_name(place)]
     named = None if born else _named_as("city", source)
     return found + ([named] if named else [])
 
@@ -1553,8 +1655,10 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     makes ("a 1942 novel by French author B" is written by B, not "produced by B")."""
     said = sentences(_text(source))
     for sentence in said:
-        done = re.search(rf"\b(?i:{verb})\s+(?:and\s+\w+\s+)?by\s+({NAME.pattern})", sentence)
-        if done:  # "directed by B", "Directed by B, the film ..."
+        done = re.search(rf"\b(?i:{verb})\s+(?:and\s+\w+\s+|{_WHERE.pattern})?by\s+"
+                         rf"(?:{_MAKER_ROLE.pattern})?({NAME.pattern})", sentence)
+        if done:  # "directed by B", "Directed by B, the film ...", "published in North
+            # America by B"
             return phrase(done.group(1)), sentence
     works = _WORKS_MADE.get(verb, ())
     for sentence in said[:1]:
@@ -1568,6 +1672,12 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     return None
 
 
+# the maker's role before the name: "made by filmmaker B", "by the director B"
+_MAKER_ROLE = re.compile(r"(?:the\s+)?(?:director|filmmaker|film-maker|author|writer|novelist|"
+                         r"composer|producer|artist|architect|designer|publisher|"
+                         r"company)\s+")
+# where a thing was made, between the verb and its maker: "published in North America by B"
+_WHERE = re.compile(rf"(?:in|on)\s+(?:the\s+)?{NAME.pattern}\s+")
 # the works whose maker "a <work> by B" names, by what making them is: a novel by B is
 # written by B, a film by B directed by B; not "the novel by B" for who produced the film
 _WORKS_MADE = {"written": ("writing", "book"), "directed": ("movie",), "composed": ("music",)}

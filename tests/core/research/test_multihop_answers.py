@@ -2058,3 +2058,88 @@ async def test_what_both_have_is_the_run_both_passages_give_beside_the_asked_wor
                     "verbena family, native to Peru.")]
     other = await _answer(embedder, "What is in both the Quercilla and Verdanta species?", plants)
     assert not other.summary.startswith("Family"), other.summary
+
+
+async def test_a_kind_asked_of_each_thing_is_checked_against_that_thing(embedder: Any) -> None:
+    pages = [_page(61, "Lantern (magazine)", "Lantern is a quarterly poetry magazine published "
+                   "in Bergen."),
+             _page(62, "The Harbor Courier", "The Harbor Courier was a daily newspaper serving "
+                   "the town of Kelso.")]
+    # each thing has its own kind: not both of the last one
+    same = "Is Lantern a magazine and the Harbor Courier a newspaper?"
+    assert (await _answer(embedder, same, pages)).summary.startswith("Yes: ")
+    swapped = "Is Lantern a newspaper and the Harbor Courier a magazine?"
+    assert (await _answer(embedder, swapped, pages)).summary.startswith("No: ")
+
+
+async def test_a_title_with_not_in_it_is_no_negated_question(embedder: Any) -> None:
+    pages = [_page(63, "Rust Is Not Gold", "Rust Is Not Gold is a 2011 documentary film about "
+                   "scrap dealers."),
+             _page(64, "Open Water Blues", "Open Water Blues is a 2011 documentary film by Ada "
+                   "Kern.")]
+    question = "Were the documentaries Rust Is Not Gold and Open Water Blues released in the " \
+               "same year?"
+    assert (await _answer(embedder, question, pages)).summary.startswith("Yes: ")
+
+
+async def test_a_city_is_not_the_province_two_cities_share(embedder: Any) -> None:
+    pages = [_page(65, "Pale Orchard", "Pale Orchard is a folk band formed in 2009 from "
+                   "Regina, Saskatchewan, Canada."),
+             _page(66, "The Ninth Fence", "The Ninth Fence is a rock band based in Saskatoon, "
+                   "Saskatchewan."),
+             _page(67, "Glass Pilots", "Glass Pilots is a Saskatoon-based trio that plays "
+                   "surf rock.")]
+    other = "Are Pale Orchard and The Ninth Fence from the same city?"
+    draft = await _answer(embedder, other, pages)
+    assert draft.summary.startswith("No: ")
+    same = "Are The Ninth Fence and Glass Pilots based in the same city?"
+    assert (await _answer(embedder, same, pages)).summary.startswith("Yes: ")
+
+
+async def test_a_party_named_in_the_question_is_no_describing_word(embedder: Any) -> None:
+    pages = [_page(68, "Mara Quill", "Mara Quill (born 1961) is an Australian politician who "
+                   "served as a Greens member of the Tasmanian House of Assembly."),
+             _page(69, "Tom Ashby", "Tom Ashby (born 1955), an Australian politician, was an "
+                   "independent member of the Tasmanian House of Assembly."),
+             _page(70, "Ruth Nolan", "Ruth Nolan (born 1970) is an Australian politician in "
+                   "the Tasmanian branch of the Australian Greens Party.")]
+    both = "Were Mara Quill and Tom Ashby both Greens politicians?"
+    assert (await _answer(embedder, both, pages)).summary.startswith("No: ")
+    party = "Were Mara Quill and Ruth Nolan members of the same party?"
+    assert (await _answer(embedder, party, pages)).summary.startswith("Yes: ")
+    other = "Were Mara Quill and Tom Ashby members of the same party?"
+    assert not (await _answer(embedder, other, pages)).summary.startswith("Yes")
+
+
+async def test_a_maker_is_read_past_a_place_or_a_role_before_the_name(embedder: Any) -> None:
+    pages = [_page(71, "Tide Atlas", "Tide Atlas is a 2005 documentary film made by filmmaker "
+                   "Ines Varga."),
+             _page(72, "Salt Flats", "Salt Flats is a 2008 documentary film directed by Ines "
+                   "Varga."),
+             _page(73, "Moon Harbor", "Moon Harbor is a 2009 documentary film directed by Per "
+                   "Holm."),
+             _page(74, "Pocket Saga", "Pocket Saga is a comics anthology published in North "
+                   "America by Brightline Press."),
+             _page(75, "Weekly Pocket Saga", "Weekly Pocket Saga is a digital comics "
+                   "anthology published by Brightline Press.")]
+    same = "Were Tide Atlas and Salt Flats made by the same filmmaker?"
+    assert (await _answer(embedder, same, pages)).summary.startswith("Yes: ")
+    other = "Were Tide Atlas and Moon Harbor made by the same filmmaker?"
+    assert (await _answer(embedder, other, pages)).summary.startswith("No: ")
+    published = "Are Pocket Saga and Weekly Pocket Saga published by the same company?"
+    assert (await _answer(embedder, published, pages)).summary.startswith("Yes: ")
+
+
+async def test_another_frequency_and_another_position_are_answered_no(embedder: Any) -> None:
+    pages = [_page(76, "Kite Review", "Kite Review is a bi-monthly hobby magazine published "
+                   "in Leeds."),
+             _page(77, "Dune Post", "Dune Post is a monthly travel magazine."),
+             _page(78, "Olaf Brenn", "Olaf Brenn (born 1984) is a Canadian football running "
+                   "back for the Regina Riders."),
+             _page(79, "Dev Moore", "Dev Moore (born 1986) is a Canadian football offensive "
+                   "lineman for the Hamilton Hawks.")]
+    monthly = "Are Kite Review and Dune Post both published monthly?"
+    draft = await _answer(embedder, monthly, pages)
+    assert draft.summary.startswith("No: ") and "bi-monthly" in draft.summary
+    position = "Do Olaf Brenn and Dev Moore play the same position?"
+    assert (await _answer(embedder, position, pages)).summary.startswith("No: ")
