@@ -1701,10 +1701,11 @@ def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[flo
     for k in ([] if died else dated[:1]) + list(range(len(said))):
         sentence = said[k]
         years = [int(y) for y in _YEAR.findall(sentence)]
-        if died:
-            dates = re.search(r"\(([^)]*)\)", sentence)
-            span = [int(y) for y in _YEAR.findall(dates.group(1))] if dates else []
-            if len(span) >= 2:
+        if died:  # the first brackets holding two years: not a name in another script
+            spans = ([int(y) for y in _YEAR.findall(dates.group(1))]
+                     for dates in re.finditer(r"\(([^)]*)\)", sentence))
+            span = next((span for span in spans if len(span) >= 2), None)
+            if span is not None:
                 return float(span[1]), _quote(said, k)
             continue
         if years:  # "It was published in 1917" is quoted with what "it" is

@@ -274,17 +274,28 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
                  and _made_by(verb, c.focus, asked)]
         return max(found, key=lambda c: (c in chain, c.score)) if found else None
     # the value stands by the word the question ends on: "(born 1964)" for "... born?",
-    # never a birth year for "In what year did he retire?"
-    event = re.search(r"([A-Za-z]+)\W*$", question)
-    if wanted not in ("time", "number") or event is None \
-            or event.group(1).casefold() in STOPWORDS \
-            or holds_answer_type(chain[0].focus, wanted, question):
+    # never a birth year for "In what year did he retire?"; or by the verb before "in which
+    # city?": "(born 26 April 1977 in Milan)" for "... was born in which city?"
+    where = _EVENT_IN.search(question)
+    event = where or re.search(r"([A-Za-z]+)\W*$", question)
+    if (wanted not in ("time", "number") and where is None) or event is None \
+            or event.group(1).casefold() in STOPWORDS:
         return None
     ending = set(terms(event.group(1)))
-    found = [c for c in candidates if c.source_index == chain[0].source_index
+    if holds_answer_type(chain[0].focus, wanted, question) \
+            and ending <= set(terms(chain[0].focus)):
+        return None
+    linked = [c.source_index for c in chain]
+    found = [c for c in candidates if c.source_index in linked
              and holds_answer_type(c.focus, wanted, question) == 1.0
              and ending <= set(terms(c.focus))]
-    return max(found, key=lambda c: c.score) if found else None
+    # the first link's own passage first ("Kohan co-created ..." is the lead's)
+    return max(found, key=lambda c: (c.source_index == chain[0].source_index, c.score)) \
+        if found else None
+
+
+# "... was born in which city?", "... founded in what year?": the event the value is of
+_EVENT_IN = re.compile(r"\b([A-Za-z]+)\s+(?:in|on|at)\s+(?:which|what)\s+[a-z]+\W*$")
 
 
 _ASKED_VERB = re.compile(r"^\W*who\s+(?:first\s+)?([a-z]+)\b", re.I)

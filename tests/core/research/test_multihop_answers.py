@@ -2143,3 +2143,27 @@ async def test_another_frequency_and_another_position_are_answered_no(embedder: 
     assert draft.summary.startswith("No: ") and "bi-monthly" in draft.summary
     position = "Do Olaf Brenn and Dev Moore play the same position?"
     assert (await _answer(embedder, position, pages)).summary.startswith("No: ")
+
+
+async def test_the_place_of_the_asked_event_leads_over_a_sentence_sharing_more_words(
+        embedder: Any) -> None:
+    pages = [_page(80, "Orbital Tea Kettle", "The Orbital Tea Kettle is a kettle built for the "
+                   "space station. The first tea brewed in orbit with it was drunk by astronaut "
+                   "Lena Varro in 2019."),
+             _page(81, "Lena Varro", "Lena Varro (born 2 May 1981 in Turku) is a Finnish "
+                   "astronaut and engineer. Varro is also known as the first person who brewed "
+                   "tea in orbit with the Orbital Tea Kettle.")]
+    question = "The astronaut who drank the first tea brewed in orbit with the Orbital Tea " \
+               "Kettle was born in which city?"
+    draft = await _answer(embedder, question, pages)
+    assert "Turku" in draft.summary
+
+
+async def test_who_died_first_reads_the_brackets_with_the_years(embedder: Any) -> None:
+    pages = [_page(82, "Ivan Petrov (mathematician)", "Ivan Petrov (Иван Петров) (3 March 1890 – "
+                   "9 May 1931) was a Russian mathematician."),
+             _page(83, "Oleg Sorin", "Oleg Sorin (12 June 1895 – 2 January 1970) was a Russian "
+                   "mathematician.")]
+    draft = await _answer(embedder, "Which mathematician died first, Ivan Petrov or Oleg "
+                          "Sorin?", pages)
+    assert draft.summary.startswith("Ivan Petrov: ")
