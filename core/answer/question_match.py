@@ -16,15 +16,18 @@ change the answer:
   preposition ("from euros to dollars" is not "from dollars to euros").
 
 What may differ: stop words, articles, politeness ("Can you tell me ...", "please", "I'd like
-to know"), case, punctuation, contractions, singular / plural and verb forms, the possessive
-form ("Alexander the Great's teacher" = "the teacher of Alexander the Great"), the passive
-voice when it names its agent ("was Carthage destroyed by Rome?" = "did Rome destroy
-Carthage?"; "who was Caesar killed by?" = "who killed Caesar?"), a prepositional phrase
-moved ("At sea level, what is ..."), "in what year" for "when", "how to" for "how do I", a
-measure asked by its noun ("the height of" = "how tall", "the duration of" = "how long ...
-last"), "how many people live in" for "the population of", "how many Y does X have" for "how
-many Y are in X", and "take place" / "occur" for "happen". A miss costs one research run; a
-wrong hit costs trust.
+to know", "would you mind telling me"), greetings ("yo"), case, punctuation, contractions (with
+or without the apostrophe: "whats"), a question asked by its noun alone ("capital of peru?"),
+singular / plural and verb forms, the possessive form ("Alexander the Great's teacher" = "the
+teacher of Alexander the Great", "table salt's formula" = "the formula of table salt"), "in
+place of" for "instead of", the passive voice when it names its agent ("was Carthage destroyed
+by Rome?" = "did Rome destroy Carthage?"; "who was Caesar killed by?" = "who killed Caesar?";
+"X was designed by which architect?" = "which architect designed X?"), an adverb of time moved
+("next", "again"), a prepositional phrase moved ("At sea level, what is ..."), "in what year"
+for "when", "how to" for "how do I", a measure asked by its noun ("the height of" = "how tall",
+"the duration of" = "how long ... last"), "how many people live in" for "the population of",
+"how many Y does X have" for "how many Y are in X" or "on X", and "take place" / "occur" for
+"happen". A miss costs one research run; a wrong hit costs trust.
 """
 
 from __future__ import annotations
@@ -75,12 +78,14 @@ _CONTRACTIONS = [(re.compile(pattern, re.I), replacement) for pattern, replaceme
     (r"\b(\w+)'re\b", r"\1 are"), (r"\b(\w+)'ve\b", r"\1 have"), (r"\b(\w+)'ll\b", r"\1 will"),
     (r"\b(\w+)'d\b", r"\1 would"), (r"\b(i)'m\b", r"\1 am"),
     (r"\b(what|who|where|when|how|why|which|that|there|it|he|she)'s\b", r"\1 is"),
+    (r"\b(what|who|where|when|how)s\b", r"\1 is"),  # typed without the apostrophe
 ]]
 _FILLER = re.compile(
-    r"^\s*(?:(?:hey|hi|hello|ok|okay|so|quick question)\b[\s,!:-]*)*"
+    r"^\s*(?:(?:hey|hi|hello|yo|um|uh|hmm|btw|ok|okay|so|quick question)\b[\s,!:-]*)*"
     r"(?:(?:please\s+)?(?:can|could|would|will)\s+(?:you|someone|anyone)\s+(?:please\s+)?"
     r"(?:tell|explain|describe|show|let|remind)(?:\s+to)?(?:\s+(?:me|us))?(?:\s+know)?"
     r"(?:\s+about)?"
+    r"|(?:would|do)\s+you\s+mind\s+(?:telling|explaining|sharing)(?:\s+(?:me|us))?"
     r"|(?:i(?:'d| would)\s+like\s+to\s+know|i\s+want\s+to\s+know|i\s+was\s+wondering"
     r"|i\s+wonder|do\s+you\s+know|does\s+anyone\s+know|(?:please\s+)?tell\s+me"
     r"|explain\s+to\s+me|i(?:'m| am)\s+curious)\b)?[\s,:]*",
@@ -114,6 +119,9 @@ _HOW_MANY_HAS = re.compile(r"\bhow\s+many\s+([^,;:!?.]+?)\s+(?:has|have|had)\s*(
                            re.I)  # "(tell me) how many hearts an octopus has"
 _HAS_HOW_MANY = re.compile(r"^\s*([^,;:!?.]+?)\s+(?:has|have|had)\s+how\s+many\s+"
                            r"([^,;:!?.]+?)\s*(?=[,;:!?.]|$)", re.I)
+# "How many rings are on the flag?" asks what "the flag has how many rings?" does
+_HOW_MANY_ON = re.compile(r"\b(how\s+many\s+[^,;:!?.]+?\s+(?:are|is|were|was)\s+(?:there\s+)?)on\b",
+                          re.I)
 # "When did X take place / occur?" asks "When did X happen?" ("happen" is a stop word).
 _HAPPEN = re.compile(r"\b(?:take|takes|took|taken|taking)\s+place\b|\b(?:occur|occurs|occurred|"
                      r"occurring)\b", re.I)
@@ -227,7 +235,7 @@ def _same_roles(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) ->
     if not (_asked_in_order(mine, theirs, partner)
             and _asked_in_order(theirs, mine, [back[k] for k in range(len(theirs.words))])):
         return False
-    movable = mine.asked | theirs.asked
+    movable = mine.asked | theirs.asked | _FREE_ADVERBS
     for tag in {word.tag for word in mine.words}:
         for fronted in (True, False):
             placed = [(word.group, theirs.words[partner[n]].group)
@@ -238,6 +246,13 @@ def _same_roles(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) ->
             if not _in_order(placed):
                 return False
     return True
+
+
+# Adverbs that say when or how, whatever their place: "when will X next be visible?" = "when
+# will X be visible next?"; they stand outside any prepositional phrase
+_FREE_ADVERBS = frozenset(_ENGLISH.stemWord(w) for w in (
+    "next", "now", "today", "currently", "nowadays", "together", "again", "ever", "still",
+    "already", "exactly", "usually", "typically", "normally", "generally"))
 
 
 def _asked_in_order(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) -> bool:
@@ -302,6 +317,9 @@ def question_form(question: str) -> QuestionForm:
             preposition, asking, joined = "", False, False  # a verb ends the phrase
             continue
         stem = lower if lower[0].isdigit() else _ENGLISH.stemWord(lower)
+        if stem in _FREE_ADVERBS:  # "from Earth next": next is not under "from"
+            words.append(Word(tag="", stem=stem, text=lower, group=0, name=False))
+            continue
         if not joined:
             groups[preposition] = groups.get(preposition, -1) + 1
         joined = False
@@ -339,6 +357,8 @@ def _counted_in_owner(match: re.Match[str]) -> str:
         while split > 1 and words[split - 1][:1].isupper():
             split -= 1
         split = split if split < len(words) else 0
+    if not split and len(words) == 2:  # "how many legs spiders have": one word each
+        split = 1
     if not split:
         return match.group(0)
     return f"how many {' '.join(words[:split])} in {' '.join(words[split:])}"
@@ -355,7 +375,10 @@ def _tokens(question: str) -> list[str]:
     if polite != text and not _ASKING.match(polite):
         polite = f"what is {polite}"  # "Could you tell me the dose of ...?"
     text = _strip_preamble(polite)
+    if not re.search(rf"\b(?:{'|'.join(_ASKS)})\b", text, re.I) and not _ASKING.match(text):
+        text = f"what is {text}"  # "capital of kenya?": a question by its noun alone
     text = re.sub(r"[\s,]*\bplease\b[\s,]*", " ", text, flags=re.I)
+    text = re.sub(r"\bin\s+place\s+of\b", "instead of", text, flags=re.I)
     text = _WHEN.sub(" when ", text)
     text = _POPULATION.sub("what is the population of", text)
     text = _NAME_OF.sub(r"\1 \2", text)
@@ -366,6 +389,7 @@ def _tokens(question: str) -> list[str]:
         lambda m: "how " + _MEASURE_NOUNS[m.group(1).casefold()].format(m.group(2)), text)
     text = _HAVE.sub(r"how many \1 in \2", text)
     text = _HAS_HOW_MANY.sub(r"how many \2 in \1", text)
+    text = _HOW_MANY_ON.sub(r"\1in", text)
     text = _HOW_MANY_HAS.sub(_counted_in_owner, text)
     text = _HOW_CAN.sub("how do ", text)
     text = _HOW_TO.sub("how do i", text)
@@ -429,9 +453,11 @@ def _active_voice(words: list[str]) -> list[str]:
         if be < 0:
             continue
         end = by + 1
-        if end < len(words) and lowered[end] in _AGENT_QUESTIONS:
-            end += 1  # "... directed by whom?"
-        while end < len(words) and _in_agent(lowered[end]) and lowered[by + 1] not in _ASKS:
+        asked = end < len(words) and lowered[end] in _AGENT_QUESTIONS | {"which"}
+        if asked:
+            end += 1  # "... directed by whom?", "... played by which actor?"
+        while end < len(words) and _in_agent(lowered[end]) \
+                and (not asked or lowered[by + 1] in ("which", "what")):
             end += 1
         between = words[be + 1:by - 1]
         active = _turned_active(words[start:be], between, verb, words[by + 1:end])
@@ -526,6 +552,10 @@ def _unfold_possessives(words: list[str]) -> list[str]:
         owner = [match.group(1)]
         if owner[0][:1].isupper():  # "Alexander the Great's", "the Federal Reserve's"
             while out and _in_name(out):
+                owner.insert(0, out.pop())
+        else:  # "table salt's", "the old man's": back to a stop word
+            while out and out[-1].isalpha() and out[-1].islower() \
+                    and out[-1] not in STOPWORDS and out[-1] not in PREPOSITIONS:
                 owner.insert(0, out.pop())
         end = n + 1
         while end < len(words) and words[end] != "," and words[end].casefold() not in \

@@ -189,6 +189,7 @@ def test_markdown_answers_are_split_and_rebuilt() -> None:
 
 
 async def test_a_stall_in_writing_ends_at_the_tiers_time_limit(lab: Lab) -> None:
+    await lab.ask()  # the process's first model call (imports, connections) is not timed
     lab.fake.delays["synthesize"] = 30
     started = time.perf_counter()
     result, job = await lab.ask(quick=TierBudget(iterations=2, queries=3, sources=5,
@@ -201,6 +202,7 @@ async def test_a_stall_in_writing_ends_at_the_tiers_time_limit(lab: Lab) -> None
 
 
 async def test_a_stall_in_checking_ends_at_the_tiers_time_limit_unchecked(lab: Lab) -> None:
+    await lab.ask()  # the process's first model call (imports, connections) is not timed
     lab.fake.delays["verify"] = 30
     lab.fake.script["synthesize"] = writes(f"{SLEEP} [{{n}}]. Cats nap a lot [{{n}}].")
     started = time.perf_counter()
