@@ -533,7 +533,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         relation = _BETWEEN_OPEN.search(question, start)
         if relation is not None:
             second = question[relation.end():].strip(" ?.!")
-            if _titled(second) or second in names:
+            # or a passage's title with small words ("Književni jug")
+            if _titled(second) or second in names or _about(second, sources) is not None:
                 return _weigh_pair(question, [first, second], relation, sources)
     return None
 

@@ -2167,3 +2167,14 @@ async def test_who_died_first_reads_the_brackets_with_the_years(embedder: Any) -
     draft = await _answer(embedder, "Which mathematician died first, Ivan Petrov or Oleg "
                           "Sorin?", pages)
     assert draft.summary.startswith("Ivan Petrov: ")
+
+
+async def test_a_title_with_small_words_after_before_is_the_second_thing(embedder: Any) -> None:
+    pages = [_page(84, "The Harbor Review", "The Harbor Review was a literary magazine "
+                   "published in Halifax from 1902 to 1910."),
+             _page(85, "Nova revija", "Nova revija was a literary magazine published in 1921 "
+                   "and 1922 in Ljubljana.")]
+    question = "Did The Harbor Review begin publication before Nova revija?"
+    assert (await _answer(embedder, question, pages)).summary.startswith("Yes: ")
+    question = "Did Nova revija begin publication before The Harbor Review?"
+    assert (await _answer(embedder, question, pages)).summary.startswith("No: ")
