@@ -34,6 +34,7 @@ _DETACH = {
 
 
 _PRINCIPAL = 2  # senses per word and part of speech that count for synonymy
+_NOUN_KIND = 0  # a sense's id is its synset offset * 4 + its part of speech's place in _POS
 _PERSON = 18  # WordNet's lexicographer file of nouns for people (noun.person)
 
 
@@ -45,6 +46,7 @@ class Lemma:
     senses: frozenset[int]
     degree: str = ""  # "er", "est" or ""
     principal: frozenset[int] = frozenset()  # the first senses of each base form
+    first: frozenset[int] = frozenset()  # the first sense of each base form
 
 
 class Lexicon:
@@ -116,6 +118,7 @@ class Lexicon:
         word = word.casefold().replace(" ", "_")
         senses: set[int] = set()
         principal: set[int] = set()
+        first: set[int] = set()
         base, degree = word, ""
         known = any(word in self._senses[pos] for pos in _POS.values())
         for pos in ("n", "v", "a", "r"):
@@ -124,11 +127,12 @@ class Lexicon:
                 if found:
                     senses.update(found)
                     principal.update(found[:_PRINCIPAL])
+                    first.update(found[:1])
                     if pos == "a" and suffix and not known:
                         degree = suffix
                     if not known and base == word and form != word:
                         base = form
-        return Lemma(base, frozenset(senses), degree, frozenset(principal))
+        return Lemma(base, frozenset(senses), degree, frozenset(principal), frozenset(first))
 
     def is_graded(self, word: str) -> bool:
         """Whether the word is a comparative or superlative adjective ("older", "earliest")."""
@@ -145,11 +149,18 @@ class Lexicon:
     def is_verb(self, word: str) -> bool:
         return word.casefold() in self._senses["v"]
 
-    def synonyms(self, first: str, second: str) -> bool:
+    def synonyms(self, first: str, second: str, nouns_strictly: bool = False) -> bool:
         """Whether the words share a sense that is one of the first two of either: a rare
-        sense shared ("write" / "publish": "have one's work published") does not count."""
+        sense shared ("write" / "publish": "have one's work published") does not count.
+        `nouns_strictly`: a noun sense counts only as the first of either or one of the first
+        two of both ("king" and "queen" share king's second, "a very wealthy or powerful
+        businessman": a queen is no king)."""
         a, b = self.lemma(first), self.lemma(second)
-        return a.degree == b.degree and bool(a.senses & b.senses & (a.principal | b.principal))
+        shared = set(a.senses & b.senses & (a.principal | b.principal))
+        if nouns_strictly:
+            shared = {sense for sense in shared if sense % 4 != _NOUN_KIND
+                      or sense in (a.principal & b.principal) | a.first | b.first}
+        return a.degree == b.degree and bool(shared)
 
     def participle_base(self, word: str) -> str | None:
         """The verb of a past participle ("written" -> "write", "destroyed" -> "destroy"),

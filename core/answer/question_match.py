@@ -16,18 +16,17 @@ change the answer:
   preposition ("from euros to dollars" is not "from dollars to euros").
 
 What may differ: stop words, articles, politeness ("Can you tell me ...", "please", "I'd like
-to know", "would you mind telling me"), greetings ("yo"), case, punctuation, contractions (with
-or without the apostrophe: "whats"), a question asked by its noun alone ("capital of peru?"),
-singular / plural and verb forms, the possessive form ("Alexander the Great's teacher" = "the
-teacher of Alexander the Great", "table salt's formula" = "the formula of table salt"), "in
-place of" for "instead of", the passive voice when it names its agent ("was Carthage destroyed
-by Rome?" = "did Rome destroy Carthage?"; "who was Caesar killed by?" = "who killed Caesar?";
-"X was designed by which architect?" = "which architect designed X?"), an adverb of time moved
-("next", "again"), a prepositional phrase moved ("At sea level, what is ..."), "in what year"
-for "when", "how to" for "how do I", a measure asked by its noun ("the height of" = "how tall",
-"the duration of" = "how long ... last"), "how many people live in" for "the population of",
-"how many Y does X have" for "how many Y are in X" or "on X", and "take place" / "occur" for
-"happen". A miss costs one research run; a wrong hit costs trust.
+to know", "would you mind telling me"), case, punctuation, contractions (with or without the
+apostrophe: "whats"), singular / plural and verb forms, the possessive form ("Alexander the
+Great's teacher" = "the teacher of Alexander the Great", "table salt's formula" = "the formula
+of table salt"), "in place of" for "instead of", the passive voice when it names its agent
+("was Carthage destroyed by Rome?" = "did Rome destroy Carthage?"; "who was Caesar killed by?"
+= "who killed Caesar?"; "X was designed by which architect?" = "which architect designed X?"),
+an adverb of time moved ("next", "again"), a prepositional phrase moved ("At sea level, what is
+..."), "in what year" for "when", "how to" for "how do I", a measure asked by its noun ("the
+height of" = "how tall", "the duration of" = "how long ... last"), "how many people live in"
+for "the population of", "how many Y does X have" for "how many Y are in X" or "on X", and
+"take place" / "occur" for "happen". A miss costs one research run; a wrong hit costs trust.
 """
 
 from __future__ import annotations
@@ -78,10 +77,9 @@ _CONTRACTIONS = [(re.compile(pattern, re.I), replacement) for pattern, replaceme
     (r"\b(\w+)'re\b", r"\1 are"), (r"\b(\w+)'ve\b", r"\1 have"), (r"\b(\w+)'ll\b", r"\1 will"),
     (r"\b(\w+)'d\b", r"\1 would"), (r"\b(i)'m\b", r"\1 am"),
     (r"\b(what|who|where|when|how|why|which|that|there|it|he|she)'s\b", r"\1 is"),
-    (r"\b(what|who|where|when|how)s\b", r"\1 is"),  # typed without the apostrophe
 ]]
 _FILLER = re.compile(
-    r"^\s*(?:(?:hey|hi|hello|yo|um|uh|hmm|btw|ok|okay|so|quick question)\b[\s,!:-]*)*"
+    r"^\s*(?:(?:hey|hi|hello|ok|okay|so|quick question)\b[\s,!:-]*)*"
     r"(?:(?:please\s+)?(?:can|could|would|will)\s+(?:you|someone|anyone)\s+(?:please\s+)?"
     r"(?:tell|explain|describe|show|let|remind)(?:\s+to)?(?:\s+(?:me|us))?(?:\s+know)?"
     r"(?:\s+about)?"
@@ -152,6 +150,7 @@ class Word:
     name: bool  # capitalised inside the question: a name, never replaced by a synonym
     group: int  # its place among the words of its phrase; "X and Y" share one
     fronted: bool = False  # in a prepositional phrase moved before the question ("In 2010, ...")
+    free: bool = False  # an adverb of time standing alone ("... visible from Earth next?")
 
 
 @dataclass(frozen=True)
@@ -217,7 +216,7 @@ def _synonyms(first: str, second: str) -> bool:
     a, b = lexicon().lemma(first), lexicon().lemma(second)
     if a.degree == b.degree and any({a.base, b.base} <= group for group in _SAME_WORDS):
         return True
-    return lexicon().synonyms(first, second)
+    return lexicon().synonyms(first, second, nouns_strictly=True)
 
 
 def _same_roles(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) -> bool:
@@ -235,24 +234,24 @@ def _same_roles(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) ->
     if not (_asked_in_order(mine, theirs, partner)
             and _asked_in_order(theirs, mine, [back[k] for k in range(len(theirs.words))])):
         return False
-    movable = mine.asked | theirs.asked | _FREE_ADVERBS
+    movable = mine.asked | theirs.asked
     for tag in {word.tag for word in mine.words}:
         for fronted in (True, False):
             placed = [(word.group, theirs.words[partner[n]].group)
                       for n, word in enumerate(mine.words)
                       if word.tag == tag and word.stem not in movable
                       and theirs.words[partner[n]].stem not in movable
+                      and not (word.free and theirs.words[partner[n]].free)
                       and (word.fronted or theirs.words[partner[n]].fronted) == fronted]
             if not _in_order(placed):
                 return False
     return True
 
 
-# Adverbs that say when or how, whatever their place: "when will X next be visible?" = "when
-# will X be visible next?"; they stand outside any prepositional phrase
-_FREE_ADVERBS = frozenset(_ENGLISH.stemWord(w) for w in (
-    "next", "now", "today", "currently", "nowadays", "together", "again", "ever", "still",
-    "already", "exactly", "usually", "typically", "normally", "generally"))
+# Adverbs of time, as written, that may stand anywhere when no word they qualify follows
+# them: "when will X next be visible?" = "when will X be visible next?"; not "the next
+# Olympics", "still wine"
+_FREE_ADVERBS = _words("next now today currently nowadays again ever already")
 
 
 def _asked_in_order(mine: QuestionForm, theirs: QuestionForm, partner: list[int]) -> bool:
@@ -317,8 +316,10 @@ def question_form(question: str) -> QuestionForm:
             preposition, asking, joined = "", False, False  # a verb ends the phrase
             continue
         stem = lower if lower[0].isdigit() else _ENGLISH.stemWord(lower)
-        if stem in _FREE_ADVERBS:  # "from Earth next": next is not under "from"
-            words.append(Word(tag="", stem=stem, text=lower, group=0, name=False))
+        after = tokens[n + 1].casefold() if n + 1 < len(tokens) else ","
+        if lower in _FREE_ADVERBS and (after in (",", *PREPOSITIONS) or _is_stopword(after)):
+            # "from Earth next": next is not under "from", and stands anywhere
+            words.append(Word(tag="", stem=stem, text=lower, group=0, name=False, free=True))
             continue
         if not joined:
             groups[preposition] = groups.get(preposition, -1) + 1
@@ -370,13 +371,13 @@ def _tokens(question: str) -> list[str]:
     text = unicodedata.normalize("NFKD", question).replace("\u2019", "'")
     text = "".join(c for c in text if not unicodedata.combining(c))  # creme brulee
     text = re.sub(r"^(\W*)A\b", r"\1a", text)  # an article, even when moved ("blood type A")
+    text = re.sub(r"\b(what|who|where|when|how)s\b", r"\1 is", text,  # "whats", no apostrophe
+                  flags=re.I)
     text = re.sub(r"'s\s+(?=(?:a|an|the)\s)", " is ", text, flags=re.I)  # "how long's a ..."
     polite = _FILLER.sub("", text)
     if polite != text and not _ASKING.match(polite):
         polite = f"what is {polite}"  # "Could you tell me the dose of ...?"
     text = _strip_preamble(polite)
-    if not re.search(rf"\b(?:{'|'.join(_ASKS)})\b", text, re.I) and not _ASKING.match(text):
-        text = f"what is {text}"  # "capital of kenya?": a question by its noun alone
     text = re.sub(r"[\s,]*\bplease\b[\s,]*", " ", text, flags=re.I)
     text = re.sub(r"\bin\s+place\s+of\b", "instead of", text, flags=re.I)
     text = _WHEN.sub(" when ", text)
@@ -553,9 +554,10 @@ def _unfold_possessives(words: list[str]) -> list[str]:
         if owner[0][:1].isupper():  # "Alexander the Great's", "the Federal Reserve's"
             while out and _in_name(out):
                 owner.insert(0, out.pop())
-        else:  # "table salt's", "the old man's": back to a stop word
+        else:  # "table salt's", "the old man's": back to a stop word or a verb
             while out and out[-1].isalpha() and out[-1].islower() \
-                    and out[-1] not in STOPWORDS and out[-1] not in PREPOSITIONS:
+                    and out[-1] not in STOPWORDS and out[-1] not in PREPOSITIONS \
+                    and not _verb_only(out[-1]):
                 owner.insert(0, out.pop())
         end = n + 1
         while end < len(words) and words[end] != "," and words[end].casefold() not in \
@@ -566,6 +568,12 @@ def _unfold_possessives(words: list[str]) -> list[str]:
         out.extend(["of", *owner, ","] if end < len(words) else ["of", *owner])
         n = end
     return out
+
+
+def _verb_only(word: str) -> bool:
+    """Whether the word is a verb form and no noun ("killed", "wrote"; not "table")."""
+    return bool(lexicon().participle_base(word)) or (
+        lexicon().is_verb(word) and not lexicon().is_noun(word))
 
 
 def _in_name(before: list[str]) -> bool:

@@ -30,6 +30,7 @@ value: the answer then says that the sources do not settle it.
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -476,8 +477,14 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # created it; "made by the same filmmaker": who directed it
         maker = re.search(r"\bsame\s+(\w+?)s?\b", predicate)
         agent = _AGENTS.get(maker.group(1).casefold()) if maker else None
-        return _compare(sides, sources, lambda s: _agent(verb, s) or (
-            _agent(agent, s) if agent is not None and agent != verb else None))
+        # one relation for both where each passage gives it, else each its own
+        relations = [verb] if agent is None or agent == verb else [verb, agent]
+        for relation in relations:
+            uniform = _compare(sides, sources, functools.partial(_agent, relation))
+            if uniform is not None:
+                return uniform
+        return _compare(sides, sources, lambda s: next(
+            (by for by in (_agent(r, s) for r in relations) if by is not None), None))
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
         return _same(same.group(1), sides, sources, question)
@@ -501,7 +508,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
 # "not" and "never" as words of the question, not of a title ("Punk's Not Dead")
-_NEGATED = re.compile(r"^\W*\w+n't\b|(?-i:\bnot\b|\bnever\b)", re.I)
+_NEGATED = re.compile(r"^\W*\w+n't\b|(?-i:\b(?:not|never|NOT|NEVER)\b)", re.I)
 # what stands between two names that one question weighs against the other: "Was A born
 # before B?", "Is A older than B?", "Is A from the same country as B?"
 _RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
@@ -534,7 +541,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         if relation is not None:
             second = question[relation.end():].strip(" ?.!")
             # or a passage's title with small words ("Književni jug")
-            if _titled(second) or second in names or _about(second, sources) is not None:
+            if _titled(second) or second in names or any(
+                    same_phrase(title_subject(s.title), second) for s in sources):
                 return _weigh_pair(question, [first, second], relation, sources)
     return None
 
@@ -858,7 +866,10 @@ def _own_predicates(question: str, subjects: list[str]) -> list[str] | None:
     first, second = subjects[:2]
     each = re.search(re.escape(first) + r"\s+((?:a|an)\s+[^,?]+?),?\s+and\s+(?:the\s+)?"
                      + re.escape(second) + r"\s+((?:a|an)\s+[^?]+?)[?.!]*$", question)
-    return None if each is None else [each.group(1), each.group(2)]
+    if each is None or any(_TWO.search(part) or _BETWEEN_OPEN.search(part)
+                           for part in each.groups()):
+        return None  # "... a song from the same year?" weighs the two: not one of each
+    return [each.group(1), each.group(2)]
 
 
 def _each_described(predicates: list[str], sides: list[tuple[str, int]],
@@ -974,33 +985,37 @@ def _positions_of(source: Source) -> tuple[frozenset[str], str] | None:
 
 
 # "the Australian Labor Party"; "an Australian Democrats member", "a Republican senator"
-_PARTY = re.compile(rf"({NAME.pattern})\s+Party\b")
-_PARTY_MEMBER = re.compile(rf"\b(?:an?|the)\s+({NAME.pattern})\s+(?:member|politician|senator|"
-                           rf"representative|candidate|MP|MLA|MEP|councillor)\b")
+_PARTY = re.compile(r"\b((?:[A-Z][\w-]*\s+){1,3})Party\b")
+_PARTY_MEMBER = re.compile(r"\b(?:an?|the)\s+((?:[A-Z][\w-]*\s+){1,3})(?:member|politician|"
+                           r"senator|representative|candidate|MP|MLA|MEP|councillor)\b")
 
 
 def _party_of(source: Source) -> tuple[frozenset[str], str] | None:
-    """The words of the party the opening sentences put the passage's subject in ("Labor" of
-    "the Australian Labor Party" or "a Labor member"), and that sentence; None for none. A
-    nationality alone ("an Australian politician") is no party."""
+    """The words of the party the opening sentences first put the passage's subject in
+    ("Labor" of "the Australian Labor Party" or "a Labor member"), and that sentence; None
+    for none. Nationalities are no part of it, and a place is no party ("an Australian
+    politician", "a Texas politician", "a United States senator")."""
     said = sentences(_text(source))
     for k, sentence in enumerate(said[:3]):
-        for found in (*_PARTY.finditer(sentence), *_PARTY_MEMBER.finditer(sentence)):
-            words = [w for w in found.group(1).split() if not is_nationality(w)
-                     and not is_country_name(w)]
-            if words:
+        named = sorted([*_PARTY.finditer(sentence), *_PARTY_MEMBER.finditer(sentence)],
+                       key=lambda m: m.start())
+        for found in named:
+            name = found.group(1).strip()
+            if is_region(name) or is_country_name(name) or us_states_in(name) == [name]:
+                continue
+            words = [w for w in name.split() if not is_nationality(w)]
+            if words and not is_region(" ".join(words)):
                 return frozenset(terms(" ".join(words))), _quote(said, k)
     return None
 
 
 def _same_party(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
-    """Yes when the parties the passages name are one (one's words among the other's: "Labor"
-    and "the Australian Labor Party"), No when they differ; None when one names none."""
+    """Yes when the passages name one party ("Labor" and "the Australian Labor Party"), No
+    when they name two ("Democratic" and "Free Democratic"); None when one names none."""
     known = _each(sides, sources, _party_of)
     if known is None:
         return None
-    first, second = (v for v, _, _ in known[:2])
-    return _yes_if(first <= second or second <= first, known)
+    return _yes_if(len({value for value, _, _ in known}) == 1, known)
 
 
 def _sports_of(source: Source) -> tuple[frozenset[str], str] | None:
@@ -1410,7 +1425,7 @@ def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
 # how often something comes out: "bi-monthly" is not "monthly"
 _FREQUENCY = re.compile(r"(?<![\w-])(daily|weekly|bi-?weekly|fortnightly|semi-?monthly|monthly|"
                         r"bi-?monthly|quarterly|semi-?annual(?:ly)?|annual(?:ly)?|yearly)"
-                        r"(?![\w-])", re.I)
+                        r"(?![\w-])")  # lower case: not the Daily Mail
 
 
 def _frequency(word: str) -> str:
@@ -1492,7 +1507,9 @@ def _home_nation(source: Source) -> tuple[str, str] | None:
 _PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
 
 
-_BASED = re.compile(rf"({NAME.pattern})-based\b")
+# "X is an Edmonton-based group": the subject's own base, not another's ("owned by the
+# Chicago-based Beta Group")
+_BASED = re.compile(rf"\b(?:is|was|are|were)\s+(?:an?|the)\s+({NAME.pattern})-based\b")
 
 
 def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
@@ -1507,11 +1524,13 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
             else [chain.group(1) for chain in _PLACES.finditer(sentence)]
         if not born:  # "an Edmonton-based group"
             chains += [based.group(1) for based in _BASED.finditer(sentence)]
-        places = [place.strip() for chain in chains for place in chain.split(",")]
-        # a state, province or country is no city ("Calgary, Alberta" and "Edmonton,
-        # Alberta" share no city)
-        found += [(phrase(place), sentence) for place in places
-                  if place and not is_region(place) and not is_country_name(place)]
+        # after the first place of a chain, a state, province or country is no city
+        # ("Calgary, Alberta" and "Edmonton, Alberta" share none; "Victoria, British
+        # Columbia" is Victoria)
+        places = [(place.strip(), n) for chain in chains
+                  for n, place in enumerate(chain.split(","))]
+        found += [(phrase(place), sentence) for place, n in places
+                  if place and not is_country_name(place) and not (n and is_region(place))]
     named = None if born else _named_as("city", source)
     return found + ([named] if named else [])
 
@@ -1702,11 +1721,12 @@ def _year(question: str, source: Source, named: Sequence[str] = ()) -> tuple[flo
     for k in ([] if died else dated[:1]) + list(range(len(said))):
         sentence = said[k]
         years = [int(y) for y in _YEAR.findall(sentence)]
-        if died:  # the first brackets holding two years: not a name in another script
+        if died:  # the first brackets holding a year (not a name in another script): a
+            # death year when they hold two, else the subject's birth ("(born 1940)")
             spans = ([int(y) for y in _YEAR.findall(dates.group(1))]
                      for dates in re.finditer(r"\(([^)]*)\)", sentence))
-            span = next((span for span in spans if len(span) >= 2), None)
-            if span is not None:
+            span = next((span for span in spans if span), [])
+            if len(span) >= 2:
                 return float(span[1]), _quote(said, k)
             continue
         if years:  # "It was published in 1917" is quoted with what "it" is

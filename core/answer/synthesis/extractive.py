@@ -285,12 +285,11 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
     if holds_answer_type(chain[0].focus, wanted, question) \
             and ending <= set(terms(chain[0].focus)):
         return None
-    found = [c for c in candidates if c.source_index in linked
+    # within the first link's own passage: another's place or year is another thing's
+    found = [c for c in candidates if c.source_index == chain[0].source_index
              and holds_answer_type(c.focus, wanted, question) == 1.0
              and ending <= set(terms(c.focus))]
-    # the first link's own passage first ("Kohan co-created ..." is the lead's)
-    return max(found, key=lambda c: (c.source_index == chain[0].source_index, c.score)) \
-        if found else None
+    return max(found, key=lambda c: c.score) if found else None
 
 
 # "... was born in which city?", "... founded in what year?": the event the value is of

@@ -113,14 +113,12 @@ RULES = [
      "How many keys are on a piano?", "A piano has how many keys?",
      "How many pianos are on a key?"),
     ("an adverb of time may move",
-     "When will Comet Encke next pass close to Earth?",
-     "When will Comet Encke pass close to Earth next?",
-     "When will Comet Encke last pass close to Earth?"),
-    ("casual typing: no apostrophe, a greeting, the noun alone",
-     "What is the boiling point of ethanol?", "yo whats the boiling point of ethanol",
+     "When will Comet Encke next be visible from Earth?",
+     "When will Comet Encke be visible from Earth next?",
+     "When will Comet Encke last be visible from Earth?"),
+    ("casual typing: no apostrophe",
+     "What is the boiling point of ethanol?", "whats the boiling point of ethanol",
      "whats the melting point of ethanol"),
-    ("a question by its noun alone is what it is",
-     "What is the capital of Peru?", "capital of peru?", "capital of chile?"),
     ("a possessor of lowercase words moves whole",
      "What is the melting point of cane sugar?", "What is cane sugar's melting point?",
      "What is cane sugar's boiling point?"),
@@ -144,6 +142,38 @@ def test_each_rule_accepts_its_paraphrase_and_refuses_its_near_miss(
     similarity = float(cached_vector @ paraphrase_vector)
     assert same_question(paraphrase, cached, similarity, THRESHOLD), (rule, similarity)
     assert not same_question(near_miss, cached, 1.0, THRESHOLD), rule
+
+
+# (paraphrase accepted above, a near-miss the same rule must not let through)
+RULE_LIMITS = [
+    ("an adjective of time is no free adverb",
+     "When are the next Olympics after the World Cup?",
+     "When are the Olympics after the next World Cup?"),
+    ("an adverb's stem is no free word",
+     "Who defeated the general?", "Who did the general defeat?"),
+    ("still before a noun qualifies it",
+     "What is the best still wine?", "What is still the best wine?"),
+    ("a yes/no question is no question by its noun",
+     "Don't penguins live in the Arctic?", "What penguins don't live in the Arctic?"),
+    ("a noun's rare shared sense is no synonym",
+     "Who was the queen of France in 1780?", "Who was the king of France in 1780?"),
+    ("a passive asked by which keeps who did it",
+     "Which company bought Instagram?", "Which company did Instagram buy?"),
+]
+
+
+@pytest.mark.parametrize(("rule", "first", "second"), RULE_LIMITS,
+                         ids=[rule[0] for rule in RULE_LIMITS])
+def test_a_rule_does_not_join_questions_that_differ(rule: str, first: str, second: str) -> None:
+    assert not same_question(first, second, 1.0, THRESHOLD), rule
+    assert not same_question(second, first, 1.0, THRESHOLD), rule
+
+
+def test_a_possessor_of_lowercase_words_stops_at_a_verb() -> None:
+    assert same_question("who painted the old king's portrait",
+                         "Who painted the portrait of the old king?", 1.0, THRESHOLD)
+    assert not same_question("who painted the old queen's portrait",
+                             "Who painted the portrait of the old king?", 1.0, THRESHOLD)
 
 
 def test_only_a_shared_principal_sense_makes_synonyms() -> None:

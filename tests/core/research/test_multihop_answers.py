@@ -2178,3 +2178,73 @@ async def test_a_title_with_small_words_after_before_is_the_second_thing(embedde
     assert (await _answer(embedder, question, pages)).summary.startswith("Yes: ")
     question = "Did Nova revija begin publication before The Harbor Review?"
     assert (await _answer(embedder, question, pages)).summary.startswith("No: ")
+
+
+async def test_what_each_thing_is_and_what_both_share_are_not_confused(embedder: Any) -> None:
+    pages = [_page(86, "Blue Lanes", "Blue Lanes is a 1991 album by the band Harbor Nine."),
+             _page(87, "Paper Moonlight", "Paper Moonlight is a 1991 song by the band Harbor "
+                   "Nine.")]
+    question = "Is Blue Lanes an album and Paper Moonlight a song from the same year?"
+    assert not (await _answer(embedder, question, pages)).summary.startswith("No")
+    shouted = "Is Blue Lanes NOT an album?"
+    assert not (await _answer(embedder, shouted, pages)).summary.startswith("Yes")
+
+
+async def test_a_place_or_a_longer_party_name_is_no_same_party(embedder: Any) -> None:
+    pages = [_page(88, "Ada Quist", "Ada Quist (born 1950) is an American politician who served "
+                   "as a United States senator from Ohio."),
+             _page(89, "Bo Lind", "Bo Lind (born 1948) is an American politician who served as "
+                   "a United States senator from Iowa."),
+             _page(90, "Karl Wendt", "Karl Wendt (born 1960) is a German politician of the Free "
+                   "Democratic Party."),
+             _page(91, "Jon Hale", "Jon Hale (born 1962) is an American politician of the "
+                   "Democratic Party.")]
+    places = "Were Ada Quist and Bo Lind members of the same party?"
+    assert not (await _answer(embedder, places, pages)).summary.startswith("Yes")
+    longer = "Were Karl Wendt and Jon Hale members of the same party?"
+    assert (await _answer(embedder, longer, pages)).summary.startswith("No: ")
+
+
+async def test_one_relation_names_every_maker_where_each_passage_gives_it(
+        embedder: Any) -> None:
+    pages = [_page(92, "Spider Tales", "Spider Tales is a comic created by Vela Comics and "
+                   "written by Stan Reede."),
+             _page(93, "Hulk Stories", "Hulk Stories is a comic written by Stan Reede.")]
+    question = "Were Spider Tales and Hulk Stories created by the same author?"
+    assert (await _answer(embedder, question, pages)).summary.startswith("Yes: ")
+
+
+async def test_a_parents_dates_and_a_papers_name_are_not_the_subjects(embedder: Any) -> None:
+    pages = [_page(94, "Ann Wild", "Ann Wild (born 1940) is the daughter of painter John Wild "
+                   "(1900–1970)."),
+             _page(95, "Carl Dorn", "Carl Dorn (1921–1990) was a German painter."),
+             _page(96, "Kite Review", "Kite Review is a British hobby magazine owned by the "
+                   "publisher of the Daily Mail. It is published every week, a weekly."),
+             _page(97, "Dune Post", "Dune Post is a weekly travel magazine.")]
+    died = "Who died first, Ann Wild or Carl Dorn?"
+    assert not (await _answer(embedder, died, pages)).summary.startswith("Ann Wild:")
+    weekly = "Are Kite Review and Dune Post both weekly magazines?"
+    assert not (await _answer(embedder, weekly, pages)).summary.startswith("No")
+
+
+async def test_a_city_named_like_a_region_and_another_subjects_base(embedder: Any) -> None:
+    pages = [_page(98, "Cedar Vane", "Cedar Vane is a folk band from Victoria, British "
+                   "Columbia."),
+             _page(99, "Rust Orchard", "Rust Orchard is a rock band from Vancouver, British "
+                   "Columbia."),
+             _page(100, "Alpha Records", "Alpha Records is a record label from Austin, Texas, "
+                    "owned by the Chicago-based Beta Group."),
+             _page(101, "Gamma Records", "Gamma Records is a Chicago-based record label.")]
+    other = "Are Cedar Vane and Rust Orchard from the same city?"
+    assert (await _answer(embedder, other, pages)).summary.startswith("No: ")
+    owner = "Are Alpha Records and Gamma Records based in the same city?"
+    assert not (await _answer(embedder, owner, pages)).summary.startswith("Yes")
+
+
+async def test_the_place_of_the_asked_event_is_the_first_links_own(embedder: Any) -> None:
+    pages = [_page(102, "Kettle Co", "Kettle Co is a company founded in Leeds in 1990. It was "
+                   "acquired in 2005 by Big Corp."),
+             _page(103, "Big Corp", "Big Corp is an American conglomerate headquartered in "
+                   "Boston. It was established in 1950.")]
+    question = "The company that acquired Kettle Co was founded in which city?"
+    assert "Leeds" not in (await _answer(embedder, question, pages)).summary
