@@ -154,12 +154,15 @@ class Lexicon:
         sense shared ("write" / "publish": "have one's work published") does not count.
         `nouns_strictly`: a noun sense counts only as the first of either or one of the first
         two of both ("king" and "queen" share king's second, "a very wealthy or powerful
-        businessman": a queen is no king)."""
+        businessman": a queen is no king), and a sense of a person only as one of the first
+        two of both (president's fourth sense is chairman's first)."""
         a, b = self.lemma(first), self.lemma(second)
         shared = set(a.senses & b.senses & (a.principal | b.principal))
         if nouns_strictly:
-            shared = {sense for sense in shared if sense % 4 != _NOUN_KIND
-                      or sense in (a.principal & b.principal) | a.first | b.first}
+            self._read_nouns()
+            both = a.principal & b.principal
+            shared = {sense for sense in shared if sense % 4 != _NOUN_KIND or sense in both
+                      or (sense in a.first | b.first and self._files.get(sense) != _PERSON)}
         return a.degree == b.degree and bool(shared)
 
     def participle_base(self, word: str) -> str | None:

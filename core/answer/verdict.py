@@ -984,38 +984,59 @@ def _positions_of(source: Source) -> tuple[frozenset[str], str] | None:
     return (found, opening) if found else None
 
 
-# "the Australian Labor Party"; "an Australian Democrats member", "a Republican senator"
-_PARTY = re.compile(r"\b((?:[A-Z][\w-]*\s+){1,3})Party\b")
+# "the Australian Labor Party", "the Communist Party of China"; "an Australian Democrats
+# member", "a Republican senator"
+_PARTY = re.compile(r"\b((?:[A-Z][\w-]*\s+){1,3})Party\b(?:\s+of\s+((?:the\s+)?(?:[A-Z][\w-]*"
+                    r"\s*){1,3}))?")
 _PARTY_MEMBER = re.compile(r"\b(?:an?|the)\s+((?:[A-Z][\w-]*\s+){1,3})(?:member|politician|"
                            r"senator|representative|candidate|MP|MLA|MEP|councillor)\b")
 
 
-def _party_of(source: Source) -> tuple[frozenset[str], str] | None:
-    """The words of the party the opening sentences first put the passage's subject in
-    ("Labor" of "the Australian Labor Party" or "a Labor member"), and that sentence; None
-    for none. Nationalities are no part of it, and a place is no party ("an Australian
-    politician", "a Texas politician", "a United States senator")."""
+def _party_of(source: Source) -> tuple[tuple[frozenset[str], frozenset[str]], str] | None:
+    """The party the opening sentences first put the passage's subject in, as its words
+    ("Labor" of "the Australian Labor Party" or "a Labor member") and the nations it names
+    ("Australian"; "China" of "the Communist Party of China"), and that sentence; None for
+    none. A place is no party ("an Australian politician", "a Texas politician", "a United
+    States senator"), nor part of one ("a Texas Democratic politician")."""
     said = sentences(_text(source))
     for k, sentence in enumerate(said[:3]):
         named = sorted([*_PARTY.finditer(sentence), *_PARTY_MEMBER.finditer(sentence)],
-                       key=lambda m: m.start())
+                       key=lambda m: m.start(1))
         for found in named:
-            name = found.group(1).strip()
-            if is_region(name) or is_country_name(name) or us_states_in(name) == [name]:
-                continue
-            words = [w for w in name.split() if not is_nationality(w)]
-            if words and not is_region(" ".join(words)):
-                return frozenset(terms(" ".join(words))), _quote(said, k)
+            words = found.group(1).split()
+            if words and words[-1] == "Party":  # "a British Labour Party politician"
+                words = words[:-1]
+            nations = set()
+            while words and any(is_region(" ".join(words[:n])) or is_country_name(
+                    " ".join(words[:n])) for n in range(1, len(words) + 1)):
+                # the longest run of place words first: "New South Wales", "Texas"; a
+                # country's is its nation ("British")
+                cut = max(n for n in range(1, len(words) + 1)
+                          if is_region(" ".join(words[:n]))
+                          or is_country_name(" ".join(words[:n])))
+                if is_country_name(" ".join(words[:cut])):
+                    nations.add(" ".join(words[:cut]))
+                words = words[cut:]
+            nations |= {w for w in words if is_nationality(w)}
+            if found.re is _PARTY and found.group(2):
+                nations.add(found.group(2).strip())
+            words = [w for w in words if not is_nationality(w)]
+            if words:
+                return (frozenset(terms(" ".join(words))),  # "Chinese" and "China" alike
+                        frozenset(countries_in(" ".join(sorted(nations))))), _quote(said, k)
     return None
 
 
 def _same_party(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
     """Yes when the passages name one party ("Labor" and "the Australian Labor Party"), No
-    when they name two ("Democratic" and "Free Democratic"); None when one names none."""
+    when they name two ("Democratic" and "Free Democratic"; the Labor parties of Australia and
+    Britain); None when one names none."""
     known = _each(sides, sources, _party_of)
     if known is None:
         return None
-    return _yes_if(len({value for value, _, _ in known}) == 1, known)
+    (words, nations), (other_words, other_nations) = (v for v, _, _ in known[:2])
+    return _yes_if(words == other_words
+                   and (not nations or not other_nations or nations == other_nations), known)
 
 
 def _sports_of(source: Source) -> tuple[frozenset[str], str] | None:
@@ -1523,14 +1544,18 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
         chains = _BIRTHPLACE.findall(sentence) if born \
             else [chain.group(1) for chain in _PLACES.finditer(sentence)]
         if not born:  # "an Edmonton-based group"
-            chains += [based.group(1) for based in _BASED.finditer(sentence)]
-        # after the first place of a chain, a state, province or country is no city
-        # ("Calgary, Alberta" and "Edmonton, Alberta" share none; "Victoria, British
-        # Columbia" is Victoria)
-        places = [(place.strip(), n) for chain in chains
-                  for n, place in enumerate(chain.split(","))]
-        found += [(phrase(place), sentence) for place, n in places
-                  if place and not is_country_name(place) and not (n and is_region(place))]
+            chains += [" ".join(itertools.dropwhile(is_nationality, based.group(1).split()))
+                       for based in _BASED.finditer(sentence)]  # not "American" of "an
+            # American Chicago-based company"
+        # a state, province or country is no city ("Calgary, Alberta" and "Edmonton,
+        # Alberta" share none; "born in California"), unless a state follows it as a city's
+        # does ("Victoria, British Columbia", "New York, New York")
+        for chain in chains:
+            parts = [part.strip() for part in chain.split(",")]
+            found += [(phrase(part), sentence) for n, part in enumerate(parts)
+                      if part and not is_country_name(part) and (not is_region(part) or (
+                          n == 0 and len(parts) > 1 and is_region(parts[1])
+                          and not is_country_name(parts[1])))]
     named = None if born else _named_as("city", source)
     return found + ([named] if named else [])
 

@@ -157,6 +157,8 @@ RULE_LIMITS = [
      "Don't penguins live in the Arctic?", "What penguins don't live in the Arctic?"),
     ("a noun's rare shared sense is no synonym",
      "Who was the queen of France in 1780?", "Who was the king of France in 1780?"),
+    ("a person's rare shared sense is no synonym",
+     "Who is the president of Microsoft?", "Who is the chairman of Microsoft?"),
     ("a passive asked by which keeps who did it",
      "Which company bought Instagram?", "Which company did Instagram buy?"),
 ]

@@ -2248,3 +2248,29 @@ async def test_the_place_of_the_asked_event_is_the_first_links_own(embedder: Any
                    "Boston. It was established in 1950.")]
     question = "The company that acquired Kettle Co was founded in which city?"
     assert "Leeds" not in (await _answer(embedder, question, pages)).summary
+
+
+async def test_a_party_is_named_apart_from_its_places_and_nations(embedder: Any) -> None:
+    pages = [_page(104, "Ian Pell", "Ian Pell (born 1961) is a British Labour Party politician "
+                   "who was MP for Hull."),
+             _page(105, "Tom Quay", "Tom Quay (born 1958) is a British politician. A member of "
+                   "the Labour Party, he was MP for York."),
+             _page(106, "Ken Roe", "Ken Roe (born 1955) is an Australian politician of the "
+                   "Australian Labor Party."),
+             _page(107, "Li Wen", "Li Wen (born 1950) is a Chinese politician of the Communist "
+                   "Party of China."),
+             _page(108, "Tran Van", "Tran Van (born 1952) is a Vietnamese politician of the "
+                   "Communist Party of Vietnam.")]
+    same = "Were Ian Pell and Tom Quay members of the same party?"
+    assert (await _answer(embedder, same, pages)).summary.startswith("Yes: ")
+    for other in ("Were Ian Pell and Ken Roe members of the same party?",
+                  "Were Li Wen and Tran Van members of the same party?"):
+        assert (await _answer(embedder, other, pages)).summary.startswith("No: "), other
+
+
+async def test_a_state_alone_is_no_city(embedder: Any) -> None:
+    pages = [_page(109, "Joy Hart", "Joy Hart (born 3 May 1950 in California) is a singer."),
+             _page(110, "Ray Colt", "Ray Colt (born 1 June 1960 in California, United States) "
+                   "is a singer.")]
+    question = "Were Joy Hart and Ray Colt born in the same city?"
+    assert not (await _answer(embedder, question, pages)).summary.startswith("Yes")
