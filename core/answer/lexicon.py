@@ -157,12 +157,19 @@ class Lexicon:
         businessman": a queen is no king), and a sense of a person only as one of the first
         two of both (president's fourth sense is chairman's first)."""
         a, b = self.lemma(first), self.lemma(second)
-        shared = set(a.senses & b.senses & (a.principal | b.principal))
+        shared = a.senses & b.senses & (a.principal | b.principal)
         if nouns_strictly:
-            self._read_nouns()
-            both = a.principal & b.principal
-            shared = {sense for sense in shared if sense % 4 != _NOUN_KIND or sense in both
-                      or (sense in a.first | b.first and self._files.get(sense) != _PERSON)}
+            both, first_of_either = a.principal & b.principal, a.first | b.first
+
+            def counts(sense: int) -> bool:
+                if sense % len(_POS) != _NOUN_KIND or sense in both:
+                    return True
+                if sense not in first_of_either:
+                    return False
+                self._read_nouns()  # the categories, read only when a sense needs one
+                return self._files.get(sense) != _PERSON
+
+            shared = frozenset(filter(counts, shared))
         return a.degree == b.degree and bool(shared)
 
     def participle_base(self, word: str) -> str | None:

@@ -541,8 +541,7 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         if relation is not None:
             second = question[relation.end():].strip(" ?.!")
             # or a passage's title with small words ("Književni jug")
-            if _titled(second) or second in names or any(
-                    same_phrase(title_subject(s.title), second) for s in sources):
+            if _titled(second) or second in names or _titles(second, sources):
                 return _weigh_pair(question, [first, second], relation, sources)
     return None
 
@@ -597,9 +596,8 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
     subject, predicate = found
     n = _about(subject, sources)
     epithet = re.match(r"([a-z][\w-]+)\s+(.+)$", predicate)
-    if epithet and epithet[1] not in STOPWORDS and any(
-            same_phrase(title_subject(s.title), f"{subject} {epithet[1]}")
-            for s in sources):  # not "in" of "A in Alberta", which the phrase leaves out
+    if epithet and epithet[1] not in STOPWORDS and _titles(f"{subject} {epithet[1]}", sources):
+        # not "in" of "A in Alberta", which the phrase leaves out
         # a species its passage titles: "Silene latifolia", not the genus Silene
         subject, predicate = f"{subject} {epithet[1]}", epithet[2]
         n = _about(subject, sources)
@@ -1007,14 +1005,8 @@ def _party_of(source: Source) -> tuple[tuple[frozenset[str], frozenset[str]], st
             if words and words[-1] == "Party":  # "a British Labour Party politician"
                 words = words[:-1]
             nations = set()
-            while words and any(is_region(" ".join(words[:n])) or is_country_name(
-                    " ".join(words[:n])) for n in range(1, len(words) + 1)):
-                # the longest run of place words first: "New South Wales", "Texas"; a
-                # country's is its nation ("British")
-                cut = max(n for n in range(1, len(words) + 1)
-                          if is_region(" ".join(words[:n]))
-                          or is_country_name(" ".join(words[:n])))
-                if is_country_name(" ".join(words[:cut])):
+            while cut := _leading_place(words):  # "Texas"; a country's is its nation
+                if is_country_name(" ".join(words[:cut])):  # ("British")
                     nations.add(" ".join(words[:cut]))
                 words = words[cut:]
             nations |= {w for w in words if is_nationality(w)}
@@ -1025,6 +1017,13 @@ def _party_of(source: Source) -> tuple[tuple[frozenset[str], frozenset[str]], st
                 return (frozenset(terms(" ".join(words))),  # "Chinese" and "China" alike
                         frozenset(countries_in(" ".join(sorted(nations))))), _quote(said, k)
     return None
+
+
+def _leading_place(words: list[str]) -> int:
+    """How many of the words open with a place's name, the longest ("New South Wales")."""
+    return max((n for n in range(1, len(words) + 1)
+                if is_region(" ".join(words[:n])) or is_country_name(" ".join(words[:n]))),
+               default=0)
 
 
 def _same_party(sides: list[tuple[str, int]], sources: Sequence[Source]) -> Verdict | None:
@@ -1875,6 +1874,11 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
             if test(source):
                 return n
     return None
+
+
+def _titles(name: str, sources: Sequence[Source]) -> bool:
+    """Whether a passage's title is `name`, word for word where its words are short ones."""
+    return any(same_phrase(title_subject(s.title), name) for s in sources)
 
 
 def _text(source: Source) -> str:

@@ -265,8 +265,8 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
     number next to the question's words ("David Kohan (born 1964) is ..." before "Kohan
     co-created Will & Grace") or None."""
     verb = _asked_verb(question)
-    linked = {c.source_index for c in chain}
     if verb is not None:
+        linked = {c.source_index for c in chain}
         asked = frozenset(terms(question))
         if _made_by(verb, chain[0].focus, asked):
             return None
