@@ -183,7 +183,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                 made = sentence[:match.start()].split()[-2:]
                 score = (len(wanted & set(terms(window)) - set(terms(name)))
                          + 2 * (_made_by(agents, made)
-                                or _work_by(agents, sentence[:match.start()]))
+                                or _work_by(agents, sentence[:match.start()])
+                                or _agent_of(wanted, sentence[:match.start()]))
                          + 0.5 / (1 + rank)
                          + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
                 query = " ".join([name, *lacking])
@@ -217,6 +218,22 @@ def _work_by(agents: set[str], before: str) -> int:
         return 0
     near = {w.strip("\"“”'(),").casefold() for w in words[-8:-1]}
     return int(any(near & set(_WORKS_BY.get(agent, ())) for agent in agents))
+
+
+def _agent_of(wanted: set[str], before: str) -> int:
+    """1 when the name follows "by" after a participle of one of the question's verbs in
+    the same clause ("a bill introduced in the U.S. House of Representatives by" for "the
+    person who introduced the DISCLOSE Act"; "acquired in 2006 by" for "the company that
+    acquired ..."), else 0: the one who did what the question asks about."""
+    words = before.split()
+    if not words or words[-1] != "by":
+        return 0
+    clause = re.split(r"[,;:()]", " ".join(words[-_AGENT_REACH:-1]))[-1].split()
+    return int(any(w.casefold().endswith(("ed", "en")) and set(terms(w)) & wanted
+                   for w in clause))
+
+
+_AGENT_REACH = 10  # words before "by" a participle may stand
 
 
 def _made_by(agents: set[str], before: list[str]) -> int:

@@ -1989,6 +1989,22 @@ def test_the_maker_of_a_work_named_by_its_kind_is_searched_before_an_alias() -> 
     assert not any(q.startswith("Grey Night") for q in queries), queries
 
 
+def test_who_did_what_the_question_asks_is_searched_before_places_the_clause_names() -> None:
+    # "introduced in the Tarn Assembly by Ada Holm": the one who introduced it, not the
+    # assembly, which stands nearer the question's verb; the act's own long name is not
+    # another thing either
+    act = _page(105, "FAIR Act", "The Fund Accountability In Regional Elections Act, known as "
+                "the FAIR Act, was a bill introduced in the Tarn Assembly by Ada Holm on 3 May "
+                "2011 and in the Upper Chamber by Ola Brenne on 9 June 2011.")
+    question = "What other office did the person who introduced the FAIR Act hold?"
+    queries = bridge_queries(question, [act], [act], 3, ["FAIR Act"])
+    assert queries[0].startswith("Ada Holm"), queries
+    # a participle that is not the question's verb makes no agent of the name after "by"
+    queries = bridge_queries("What other office did the person who opposed the FAIR Act "
+                             "hold?", [act], [act], 3, ["FAIR Act"])
+    assert not queries[0].startswith("Ada Holm"), queries
+
+
 def test_states_and_provinces_come_in_the_order_the_text_names_them() -> None:
     from core.countries import states_in
 
