@@ -16,17 +16,25 @@ change the answer:
   preposition ("from euros to dollars" is not "from dollars to euros").
 
 What may differ: stop words, articles, politeness ("Can you tell me ...", "please", "I'd like
-to know", "would you mind telling me"), case, punctuation, contractions (with or without the
-apostrophe: "whats"), singular / plural and verb forms, the possessive form ("Alexander the
-Great's teacher" = "the teacher of Alexander the Great", "table salt's formula" = "the formula
-of table salt"), "in place of" for "instead of", the passive voice when it names its agent
-("was Carthage destroyed by Rome?" = "did Rome destroy Carthage?"; "who was Caesar killed by?"
-= "who killed Caesar?"; "X was designed by which architect?" = "which architect designed X?"),
-an adverb of time moved ("next", "again"), a prepositional phrase moved ("At sea level, what is
-..."), "in what year" for "when", "how to" for "how do I", a measure asked by its noun ("the
-height of" = "how tall", "the duration of" = "how long ... last"), "how many people live in"
-for "the population of", "how many Y does X have" for "how many Y are in X" or "on X", and
-"take place" / "occur" for "happen". A miss costs one research run; a wrong hit costs trust.
+to know", "would you mind telling me", "Excuse me, ...", "Thanks in advance!"), case,
+punctuation, contractions (with or without the apostrophe: "whats", "doesnt"), British or
+American spelling ("centre"), an abbreviation with or without full stops ("U.S.", "US", "United
+States") or spelled out where the other question does ("GDP"), a noun phrase alone ("capital of
+kenya?"), the question word asked last or after its preposition ("X is in which country?", "In
+which country is X?" = "Which country is X in?"), the person named for the verb the other asks
+by ("the inventor of X" = "who invented X", "the author of X" = "who wrote X"), "the release
+date of X" for "when was X released", "the meaning of X" for "what does X mean", "the largest
+number of" for "the most", singular / plural and verb forms, the possessive form ("Alexander
+the Great's teacher" = "the teacher of Alexander the Great", "table salt's formula" = "the
+formula of table salt"), "in place of" for "instead of", the passive voice when it names its
+agent ("was Carthage destroyed by Rome?" = "did Rome destroy Carthage?"; "who was Caesar killed
+by?" = "who killed Caesar?"; "X was designed by which architect?" = "which architect designed
+X?"), an adverb of time moved ("next", "again"), a prepositional phrase moved ("At sea level,
+what is ..."), "in what year" for "when", "how to" for "how do I", a measure asked by its noun
+("the height of" = "how tall", "the duration of" = "how long ... last"), "how many people live
+in" for "the population of", "how many Y does X have" for "how many Y are in X" or "on X", and
+"take place" / "occur" for "happen".
+A miss costs one research run; a wrong hit costs trust.
 """
 
 from __future__ import annotations
@@ -79,16 +87,119 @@ _CONTRACTIONS = [(re.compile(pattern, re.I), replacement) for pattern, replaceme
     (r"\b(what|who|where|when|how|why|which|that|there|it|he|she)'s\b", r"\1 is"),
 ]]
 _FILLER = re.compile(
-    r"^\s*(?:(?:hey|hi|hello|ok|okay|so|quick question)\b[\s,!:-]*)*"
-    r"(?:(?:please\s+)?(?:can|could|would|will)\s+(?:you|someone|anyone)\s+(?:please\s+)?"
-    r"(?:tell|explain|describe|show|let|remind)(?:\s+to)?(?:\s+(?:me|us))?(?:\s+know)?"
-    r"(?:\s+about)?"
+    r"^\s*(?:(?:hey|hi|hello|ok|okay|so|quick question)\b"
+    r"(?:\s+(?:there|all|everyone|everybody|folks|team|guys))?[\s,!:-]*)*"
+    r"(?:(?:please\s+)?(?:can|could|would|will)\s+(?:you|someone|anyone)\s+"
+    r"(?:(?:please|kindly|possibly|just|quickly|be\s+able\s+to)\s+)*"
+    r"(?:(?:tell|explain|describe|show|let|remind|give|share|clarify|list)(?:\s+to)?"
+    r"(?:\s+(?:me|us))?(?:\s+know)?(?:\s+about)?"
+    r"|help\s+(?:me|us)\s+(?:understand|figure\s+out|find\s+out))"
     r"|(?:would|do)\s+you\s+mind\s+(?:telling|explaining|sharing)(?:\s+(?:me|us))?"
-    r"|(?:i(?:'d| would)\s+like\s+to\s+know|i\s+want\s+to\s+know|i\s+was\s+wondering"
-    r"|i\s+wonder|do\s+you\s+know|does\s+anyone\s+know|(?:please\s+)?tell\s+me"
-    r"|explain\s+to\s+me|i(?:'m| am)\s+curious)\b)?[\s,:]*",
+    r"|(?:i(?:'d| would)\s+(?:really\s+|just\s+)?(?:like|love)\s+to\s+know"
+    r"|i\s+(?:really\s+|just\s+)?(?:want|need)\s+to\s+know"
+    r"|(?:can|could|may|might)\s+i\s+(?:please\s+|just\s+)?ask(?:\s+you)?"
+    r"|if\s+you\s+(?:don't|do\s+not|dont)\s+mind(?:\s+(?:me|my)\s+asking)?"
+    r"|i(?:'m| am)\s+trying\s+to\s+(?:figure\s+out|find\s+out|understand)"
+    r"|(?:i\s+was\s+)?wondering|i\s+wonder"
+    r"|(?:do|does|would)\s+(?:you|anyone|anybody|someone|somebody)\s+(?:happen\s+to\s+)?"
+    r"know|any\s+idea|(?:please\s+)?tell\s+me"
+    r"|explain\s+to\s+me|i(?:'m| am)\s+curious)\b"
+    # "I was wondering if you could tell me ...", "... whether anyone knows ..."
+    r"(?:\s+(?:if|whether)\s+(?:you|anyone|anybody|someone|somebody)\s+(?:could|can|would|"
+    r"might|knows?)(?:\s+(?:tell|explain\s+to)\s+(?:me|us))?)?)?[\s,:]*",
     re.I,
 )
+# Casual typing: a negation without its apostrophe ("doesnt"), "u" for "you", "pls"
+_CASUAL = [(re.compile(pattern), replacement) for pattern, replacement in (
+    (r"\b(do|does|did|is|are|was|were|has|have|had|could|should|would|must)nt\b", r"\1 not"),
+    (r"\bcant\b", "can not"), (r"\bu\b", "you"), (r"\b(?:pls|plz)\b", "please"))]
+# Thanks after the question: "... in music? Thanks in advance!"
+_THANKS = re.compile(r"[\s,.!?-]*\b(?:many\s+)?(?:thanks|thank\s+you|thx|cheers|ty)"
+                     r"(?:\s+(?:in\s+advance|a\s+lot|so\s+much|very\s+much|again|all))?"
+                     r"[\s.!]*$", re.I)
+# Letters with full stops ("U.S.", "U.K.") are the abbreviation ("US", "UK"); the countries
+# people abbreviate are one name however they are written.
+_DOTTED = re.compile(r"\b((?:[A-Z]\.){2,})")
+_COUNTRIES = [(re.compile(rf"\b{short}\b"), full) for short, full in (
+    ("USA", "United States"), ("US", "United States"), ("UK", "United Kingdom"),
+    ("UAE", "United Arab Emirates"))]
+# The question word asked in place, after its clause, or after a preposition before it,
+# reads as a question that leaves the preposition at its end, as most are typed: "X is in
+# what key?" and "In what key is X?" ask "What key is X in?"; "The Hagia Sophia was
+# completed when?", "When was the Hagia Sophia completed?"
+_AUX = r"is|are|was|were|do|does|did|has|have|had|can|could|will|would|should"
+_ASKING_PREPOSITION = r"in|on|at|from|for|with|by|of|to|about|under"
+_ASKED_PHRASE = (rf"(?:what|which|whose)(?:\s+(?!(?:{_AUX})\b)[a-z][\w'-]*){{0,3}}"
+                 r"|who|whom|when|where|why|how(?:\s+[a-z][\w'-]*){1,2}")
+_ASKED_LAST = re.compile(
+    rf"^\s*(?!(?:what|which|whose|who|whom|when|where|why|how|{_AUX})\b)(?P<subject>[^,;:!?]+?)"
+    rf"\s+(?P<aux>{_AUX})\s+(?P<rest>(?:[^,;:!?]*?\s+)?)"
+    rf"(?:(?P<preposition>{_ASKING_PREPOSITION})\s+)?(?P<asked>{_ASKED_PHRASE})\s*[?.!]*\s*$",
+    re.I)
+_ASKED_AFTER_PREPOSITION = re.compile(
+    rf"^\s*(?P<preposition>{_ASKING_PREPOSITION})\s+(?P<asked>{_ASKED_PHRASE})\s+"
+    rf"(?P<aux>{_AUX})\s+(?P<rest>[^,;:!?]+?)\s*[?.!]*\s*$", re.I)
+
+
+def _asked_first(match: re.Match[str]) -> str:
+    words = [match["asked"], match["aux"], match["subject"], match["rest"].strip(),
+             match["preposition"] or ""]
+    return " ".join(w for w in words if w)
+
+
+# "What was the release date of X?" asks "When was X released?"
+_RELEASE_DATE = re.compile(r"\bwhat\s+(?P<be>is|was|will\s+be)\s+the\s+(?P<event>release|"
+                           r"launch|opening|founding|publication|completion)\s+date\s+of\s+"
+                           r"(?P<thing>[^,;:!?.]+?)\s*(?=[,;:!?.]|$)", re.I)
+# "What is the meaning of X?" asks "What does X mean?"
+_MEANING_OF = re.compile(r"\bwhat\s+is\s+the\s+meaning\s+of\s+([^,;:!?.]+?)\s*(?=[,;:!?.]|$)",
+                         re.I)
+# "the largest number of" is "the most"; "the smallest number of", "the fewest"
+_NUMBER_OF = re.compile(r"\bthe\s+(largest|greatest|highest|biggest|smallest|lowest|least)"
+                        r"\s+(?:number|amount)\s+of\b", re.I)
+# Words that make a question more than a noun phrase: it asks, or has a verb of its own
+_NOT_A_NOUN_PHRASE = _words("""is are was were be do does did can could should will would may
+    might must has have had compare explain list describe define name give show tell find
+    calculate convert translate summarize summarise""") | frozenset(_ASKS)
+
+
+def _noun_phrase_only(text: str) -> bool:
+    """Whether the question is a noun phrase alone ("capital of kenya?"): no question word,
+    no verb among the few that would make it a request or a yes/no question, no negation."""
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", text)]
+    return bool(words) and not any(w in _NOT_A_NOUN_PHRASE or w in NEGATIONS or "'" in w
+                                   for w in words)
+
+
+# "Who was the inventor of X?" asks "Who invented X?": a person named for what they do
+_AGENT_NOUN = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([a-z]+(?:er|or|ect)s?)\s+of\b",
+                         re.I)
+_MAKING = {"author": "write", "novelist": "write", "architect": "design"}  # not "-er" of it
+
+
+def _agent_verb(match: re.Match[str], verbs: set[str]) -> str:
+    """"who <verb>" for "who was the <verb>-er of", when the other question has the verb and
+    the noun is a person named for it ("inventor" -> "invent", "composer" -> "compose",
+    "winner" -> "win", "author" -> "write"); else as it was ("father", "number", and
+    "teacher" against "Alexander's teacher")."""
+    noun = lexicon().lemma(match.group(1)).base
+    stem = noun[:-2]
+    doubled = [stem[:-1]] if len(stem) > 2 and stem[-1] == stem[-2] else []
+    made = [_MAKING[noun]] if noun in _MAKING else [stem, noun[:-1], f"{stem}e", *doubled]
+    verb = next((v for v in made if v in verbs and lexicon().is_verb(v)), None)
+    if verb is None or not (noun in _MAKING or lexicon().is_person(noun)):
+        return match.group(0)
+    return f"who {verb}"
+
+
+# British and American spellings of one word: "centre" / "center", "colour" / "color"
+_SPELLINGS = [(re.compile(pattern), replacement) for pattern, replacement in (
+    (r"(?<=[a-z]{3})our(s?)$", r"or\1"), (r"(?<=[a-z]{2}t)re(s?)$", r"er\1"),
+    (r"(?<=[a-z]{3})is(e|es|ed|ing|ation|ations)$", r"iz\1"), (r"(?<=[a-z]{2})ys(e|es|ed|ing)$",
+                                                                 r"yz\1"),
+    (r"(?<=[a-z]{2})ogue(s?)$", r"og\1"))]
+
+
 # A question that starts by asking, perhaps after a preposition ("in what year ..."), needs
 # no "what is" in front once its politeness is gone.
 _ASKING = re.compile(rf"\s*(?:(?:{'|'.join(sorted(PREPOSITIONS))})\s+)?"
@@ -170,7 +281,41 @@ def same_question(question: str, cached: str, similarity: float, threshold: floa
     least `threshold` alike and their forms agree (see the module's docstring)."""
     if similarity < threshold:
         return False
-    return forms_agree(question_form(question), question_form(cached))
+    return forms_agree(question_form(_as_other_asks(question, cached)),
+                       question_form(_as_other_asks(cached, question)))
+
+
+def _as_other_asks(question: str, other: str) -> str:
+    """`question` in the other's terms where they differ only in how they write a thing:
+    an acronym the other spells out; "who was the inventor of X" where the other asks by the
+    verb ("who invented X"; two nouns, "author" and "writer", stay nouns)."""
+    words = re.findall(r"[^\W\d_]+", other.casefold())
+    verbs = {lexicon().participle_base(w) or lexicon().lemma(w).base for w in words}
+    question = _AGENT_NOUN.sub(lambda m: _agent_verb(m, verbs), question)
+    return _spelled_out(question, other)
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+_INSIDE_ACRONYM = _words("of and the for")  # "United States of America": USA
+
+
+def _spelled_out(question: str, other: str) -> str:
+    """`question` with each acronym the other question spells out written as it does there:
+    "What is the GDP of Chile?" against "... the gross domestic product of Chile?"."""
+    words = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"[^\W\d_]{2,}", other)]
+    for acronym in set(_ACRONYM.findall(question)) - {w for _, _, w in words}:
+        for first in range(len(words)):
+            letters, last = "", first
+            while last < len(words) and len(letters) < len(acronym):
+                word = words[last][2]
+                if not (last > first and word.casefold() in _INSIDE_ACRONYM):
+                    letters += word[0].upper()
+                last += 1
+            if letters == acronym and words[last - 1][2].casefold() not in _INSIDE_ACRONYM:
+                spelled = other[words[first][0]:words[last - 1][1]]
+                question = re.sub(rf"\b{acronym}\b", spelled, question)
+                break
+    return question
 
 
 def forms_agree(mine: QuestionForm, theirs: QuestionForm) -> bool:
@@ -198,7 +343,7 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
                 other = theirs[k]
                 if other.tag != word.tag:
                     continue
-                if other.stem == word.stem or (
+                if other.stem == word.stem or _spelling(other.text) == _spelling(word.text) or (
                         not exact and not word.name and not other.name
                         and not word.stem[0].isdigit() and _synonyms(word.text, other.text)):
                     partner[n] = k
@@ -210,6 +355,13 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
 # Words WordNet does not give one shared sense, although questions use them alike.
 _SAME_WORDS = [frozenset(group.split()) for group in ("delete remove", "tall high",
                                                      "top maximum")]
+
+
+def _spelling(word: str) -> str:
+    """The American spelling of a word spelled the British way ("centre" -> "center")."""
+    for pattern, replacement in _SPELLINGS:
+        word = pattern.sub(replacement, word)
+    return word
 
 
 def _synonyms(first: str, second: str) -> bool:
@@ -374,11 +526,23 @@ def _tokens(question: str) -> list[str]:
     text = re.sub(r"\b(what|who|where|when|how)s\b", r"\1 is", text,  # "whats", no apostrophe
                   flags=re.I)
     text = re.sub(r"'s\s+(?=(?:a|an|the)\s)", " is ", text, flags=re.I)  # "how long's a ..."
+    text = _THANKS.sub("", _DOTTED.sub(lambda m: m.group(1).replace(".", ""), text))
+    for short, full in _COUNTRIES:
+        text = short.sub(full, text)
+    for pattern, replacement in _CASUAL:
+        text = pattern.sub(replacement, text)
     polite = _FILLER.sub("", text)
     if polite != text and not _ASKING.match(polite):
         polite = f"what is {polite}"  # "Could you tell me the dose of ...?"
     text = _strip_preamble(polite)
     text = re.sub(r"[\s,]*\bplease\b[\s,]*", " ", text, flags=re.I)
+    if _noun_phrase_only(text):
+        text = f"what is {text}"  # "capital of kenya?", "Recommended tire pressure for X?"
+    text = _RELEASE_DATE.sub(lambda m: f"when {m['be']} {m['thing']} {m['event']}", text)
+    text = _MEANING_OF.sub(r"what does \1 mean", text)
+    text = _NUMBER_OF.sub(lambda m: "the " + ("fewest" if m.group(1).casefold() in
+                                              ("smallest", "lowest", "least") else "most"),
+                          text)
     text = re.sub(r"\bin\s+place\s+of\b", "instead of", text, flags=re.I)
     text = _WHEN.sub(" when ", text)
     text = _POPULATION.sub("what is the population of", text)
@@ -399,6 +563,8 @@ def _tokens(question: str) -> list[str]:
     text = re.sub(r"\bhow\s+tall\b", "how high", text, flags=re.I)
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
+    text = _ASKED_LAST.sub(_asked_first, text)
+    text = _ASKED_AFTER_PREPOSITION.sub(r"\g<asked> \g<aux> \g<rest> \g<preposition>", text)
     text = re.sub(r"\b(non)-?(?=[a-z])", r"\1 ", text, flags=re.I)
     text = re.sub(r"[;:!?()\[\]\"]", ",", text)
     words: list[str] = []
@@ -524,18 +690,22 @@ def _agent_asked_first(words: list[str]) -> list[str]:
 
 _PREAMBLE_WORDS = _words("""hi hello hey ok okay so quick question sorry basic dumb silly
     stupid always wondered wondering wonder curious just quickly thanks thank folks everyone
-    guys team maybe really asking ask simple ve m ll""")
+    guys team maybe really asking ask simple ve m ll excuse pardon bother good morning
+    afternoon evening greetings dear well hope help kindly""")
 
 
 def _strip_preamble(text: str) -> str:
-    """"Quick question: ...", "Sorry if this is basic, but ...", "I've always wondered: ..."
-    lose their preamble when it holds nothing but such words."""
-    match = re.match(r"^(.{0,80}?)(?::|,\s*but\b|!|\bbut\b)\s*(?=\S)", text, re.I)
-    if match is None:
-        return text
-    words = re.findall(r"[^\W\d_]+", match.group(1).casefold().replace("'", " "))
-    if words and all(w in _PREAMBLE_WORDS or w in STOPWORDS or len(w) == 1 for w in words):
-        return text[match.end():]
+    """"Quick question: ...", "Sorry if this is basic, but ...", "Excuse me, ...", "Good
+    morning! ..." lose their preamble when it holds nothing but such words and stop words
+    (after a bare comma, one such word at least: "For them, ..." keeps its phrase), and no
+    negation."""
+    while match := re.match(r"^(.{0,80}?)(:|,\s*but\b|,|!|\bbut\b)\s*(?=\S)", text, re.I):
+        words = re.findall(r"[^\W\d_]+", match.group(1).casefold().replace("'", " "))
+        if not words or set(words) & NEGATIONS or not all(
+                w in _PREAMBLE_WORDS or w in STOPWORDS or len(w) == 1 for w in words) or (
+                match.group(2) == "," and not set(words) & _PREAMBLE_WORDS):
+            break
+        text = text[match.end():]
     return text
 
 
