@@ -91,13 +91,15 @@ _FILLER = re.compile(
     r"(?:\s+(?:there|all|everyone|everybody|folks|team|guys))?[\s,!:-]*)*"
     r"(?:(?:please\s+)?(?:can|could|would|will)\s+(?:you|someone|anyone)\s+"
     r"(?:(?:please|kindly|possibly|just|quickly|be\s+able\s+to)\s+)*"
-    r"(?:(?:tell|explain|describe|show|let|remind|give|share|clarify|list)(?:\s+to)?"
+    r"(?:(?:tell|explain|describe|show|let|remind|clarify)(?:\s+to)?"
     r"(?:\s+(?:me|us))?(?:\s+know)?(?:\s+about)?"
+    r"|(?:give|share|list|name)\s+(?:me|us)"
     r"|help\s+(?:me|us)\s+(?:understand|figure\s+out|find\s+out))"
     r"|(?:would|do)\s+you\s+mind\s+(?:telling|explaining|sharing)(?:\s+(?:me|us))?"
     r"|(?:i(?:'d| would)\s+(?:really\s+|just\s+)?(?:like|love)\s+to\s+know"
     r"|i\s+(?:really\s+|just\s+)?(?:want|need)\s+to\s+know"
     r"|(?:can|could|may|might)\s+i\s+(?:please\s+|just\s+)?ask(?:\s+you)?"
+    r"(?=\s+(?:what|which|who|whom|whose|when|where|why|how)\b)"
     r"|if\s+you\s+(?:don't|do\s+not|dont)\s+mind(?:\s+(?:me|my)\s+asking)?"
     r"|i(?:'m| am)\s+trying\s+to\s+(?:figure\s+out|find\s+out|understand)"
     r"|(?:i\s+was\s+)?wondering|i\s+wonder"
@@ -105,16 +107,18 @@ _FILLER = re.compile(
     r"know|any\s+idea|(?:please\s+)?tell\s+me"
     r"|explain\s+to\s+me|i(?:'m| am)\s+curious)\b"
     # "I was wondering if you could tell me ...", "... whether anyone knows ..."
-    r"(?:\s+(?:if|whether)\s+(?:you|anyone|anybody|someone|somebody)\s+(?:could|can|would|"
-    r"might|knows?)(?:\s+(?:tell|explain\s+to)\s+(?:me|us))?)?)?[\s,:]*",
+    r"(?:\s+(?:if|whether)\s+(?:you|anyone|anybody|someone|somebody)\s+(?:(?:could|can|"
+    r"would|might)\s+(?:tell|explain\s+to)\s+(?:me|us)|knows?))?)?[\s,:]*",
     re.I,
 )
-# Casual typing: a negation without its apostrophe ("doesnt"), "u" for "you", "pls"
+# Casual typing: a negation without its apostrophe ("doesnt"), "can u" for "can you", "pls"
 _CASUAL = [(re.compile(pattern), replacement) for pattern, replacement in (
     (r"\b(do|does|did|is|are|was|were|has|have|had|could|should|would|must)nt\b", r"\1 not"),
-    (r"\bcant\b", "can not"), (r"\bu\b", "you"), (r"\b(?:pls|plz)\b", "please"))]
-# Thanks after the question: "... in music? Thanks in advance!"
-_THANKS = re.compile(r"[\s,.!?-]*\b(?:many\s+)?(?:thanks|thank\s+you|thx|cheers|ty)"
+    (r"\bcant\b", "can not"), (r"\b(can|could|do|did|would|will|are|should)\s+u\b", r"\1 you"),
+    (r"\b(?:pls|plz)\b", "please"))]
+# Thanks after the question's end: "... in music? Thanks in advance!" (not "What is
+# Japanese for thank you")
+_THANKS = re.compile(r"(?<=[,.!?])[\s,.!?-]*\b(?:many\s+)?(?:thanks|thank\s+you|thx|cheers|ty)"
                      r"(?:\s+(?:in\s+advance|a\s+lot|so\s+much|very\s+much|again|all))?"
                      r"[\s.!]*$", re.I)
 # Letters with full stops ("U.S.", "U.K.") are the abbreviation ("US", "UK"); the countries
@@ -123,37 +127,15 @@ _DOTTED = re.compile(r"\b((?:[A-Z]\.){2,})")
 _COUNTRIES = [(re.compile(rf"\b{short}\b"), full) for short, full in (
     ("USA", "United States"), ("US", "United States"), ("UK", "United Kingdom"),
     ("UAE", "United Arab Emirates"))]
-# The question word asked in place, after its clause, or after a preposition before it,
-# reads as a question that leaves the preposition at its end, as most are typed: "X is in
-# what key?" and "In what key is X?" ask "What key is X in?"; "The Hagia Sophia was
-# completed when?", "When was the Hagia Sophia completed?"
-_AUX = r"is|are|was|were|do|does|did|has|have|had|can|could|will|would|should"
-_ASKING_PREPOSITION = r"in|on|at|from|for|with|by|of|to|about|under"
-_ASKED_PHRASE = (rf"(?:what|which|whose)(?:\s+(?!(?:{_AUX})\b)[a-z][\w'-]*){{0,3}}"
-                 r"|who|whom|when|where|why|how(?:\s+[a-z][\w'-]*){1,2}")
-_ASKED_LAST = re.compile(
-    rf"^\s*(?!(?:what|which|whose|who|whom|when|where|why|how|{_AUX})\b)(?P<subject>[^,;:!?]+?)"
-    rf"\s+(?P<aux>{_AUX})\s+(?P<rest>(?:[^,;:!?]*?\s+)?)"
-    rf"(?:(?P<preposition>{_ASKING_PREPOSITION})\s+)?(?P<asked>{_ASKED_PHRASE})\s*[?.!]*\s*$",
-    re.I)
-_ASKED_AFTER_PREPOSITION = re.compile(
-    rf"^\s*(?P<preposition>{_ASKING_PREPOSITION})\s+(?P<asked>{_ASKED_PHRASE})\s+"
-    rf"(?P<aux>{_AUX})\s+(?P<rest>[^,;:!?]+?)\s*[?.!]*\s*$", re.I)
-
-
-def _asked_first(match: re.Match[str]) -> str:
-    words = [match["asked"], match["aux"], match["subject"], match["rest"].strip(),
-             match["preposition"] or ""]
-    return " ".join(w for w in words if w)
-
-
-# "What was the release date of X?" asks "When was X released?"
-_RELEASE_DATE = re.compile(r"\bwhat\s+(?P<be>is|was|will\s+be)\s+the\s+(?P<event>release|"
-                           r"launch|opening|founding|publication|completion)\s+date\s+of\s+"
-                           r"(?P<thing>[^,;:!?.]+?)\s*(?=[,;:!?.]|$)", re.I)
-# "What is the meaning of X?" asks "What does X mean?"
-_MEANING_OF = re.compile(r"\bwhat\s+is\s+the\s+meaning\s+of\s+([^,;:!?.]+?)\s*(?=[,;:!?.]|$)",
-                         re.I)
+# "When was X released?" asks "What was the release date of X?", which the possessive reads
+# alike ("X's release date"); "What does X mean?", "What is the meaning of X?"
+_EVENT_NOUNS = {"released": "release", "launched": "launch", "opened": "opening",
+                "founded": "founding", "published": "publication", "completed": "completion"}
+_WHEN_DONE = re.compile(r"\bwhen\s+(?P<be>is|was|will\s+be)\s+(?P<thing>[^,;:!?.]+?)\s+"
+                        rf"(?P<event>{'|'.join(_EVENT_NOUNS)})\s*(?=[,;:!?.]|$)", re.I)
+_DONE_WHEN = re.compile(r"^\s*(?P<thing>[^,;:!?.]+?)\s+(?P<be>is|was|will\s+be)\s+"
+                        rf"(?P<event>{'|'.join(_EVENT_NOUNS)})\s+when\s*[?.!]*\s*$", re.I)
+_MEANS = re.compile(r"\bwhat\s+(?:does|do)\s+([^,;:!?.]+?)\s+mean\s*(?=[,;:!?.]|$)", re.I)
 # "the largest number of" is "the most"; "the smallest number of", "the fewest"
 _NUMBER_OF = re.compile(r"\bthe\s+(largest|greatest|highest|biggest|smallest|lowest|least)"
                         r"\s+(?:number|amount)\s+of\b", re.I)
@@ -164,32 +146,36 @@ _NOT_A_NOUN_PHRASE = _words("""is are was were be do does did can could should w
 
 
 def _noun_phrase_only(text: str) -> bool:
-    """Whether the question is a noun phrase alone ("capital of kenya?"): no question word,
-    no verb among the few that would make it a request or a yes/no question, no negation."""
+    """Whether the question is a noun phrase of another alone ("capital of kenya?",
+    "population of Lagos"): "of" after its first word or two, no question word, no verb among
+    the few that would make it a request or a yes/no question, no negation ("Mushrooms safe
+    for dogs?" is a yes/no question, not "what mushrooms ...")."""
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", text)]
-    return bool(words) and not any(w in _NOT_A_NOUN_PHRASE or w in NEGATIONS or "'" in w
-                                   for w in words)
+    return "of" in words[1:4] and not any(
+        w in _NOT_A_NOUN_PHRASE or w in NEGATIONS or "'" in w for w in words)
 
 
-# "Who was the inventor of X?" asks "Who invented X?": a person named for what they do
-_AGENT_NOUN = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([a-z]+(?:er|or|ect)s?)\s+of\b",
+# "Who was the inventor of X?" asks "Who invented X?": a person named for making a thing,
+# once ("the author of X" wrote it, whatever the tense), or by a role a person may hold now
+# ("the director of X" directed a film; the director of the FBI now, not who directed it)
+_AGENT_NOUN = re.compile(r"\bwho\s+(?P<be>is|was|are|were)\s+the\s+(?P<noun>[a-z]+)\s+of\b",
                          re.I)
-_MAKING = {"author": "write", "novelist": "write", "architect": "design"}  # not "-er" of it
+_MADE_ONCE = {"inventor": "invent", "founder": "found", "author": "write", "writer": "write",
+              "novelist": "write", "composer": "compose", "painter": "paint",
+              "discoverer": "discover", "creator": "create", "sculptor": "sculpt",
+              "illustrator": "illustrate", "lyricist": "write"}
+_MADE_IN_A_ROLE = {"director": "direct", "producer": "produce", "publisher": "publish",
+                   "developer": "develop", "designer": "design", "builder": "build"}
 
 
 def _agent_verb(match: re.Match[str], verbs: set[str]) -> str:
-    """"who <verb>" for "who was the <verb>-er of", when the other question has the verb and
-    the noun is a person named for it ("inventor" -> "invent", "composer" -> "compose",
-    "winner" -> "win", "author" -> "write"); else as it was ("father", "number", and
-    "teacher" against "Alexander's teacher")."""
-    noun = lexicon().lemma(match.group(1)).base
-    stem = noun[:-2]
-    doubled = [stem[:-1]] if len(stem) > 2 and stem[-1] == stem[-2] else []
-    made = [_MAKING[noun]] if noun in _MAKING else [stem, noun[:-1], f"{stem}e", *doubled]
-    verb = next((v for v in made if v in verbs and lexicon().is_verb(v)), None)
-    if verb is None or not (noun in _MAKING or lexicon().is_person(noun)):
-        return match.group(0)
-    return f"who {verb}"
+    """"who <verb>" for "who was the <maker> of" when the other question asks by that verb
+    ("inventor": "invent", "author": "write"; a role only as "was": "the director of Jaws");
+    else as it was ("teacher" against "Alexander's teacher", "executor", "conductor")."""
+    noun = lexicon().lemma(match["noun"]).base
+    past = match["be"].casefold() in ("was", "were")
+    verb = _MADE_ONCE.get(noun) or (_MADE_IN_A_ROLE.get(noun) if past else None)
+    return f"who {verb}" if verb in verbs else match.group(0)
 
 
 # British and American spellings of one word: "centre" / "center", "colour" / "color"
@@ -286,36 +272,15 @@ def same_question(question: str, cached: str, similarity: float, threshold: floa
 
 
 def _as_other_asks(question: str, other: str) -> str:
-    """`question` in the other's terms where they differ only in how they write a thing:
-    an acronym the other spells out; "who was the inventor of X" where the other asks by the
-    verb ("who invented X"; two nouns, "author" and "writer", stay nouns)."""
+    """`question` in the other's terms where they differ only in how they ask: "who was the
+    inventor of X" where the other asks by the verb ("who invented X"; two nouns, "author"
+    and "writer", stay nouns)."""
     words = re.findall(r"[^\W\d_]+", other.casefold())
     verbs = {lexicon().participle_base(w) or lexicon().lemma(w).base for w in words}
     question = _AGENT_NOUN.sub(lambda m: _agent_verb(m, verbs), question)
-    return _spelled_out(question, other)
-
-
-_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
-_INSIDE_ACRONYM = _words("of and the for")  # "United States of America": USA
-
-
-def _spelled_out(question: str, other: str) -> str:
-    """`question` with each acronym the other question spells out written as it does there:
-    "What is the GDP of Chile?" against "... the gross domestic product of Chile?"."""
-    words = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"[^\W\d_]{2,}", other)]
-    for acronym in set(_ACRONYM.findall(question)) - {w for _, _, w in words}:
-        for first in range(len(words)):
-            letters, last = "", first
-            while last < len(words) and len(letters) < len(acronym):
-                word = words[last][2]
-                if not (last > first and word.casefold() in _INSIDE_ACRONYM):
-                    letters += word[0].upper()
-                last += 1
-            if letters == acronym and words[last - 1][2].casefold() not in _INSIDE_ACRONYM:
-                spelled = other[words[first][0]:words[last - 1][1]]
-                question = re.sub(rf"\b{acronym}\b", spelled, question)
-                break
     return question
+
+
 
 
 def forms_agree(mine: QuestionForm, theirs: QuestionForm) -> bool:
@@ -343,7 +308,7 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
                 other = theirs[k]
                 if other.tag != word.tag:
                     continue
-                if other.stem == word.stem or _spelling(other.text) == _spelling(word.text) or (
+                if other.stem == word.stem or _spelled_otherwise(word.text, other.text) or (
                         not exact and not word.name and not other.name
                         and not word.stem[0].isdigit() and _synonyms(word.text, other.text)):
                     partner[n] = k
@@ -355,6 +320,14 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
 # Words WordNet does not give one shared sense, although questions use them alike.
 _SAME_WORDS = [frozenset(group.split()) for group in ("delete remove", "tall high",
                                                      "top maximum")]
+
+
+def _spelled_otherwise(word: str, other: str) -> bool:
+    """Whether the words are one word's British and American spellings, names included
+    ("Centre" / "Center"), which WordNet knows as one ("entre" is no "enter", "Petre" no
+    "Peter")."""
+    return word != other and _spelling(word) == _spelling(other) \
+        and lexicon().synonyms(word, other)
 
 
 def _spelling(word: str) -> str:
@@ -440,11 +413,19 @@ def question_form(question: str) -> QuestionForm:
     joined = False  # the previous word was "and" / "or"
     tokens = _tokens(question)
     fronted = bool(tokens) and tokens[0].casefold() in PREPOSITIONS and "," in tokens
+    # a preposition left at the end belongs to the question word: "Which city was X moved
+    # to?" asks "to which city", not "from which city"
+    words_only = [t.casefold() for t in tokens if t != ","]
+    stranded = words_only[-1] if len(words_only) > 1 and words_only[-1] in PREPOSITIONS else ""
     for n, token in enumerate(tokens):
         lower = token.casefold()
         if lower in _ASKS:
-            asks.add(_ASKS[lower])
-            asking = True
+            # "in which city" and "which city ... in" alike ask under "in"; the words asked
+            # about stand under no preposition of their own
+            before = tokens[n - 1].casefold() if n else ""
+            under = before if before in PREPOSITIONS else stranded if not asks else ""
+            asks.add(f"{under} {_ASKS[lower]}".strip())
+            preposition, asking = "", True
             continue
         if lower in _MODALS:
             modals.add(lower)
@@ -537,14 +518,16 @@ def _tokens(question: str) -> list[str]:
     text = _strip_preamble(polite)
     text = re.sub(r"[\s,]*\bplease\b[\s,]*", " ", text, flags=re.I)
     if _noun_phrase_only(text):
-        text = f"what is {text}"  # "capital of kenya?", "Recommended tire pressure for X?"
-    text = _RELEASE_DATE.sub(lambda m: f"when {m['be']} {m['thing']} {m['event']}", text)
-    text = _MEANING_OF.sub(r"what does \1 mean", text)
+        text = f"what is {text}"  # "capital of kenya?"
     text = _NUMBER_OF.sub(lambda m: "the " + ("fewest" if m.group(1).casefold() in
                                               ("smallest", "lowest", "least") else "most"),
                           text)
     text = re.sub(r"\bin\s+place\s+of\b", "instead of", text, flags=re.I)
     text = _WHEN.sub(" when ", text)
+    for asked_when in (_WHEN_DONE, _DONE_WHEN):  # "X was released when?" too
+        text = asked_when.sub(lambda m: f"what {m['be']} the "
+                              f"{_EVENT_NOUNS[m['event'].casefold()]} date of {m['thing']}", text)
+    text = _MEANS.sub(r"what is the meaning of \1", text)
     text = _POPULATION.sub("what is the population of", text)
     text = _NAME_OF.sub(r"\1 \2", text)
     text = _HAPPEN.sub("happen", text)
@@ -563,8 +546,6 @@ def _tokens(question: str) -> list[str]:
     text = re.sub(r"\bhow\s+tall\b", "how high", text, flags=re.I)
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
-    text = _ASKED_LAST.sub(_asked_first, text)
-    text = _ASKED_AFTER_PREPOSITION.sub(r"\g<asked> \g<aux> \g<rest> \g<preposition>", text)
     text = re.sub(r"\b(non)-?(?=[a-z])", r"\1 ", text, flags=re.I)
     text = re.sub(r"[;:!?()\[\]\"]", ",", text)
     words: list[str] = []
@@ -694,16 +675,25 @@ _PREAMBLE_WORDS = _words("""hi hello hey ok okay so quick question sorry basic d
     afternoon evening greetings dear well hope help kindly""")
 
 
+_GREETINGS = _words("hi hello hey yo excuse pardon sorry greetings dear ok okay so well thanks")
+
+
+def _greets(words: list[str]) -> bool:
+    """Whether a preamble opens by greeting or excusing itself ("Excuse me", "Good morning")."""
+    return words[0] in _GREETINGS or (words[0] == "good" and words[1:2] in (
+        ["morning"], ["afternoon"], ["evening"], ["day"]))
+
+
 def _strip_preamble(text: str) -> str:
     """"Quick question: ...", "Sorry if this is basic, but ...", "Excuse me, ...", "Good
     morning! ..." lose their preamble when it holds nothing but such words and stop words
-    (after a bare comma, one such word at least: "For them, ..." keeps its phrase), and no
-    negation."""
+    (before a bare comma, only when it opens by greeting or excusing itself: "In the
+    afternoon, ...", "With help, ..." keep their phrase), and no negation."""
     while match := re.match(r"^(.{0,80}?)(:|,\s*but\b|,|!|\bbut\b)\s*(?=\S)", text, re.I):
         words = re.findall(r"[^\W\d_]+", match.group(1).casefold().replace("'", " "))
         if not words or set(words) & NEGATIONS or not all(
                 w in _PREAMBLE_WORDS or w in STOPWORDS or len(w) == 1 for w in words) or (
-                match.group(2) == "," and not set(words) & _PREAMBLE_WORDS):
+                match.group(2) == "," and not _greets(words)):
             break
         text = text[match.end():]
     return text
