@@ -72,12 +72,17 @@ _HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(?<!New )(" + "|".join(
 
 # places whose names hold a country's and that are no other name of a country: "New Mexico"
 # is not Mexico, and "American" does not name it
-_NOT_COUNTRIES = ("New Mexico", "New England")
+_NOT_COUNTRIES = ("New Mexico", "New England", "Indian Ocean")
+# places whose names hold another country's word: "Vancouver, British Columbia" is in Canada
+_NAMED_LIKE_ANOTHER = {"British Columbia": "Canada"}
+_PLACES_NAMED_LIKE_ANOTHER = frozenset(place.casefold() for place in _NAMED_LIKE_ANOTHER)
 
 
 @lru_cache(maxsize=1)
 def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
     country_of: dict[str, str] = {place.casefold(): "" for place in _NOT_COUNTRIES}
+    country_of.update((place.casefold(), country) for place, country in
+                      _NAMED_LIKE_ANOTHER.items())
     for country, others in _COUNTRIES.items():
         for name in [country, *(o.strip() for o in others.split(","))]:
             country_of[name.casefold()] = country
@@ -208,7 +213,8 @@ _ADJECTIVE_ENDINGS = ("an", "ish", "ese", "ch", "i", "ic", "ss", "que", "ot", "a
 def is_country_name(text: str) -> bool:
     """Whether the whole text is a country's name or another name of it ("England", "United
     States"), not a place in one ("New York City")."""
-    return bool(_pattern()[1].get(text.strip().casefold()))
+    key = text.strip().casefold()
+    return bool(_pattern()[1].get(key)) and key not in _PLACES_NAMED_LIKE_ANOTHER
 
 
 def is_nationality(word: str) -> bool:

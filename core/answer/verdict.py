@@ -135,13 +135,26 @@ def shared(question: str) -> bool:
 
 def closed(question: str) -> bool:
     """Whether the question is answered yes or no: it opens with an auxiliary verb ("Are
-    both ... American?", "Did ... win?")."""
-    return bool(_CLOSED.match(question))
+    both ... American?", "Did ... win?"), perhaps after the things it asks about ("A and B,
+    are they both American?")."""
+    return bool(_CLOSED.match(_asked_plainly(question)))
+
+
+# "A and B, are they both Italian films?" asks "Are A and B both Italian films?"
+_NAMED_FIRST = re.compile(r"^\s*(?P<things>[^,;:?]+?)\s*[,:]\s*(?P<verb>is|are|was|were|do|does|"
+                          r"did|has|have|had)\s+(?:they|these|those|the\s+two|it)\s+(?P<rest>.+)$",
+                          re.I)
+
+
+def _asked_plainly(question: str) -> str:
+    """The question with the things it names after its verb, where it names them first."""
+    return _NAMED_FIRST.sub(r"\g<verb> \g<things> \g<rest>", question)
 
 
 def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
     """The answer to a yes/no or either-or question when the passages settle it; None when
     they do not or the question is neither."""
+    question = _asked_plainly(question)
     options = either_or(question, intent)
     if options:
         return _choose(question, options, sources)
@@ -531,8 +544,11 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         start = question.find(first) + len(first)
         end = question.find(second, start)
         relation = _BETWEEN.search(question[start:end])
-        # "Did A die before B was born?" weighs two kinds of year: not here
-        if relation is not None and not question[end + len(second):].strip(" ?.!"):
+        # "Did A die before B was born?" weighs two kinds of year: not here; a beginning
+        # against a beginning does ("established before B was first published")
+        rest = question[end + len(second):].strip(" ?.!")
+        if relation is not None and (not rest or (_BEGUN.fullmatch(rest) and _BEGUN.search(
+                question[:start + relation.end()]))):
             return _weigh_pair(question, [_whole_title(question, first, sources), second],
                                relation, sources)
     for first in names:  # the second a title its names split: "before Freud and Philosophy"
@@ -544,6 +560,12 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
             if _titled(second) or second in names or _titles(second, sources):
                 return _weigh_pair(question, [first, second], relation, sources)
     return None
+
+
+# the verbs of a thing's beginning: "was founded", "was first published", "established"
+_BEGUN = re.compile(r"(?:(?:was|were|is|are)\s+)?(?:first\s+)?(?:founded|established|formed|"
+                    r"launched|created|started|opened|published|released|built|begun)\b",
+                    re.I)
 
 
 def _whole_title(question: str, name: str, sources: Sequence[Source]) -> str:
@@ -657,9 +679,15 @@ _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth
 
 @lru_cache(maxsize=8192)
 def _forms(word: str) -> frozenset[str]:
-    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}."""
+    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}, and
+    the noun an adjective in "-al" is of: "musical" -> "music" ("a country music duo" is a
+    musical duo), "coastal" -> "coast"."""
     base = lexicon().participle_base(word)
-    return frozenset({word.casefold(), lexicon().lemma(word).base, *([base] if base else [])})
+    lower = word.casefold()
+    noun = lower[:-2] if lower.endswith("al") and len(lower) >= 7 \
+        and lexicon().is_noun(lower[:-2]) else None
+    return frozenset({lower, lexicon().lemma(word).base, *([base] if base else []),
+                      *([noun] if noun else [])})
 
 
 def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:

@@ -15,6 +15,8 @@ import pytest
 from core.answer.citations import verify_citations
 from core.answer.grading import grade, mentions
 from core.answer.synthesis.extractive import BROAD, OTHERWISE, UNSETTLED, ExtractiveSynthesizer
+from core.answer.verdict import closed
+from core.countries import countries_in
 from core.models import Confidence, ResearchRequest, Source, SourceMetadata
 from core.research.intake import detect_intent
 from core.retrieval.rank import bridge_queries
@@ -2290,3 +2292,52 @@ async def test_a_state_alone_is_no_city(embedder: Any) -> None:
                    "is a singer.")]
     question = "Were Joy Hart and Ray Colt born in the same city?"
     assert not (await _answer(embedder, question, pages)).summary.startswith("Yes")
+
+
+async def test_a_province_named_like_a_nation_is_no_nationality(embedder: Any) -> None:
+    # "born in Victoria, British Columbia" is no British director
+    assert countries_in("born in Nanaimo, British Columbia") == ["Canada"]
+    assert countries_in("an atoll in the Indian Ocean") == []
+    first = _page(140, "Tom Ashby", "Tom Ashby (born 1971 in Leeds, England) is a British film "
+                  "director and producer.")
+    second = _page(141, "Roy Fenwick", "Roy Fenwick (born May 2, 1938 in Nanaimo, British "
+                   "Columbia) is a Canadian film director and screenwriter.")
+    draft = await _answer(embedder, "Are Tom Ashby and Roy Fenwick both British film directors?",
+                          [first, second])
+    assert draft.summary.startswith("No: "), draft.summary
+
+
+async def test_the_things_named_before_the_verb_are_asked_about(embedder: Any) -> None:
+    first = _page(142, "Salt Lagoon", "Salt Lagoon (Italian: Laguna di sale) is a 1987 Italian "
+                  "drama film directed by Carla Berti.")
+    second = _page(143, "Red Harbour", "Red Harbour is a 1962 Italian crime film directed by "
+                   "Nino Ferri.")
+    question = "Salt Lagoon and Red Harbour, are they both Italian films?"
+    assert closed(question)
+    draft = await _answer(embedder, question, [first, second])
+    assert draft.summary.startswith("Yes: "), draft.summary
+
+
+async def test_a_music_duo_is_a_musical_duo(embedder: Any) -> None:
+    first = _page(144, "Tin Porch", "Tin Porch was an American country music duo composed of "
+                  "Ada Reyes and Lou Marsh.")
+    second = _page(145, "Vale & Stone", "Ida Vale and Tom Stone, known as Vale & Stone, are an "
+                   "English musical duo from Bristol.")
+    draft = await _answer(embedder, "Are Tin Porch and Vale & Stone both musical duos?",
+                          [first, second])
+    assert draft.summary.startswith("Yes: "), draft.summary
+
+
+async def test_one_beginning_is_weighed_against_another(embedder: Any) -> None:
+    # "established before B was first published": both years of a beginning; a death against
+    # a birth is still not weighed this way
+    first = _page(146, "Goal Weekly", "Goal Weekly is a football magazine published in Leeds. "
+                  "The magazine was established in 1961.")
+    second = _page(147, "The Lake Review", "The Lake Review was a literary magazine published "
+                   "in Duluth, Minnesota from 1879 to 1902.")
+    draft = await _answer(embedder, "Was Goal Weekly established before The Lake Review was "
+                          "first published?", [first, second])
+    assert draft.summary.startswith("No: "), draft.summary
+    draft = await _answer(embedder, "Was The Lake Review established before Goal Weekly was "
+                          "first published?", [first, second])
+    assert draft.summary.startswith("Yes: "), draft.summary
