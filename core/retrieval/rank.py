@@ -184,7 +184,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                 score = (len(wanted & set(terms(window)) - set(terms(name)))
                          + 2 * (_made_by(agents, made)
                                 or _work_by(agents, sentence[:match.start()])
-                                or _agent_of(wanted, sentence[:match.start()]))
+                                or (about_named
+                                    and _agent_of(wanted, sentence[:match.start()])))
                          + 0.5 / (1 + rank)
                          + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
                 query = " ".join([name, *lacking])
@@ -224,7 +225,8 @@ def _agent_of(wanted: set[str], before: str) -> int:
     """1 when the name follows "by" after a participle of one of the question's verbs in
     the same clause ("a bill introduced in the U.S. House of Representatives by" for "the
     person who introduced the DISCLOSE Act"; "acquired in 2006 by" for "the company that
-    acquired ..."), else 0: the one who did what the question asks about."""
+    acquired ..."), else 0: the one who did what the question asks about (counted only in a
+    passage about a thing the question names)."""
     words = before.split()
     if not words or words[-1] != "by":
         return 0

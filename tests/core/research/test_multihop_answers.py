@@ -2001,6 +2001,13 @@ def test_who_did_what_the_question_asks_is_searched_before_places_the_clause_nam
     question = "What other office did the person who introduced the FAIR Act hold?"
     queries = bridge_queries(question, [act], [act], 3, ["FAIR Act"])
     assert queries[0].startswith("Ada Holm"), queries
+    # who introduced another bill, in a passage about no thing the question names, is not it
+    other = _page(106, "Harbour Law", "The Harbour Law was a bill introduced in the Tarn "
+                  "Assembly by Tom Ray in 2012.")
+    later = _page(107, "FAIR Act", "The FAIR Act was a bill on campaign spending. It was "
+                  "introduced in the Tarn Assembly by Ada Holm in 2011.")
+    queries = bridge_queries(question, [other, later], [other, later], 3, ["FAIR Act"])
+    assert queries[0].startswith("Ada Holm"), queries
     # a participle that is not the question's verb makes no agent of the name after "by"
     queries = bridge_queries("What other office did the person who opposed the FAIR Act "
                              "hold?", [act], [act], 3, ["FAIR Act"])
