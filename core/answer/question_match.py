@@ -11,6 +11,8 @@ change the answer:
   comparative ("largest" / "smallest") is a miss;
 - negation words ("not", "no", "never", "without", "non-"), counted;
 - every number, single digits included, with number words read as digits;
+- the preposition a question word is asked under, before it or left at the end ("moved to
+  which city?" is not "moved from which city?", "Where is X from?" is not "Where is X?");
 - roles: the content words outside prepositional phrases in the same order (who did what to
   whom: "who killed Caesar?" is not "who did Caesar kill?"), and each word under the same
   preposition ("from euros to dollars" is not "from dollars to euros").
@@ -18,22 +20,22 @@ change the answer:
 What may differ: stop words, articles, politeness ("Can you tell me ...", "please", "I'd like
 to know", "would you mind telling me", "Excuse me, ...", "Thanks in advance!"), case,
 punctuation, contractions (with or without the apostrophe: "whats", "doesnt"), British or
-American spelling ("centre"), an abbreviation with or without full stops ("U.S.", "US", "United
-States") or spelled out where the other question does ("GDP"), a noun phrase alone ("capital of
-kenya?"), the question word asked last or after its preposition ("X is in which country?", "In
-which country is X?" = "Which country is X in?"), the person named for the verb the other asks
-by ("the inventor of X" = "who invented X", "the author of X" = "who wrote X"), "the release
-date of X" for "when was X released", "the meaning of X" for "what does X mean", "the largest
-number of" for "the most", singular / plural and verb forms, the possessive form ("Alexander
-the Great's teacher" = "the teacher of Alexander the Great", "table salt's formula" = "the
-formula of table salt"), "in place of" for "instead of", the passive voice when it names its
-agent ("was Carthage destroyed by Rome?" = "did Rome destroy Carthage?"; "who was Caesar killed
-by?" = "who killed Caesar?"; "X was designed by which architect?" = "which architect designed
-X?"), an adverb of time moved ("next", "again"), a prepositional phrase moved ("At sea level,
-what is ..."), "in what year" for "when", "how to" for "how do I", a measure asked by its noun
-("the height of" = "how tall", "the duration of" = "how long ... last"), "how many people live
-in" for "the population of", "how many Y does X have" for "how many Y are in X" or "on X", and
-"take place" / "occur" for "happen".
+American spelling ("centre"), "U.S.", "US" and "United States", a noun phrase alone ("capital
+of kenya?"), the question word asked last or with its preposition before it or at the end ("X
+is in which country?", "In which country is X?", "Which country is X in?"), a maker named for
+the verb the other asks by ("the inventor of X" = "who invented X", "the author of X" = "who
+wrote X"; a role only in the past), "the release date of X" for "when was X released", "the
+meaning of X" for "what does X mean", "the largest number of" for "the most", singular / plural
+and verb forms, the possessive form ("Alexander the Great's teacher" = "the teacher of
+Alexander the Great", "table salt's formula" = "the formula of table salt"), "in place of" for
+"instead of", the passive voice when it names its agent ("was Carthage destroyed by Rome?" =
+"did Rome destroy Carthage?"; "who was Caesar killed by?" = "who killed Caesar?"; "X was
+designed by which architect?" = "which architect designed X?"), an adverb of time moved
+("next", "again"), a prepositional phrase moved ("At sea level, what is ..."), "in what year"
+for "when", "how to" for "how do I", a measure asked by its noun ("the height of" = "how tall",
+"the duration of" = "how long ... last"), "how many people live in" for "the population of",
+"how many Y does X have" for "how many Y are in X" or "on X", and "take place" / "occur" for
+"happen".
 A miss costs one research run; a wrong hit costs trust.
 """
 
@@ -118,7 +120,7 @@ _CASUAL = [(re.compile(pattern), replacement) for pattern, replacement in (
     (r"\b(?:pls|plz)\b", "please"))]
 # Thanks after the question's end: "... in music? Thanks in advance!" (not "What is
 # Japanese for thank you")
-_THANKS = re.compile(r"(?<=[,.!?])[\s,.!?-]*\b(?:many\s+)?(?:thanks|thank\s+you|thx|cheers|ty)"
+_THANKS = re.compile(r"(?<=[.!?])[\s,.!?-]*\b(?:many\s+)?(?:thanks|thank\s+you|thx|cheers|ty)"
                      r"(?:\s+(?:in\s+advance|a\s+lot|so\s+much|very\s+much|again|all))?"
                      r"[\s.!]*$", re.I)
 # Letters with full stops ("U.S.", "U.K.") are the abbreviation ("US", "UK"); the countries
@@ -145,14 +147,21 @@ _NOT_A_NOUN_PHRASE = _words("""is are was were be do does did can could should w
     calculate convert translate summarize summarise""") | frozenset(_ASKS)
 
 
+def _shouted(text: str) -> bool:
+    """Whether the text is typed in capitals, where "US" may be "us"."""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) > 5 and sum(c.isupper() for c in letters) > 0.6 * len(letters)
+
+
 def _noun_phrase_only(text: str) -> bool:
     """Whether the question is a noun phrase of another alone ("capital of kenya?",
-    "population of Lagos"): "of" after its first word or two, no question word, no verb among
-    the few that would make it a request or a yes/no question, no negation ("Mushrooms safe
-    for dogs?" is a yes/no question, not "what mushrooms ...")."""
+    "population of Lagos"): "of" after its first word or two and no other preposition, no
+    question word, no verb among the few that would make it a request or a yes/no question, no
+    negation ("Mushrooms safe for dogs?", "Statue of Liberty in Paris?" are yes/no questions)."""
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", text)]
     return "of" in words[1:4] and not any(
-        w in _NOT_A_NOUN_PHRASE or w in NEGATIONS or "'" in w for w in words)
+        w in _NOT_A_NOUN_PHRASE or w in NEGATIONS or "'" in w
+        or (w in PREPOSITIONS and w != "of") for w in words)
 
 
 # "Who was the inventor of X?" asks "Who invented X?": a person named for making a thing,
@@ -163,7 +172,7 @@ _AGENT_NOUN = re.compile(r"\bwho\s+(?P<be>is|was|are|were)\s+the\s+(?P<noun>[a-z
 _MADE_ONCE = {"inventor": "invent", "founder": "found", "author": "write", "writer": "write",
               "novelist": "write", "composer": "compose", "painter": "paint",
               "discoverer": "discover", "creator": "create", "sculptor": "sculpt",
-              "illustrator": "illustrate", "lyricist": "write"}
+              "illustrator": "illustrate"}
 _MADE_IN_A_ROLE = {"director": "direct", "producer": "produce", "publisher": "publish",
                    "developer": "develop", "designer": "design", "builder": "build"}
 
@@ -177,13 +186,6 @@ def _agent_verb(match: re.Match[str], verbs: set[str]) -> str:
     verb = _MADE_ONCE.get(noun) or (_MADE_IN_A_ROLE.get(noun) if past else None)
     return f"who {verb}" if verb in verbs else match.group(0)
 
-
-# British and American spellings of one word: "centre" / "center", "colour" / "color"
-_SPELLINGS = [(re.compile(pattern), replacement) for pattern, replacement in (
-    (r"(?<=[a-z]{3})our(s?)$", r"or\1"), (r"(?<=[a-z]{2}t)re(s?)$", r"er\1"),
-    (r"(?<=[a-z]{3})is(e|es|ed|ing|ation|ations)$", r"iz\1"), (r"(?<=[a-z]{2})ys(e|es|ed|ing)$",
-                                                                 r"yz\1"),
-    (r"(?<=[a-z]{2})ogue(s?)$", r"og\1"))]
 
 
 # A question that starts by asking, perhaps after a preposition ("in what year ..."), needs
@@ -308,7 +310,7 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
                 other = theirs[k]
                 if other.tag != word.tag:
                     continue
-                if other.stem == word.stem or _spelled_otherwise(word.text, other.text) or (
+                if other.stem == word.stem or (
                         not exact and not word.name and not other.name
                         and not word.stem[0].isdigit() and _synonyms(word.text, other.text)):
                     partner[n] = k
@@ -320,21 +322,6 @@ def _pair_words(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> list[int] |
 # Words WordNet does not give one shared sense, although questions use them alike.
 _SAME_WORDS = [frozenset(group.split()) for group in ("delete remove", "tall high",
                                                      "top maximum")]
-
-
-def _spelled_otherwise(word: str, other: str) -> bool:
-    """Whether the words are one word's British and American spellings, names included
-    ("Centre" / "Center"), which WordNet knows as one ("entre" is no "enter", "Petre" no
-    "Peter")."""
-    return word != other and _spelling(word) == _spelling(other) \
-        and lexicon().synonyms(word, other)
-
-
-def _spelling(word: str) -> str:
-    """The American spelling of a word spelled the British way ("centre" -> "center")."""
-    for pattern, replacement in _SPELLINGS:
-        word = pattern.sub(replacement, word)
-    return word
 
 
 def _synonyms(first: str, second: str) -> bool:
@@ -436,6 +423,18 @@ def question_form(question: str) -> QuestionForm:
             negations += 1
             continue
         if lower in PREPOSITIONS:
+            after = tokens[n + 1].casefold() if n + 1 < len(tokens) else ","
+            if (after == "," or after in PREPOSITIONS) and not (
+                    lower == stranded and n == len(tokens) - 1 - tokens[::-1].index(token)
+                    and any(t.casefold() in _ASKS for t in tokens)):
+                # a particle with no object is a word of its own ("going up" is not "going
+                # down", "Which came before, ...?"), except the one a question word is asked
+                # under ("Which city was X moved to?")
+                groups[""] = groups.get("", -1) + 1
+                words.append(Word(tag="", stem=lower, text=lower, name=False,
+                                  group=groups[""]))
+                preposition, asking = "", False
+                continue
             preposition, asking = lower, False
             continue
         if lower in ("and", "or"):
@@ -508,11 +507,14 @@ def _tokens(question: str) -> list[str]:
                   flags=re.I)
     text = re.sub(r"'s\s+(?=(?:a|an|the)\s)", " is ", text, flags=re.I)  # "how long's a ..."
     text = _THANKS.sub("", _DOTTED.sub(lambda m: m.group(1).replace(".", ""), text))
-    for short, full in _COUNTRIES:
-        text = short.sub(full, text)
+    if not _shouted(text):
+        for short, full in _COUNTRIES:
+            text = short.sub(full, text)
     for pattern, replacement in _CASUAL:
         text = pattern.sub(replacement, text)
     polite = _FILLER.sub("", text)
+    if re.match(r"\s*(?:if|whether)\b", polite, re.I):
+        polite = text  # "Any idea if it rains tomorrow?" asks whether, not "what if"
     if polite != text and not _ASKING.match(polite):
         polite = f"what is {polite}"  # "Could you tell me the dose of ...?"
     text = _strip_preamble(polite)
@@ -693,7 +695,7 @@ def _strip_preamble(text: str) -> str:
         words = re.findall(r"[^\W\d_]+", match.group(1).casefold().replace("'", " "))
         if not words or set(words) & NEGATIONS or not all(
                 w in _PREAMBLE_WORDS or w in STOPWORDS or len(w) == 1 for w in words) or (
-                match.group(2) == "," and not _greets(words)):
+                match.group(2) == "," and (not _greets(words) or set(words) & set(_ASKS))):
             break
         text = text[match.end():]
     return text

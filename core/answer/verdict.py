@@ -141,9 +141,9 @@ def closed(question: str) -> bool:
 
 
 # "A and B, are they both Italian films?" asks "Are A and B both Italian films?"
-_NAMED_FIRST = re.compile(r"^\s*(?P<things>[^,;:?]+?)\s*[,:]\s*(?P<verb>is|are|was|were|do|does|"
-                          r"did|has|have|had)\s+(?:they|these|those|the\s+two|it)\s+(?P<rest>.+)$",
-                          re.I)
+_NAMED_FIRST = re.compile(r"^\s*(?P<things>[^,;:?]+?\s(?:and|&)\s[^,;:?]+?)\s*[,:]\s*"
+                          r"(?P<verb>are|were|do|did|have|had)\s+(?:they|these|those|the\s+two)"
+                          r"\s+(?P<rest>.+)$", re.I)
 
 
 def _asked_plainly(question: str) -> str:
@@ -547,8 +547,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         # "Did A die before B was born?" weighs two kinds of year: not here; a beginning
         # against a beginning does ("established before B was first published")
         rest = question[end + len(second):].strip(" ?.!")
-        if relation is not None and (not rest or (_BEGUN.fullmatch(rest) and _BEGUN.search(
-                question[:start + relation.end()]))):
+        if relation is not None and (not rest or _both_begun(
+                question[start:start + relation.start()], rest)):
             return _weigh_pair(question, [_whole_title(question, first, sources), second],
                                relation, sources)
     for first in names:  # the second a title its names split: "before Freud and Philosophy"
@@ -566,6 +566,14 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
 _BEGUN = re.compile(r"(?:(?:was|were|is|are)\s+)?(?:first\s+)?(?:founded|established|formed|"
                     r"launched|created|started|opened|published|released|built|begun)\b",
                     re.I)
+
+
+def _both_begun(first: str, second: str) -> bool:
+    """Whether what the question says after each name is its beginning alone: "(magazine)
+    established" and "was first published"; not "'s first album released" (the thing's own
+    beginning is not its album's)."""
+    first = re.sub(r"^[a-z]+\s+(?=\S)", "", first.strip())  # a kind before the verb
+    return bool(_BEGUN.fullmatch(first) and _BEGUN.fullmatch(second))
 
 
 def _whole_title(question: str, name: str, sources: Sequence[Source]) -> str:
@@ -679,15 +687,9 @@ _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth
 
 @lru_cache(maxsize=8192)
 def _forms(word: str) -> frozenset[str]:
-    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}, and
-    the noun an adjective in "-al" is of: "musical" -> "music" ("a country music duo" is a
-    musical duo), "coastal" -> "coast"."""
+    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}."""
     base = lexicon().participle_base(word)
-    lower = word.casefold()
-    noun = lower[:-2] if lower.endswith("al") and len(lower) >= 7 \
-        and lexicon().is_noun(lower[:-2]) else None
-    return frozenset({lower, lexicon().lemma(word).base, *([base] if base else []),
-                      *([noun] if noun else [])})
+    return frozenset({word.casefold(), lexicon().lemma(word).base, *([base] if base else [])})
 
 
 def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:

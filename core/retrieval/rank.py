@@ -231,8 +231,11 @@ def _agent_of(wanted: set[str], before: str) -> int:
     if not words or words[-1] != "by":
         return 0
     clause = re.split(r"[,;:()]", " ".join(words[-_AGENT_REACH:-1]))[-1].split()
-    return int(any(w.casefold().endswith(("ed", "en")) and set(terms(w)) & wanted
-                   for w in clause))
+    # the participle "by" belongs to is the nearest ("acquired in 2006 and later sued by"
+    # names who sued)
+    done = next((w for w in reversed(clause)
+                 if len(w) > 4 and w.casefold().endswith(("ed", "en"))), None)
+    return int(done is not None and bool(set(terms(done)) & wanted))
 
 
 _AGENT_REACH = 10  # words before "by" a participle may stand

@@ -2321,18 +2321,20 @@ async def test_the_things_named_before_the_verb_are_asked_about(embedder: Any) -
                    "Nino Ferri.")
     question = "Salt Lagoon and Red Harbour, are they both Italian films?"
     assert closed(question)
+    assert not closed("Quick question: is it true that Salt Lagoon is Italian?")
     draft = await _answer(embedder, question, [first, second])
     assert draft.summary.startswith("Yes: "), draft.summary
 
 
-async def test_a_music_duo_is_a_musical_duo(embedder: Any) -> None:
-    first = _page(144, "Tin Porch", "Tin Porch was an American country music duo composed of "
-                  "Ada Reyes and Lou Marsh.")
-    second = _page(145, "Vale & Stone", "Ida Vale and Tom Stone, known as Vale & Stone, are an "
-                   "English musical duo from Bristol.")
-    draft = await _answer(embedder, "Are Tin Porch and Vale & Stone both musical duos?",
+async def test_a_noun_is_not_the_adjective_made_from_it(embedder: Any) -> None:
+    # "a film about an experiment" is no experimental film
+    first = _page(144, "Red Tide", "Red Tide is a 2004 American film about an experiment in "
+                  "time travel.")
+    second = _page(145, "Blue Hour", "Blue Hour is a 1998 American experimental film by Ana "
+                   "Ruiz.")
+    draft = await _answer(embedder, "Are Red Tide and Blue Hour both experimental films?",
                           [first, second])
-    assert draft.summary.startswith("Yes: "), draft.summary
+    assert not draft.summary.startswith("Yes"), draft.summary
 
 
 async def test_one_beginning_is_weighed_against_another(embedder: Any) -> None:
@@ -2348,3 +2350,10 @@ async def test_one_beginning_is_weighed_against_another(embedder: Any) -> None:
     draft = await _answer(embedder, "Was The Lake Review established before Goal Weekly was "
                           "first published?", [first, second])
     assert draft.summary.startswith("Yes: "), draft.summary
+    # a thing's own beginning is not its album's
+    larks = _page(148, "The Larks", "The Larks were a rock band formed in Hull in 1960. Their "
+                  "first album was released in 1963.")
+    finches = _page(149, "The Finches", "The Finches were a rock band formed in York in 1962.")
+    draft = await _answer(embedder, "Was the Larks' first album released before the Finches "
+                          "were formed?", [larks, finches])
+    assert not draft.summary.startswith("Yes"), draft.summary
