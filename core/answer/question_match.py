@@ -277,10 +277,16 @@ def _as_other_asks(question: str, other: str) -> str:
     """`question` in the other's terms where they differ only in how they ask: "who was the
     inventor of X" where the other asks by the verb ("who invented X"; two nouns, "author"
     and "writer", stay nouns)."""
-    words = re.findall(r"[^\W\d_]+", other.casefold())
-    verbs = {lexicon().participle_base(w) or lexicon().lemma(w).base for w in words}
-    question = _AGENT_NOUN.sub(lambda m: _agent_verb(m, verbs), question)
-    return question
+    if not _AGENT_NOUN.search(question):
+        return question
+    return _AGENT_NOUN.sub(lambda m: _agent_verb(m, _verbs(other)), question)
+
+
+@lru_cache(maxsize=4096)
+def _verbs(question: str) -> frozenset[str]:
+    """The base forms of the question's words, as verbs where they are participles."""
+    return frozenset(lexicon().participle_base(w) or lexicon().lemma(w).base
+                     for w in re.findall(r"[^\W\d_]+", question.casefold()))
 
 
 

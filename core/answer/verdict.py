@@ -1331,7 +1331,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         text = " ".join(said)
         opening = _opening_words(said)
         missing = [w for w in wanted if not (_says(w, text, senses=False)
-                                              or _kind_in(opening, w))]
+                                              or _kind_in(opening, w)
+                                              or _said_by_its_noun(w, words_asked, text))]
         holds = holds and not missing
         loose = loose and missing in ([], [verb])
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
@@ -1357,6 +1358,19 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         person = bool(words_asked) and lexicon().is_person(words_asked[-1])
         return Verdict("Yes", reasons, basis=Basis.BROAD) if broad and person else None
     return Verdict("No", reasons, basis=Basis.ABSENCE)
+
+
+def _said_by_its_noun(word: str, asked: list[str], text: str) -> bool:
+    """Whether an adjective in "-al" that the question puts before its last noun stands in
+    the text as the noun it is made from, before that same noun: "musical duos" as "a country
+    music duo" (not "a film about an experiment" for "experimental films")."""
+    noun = word.casefold()[:-2]
+    if not (word.casefold().endswith("al") and len(noun) >= 4 and len(asked) >= 2
+            and asked[-1] != word and lexicon().is_noun(noun)):
+        return False
+    heads = {asked[-1].casefold(), lexicon().lemma(asked[-1]).base}
+    return any(re.search(rf"\b{re.escape(noun)}\s+{re.escape(head)}\b", text, re.I)
+               for head in heads)
 
 
 def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool:

@@ -2326,7 +2326,7 @@ async def test_the_things_named_before_the_verb_are_asked_about(embedder: Any) -
     assert draft.summary.startswith("Yes: "), draft.summary
 
 
-async def test_a_noun_is_not_the_adjective_made_from_it(embedder: Any) -> None:
+async def test_an_adjective_is_its_noun_only_before_the_same_noun(embedder: Any) -> None:
     # "a film about an experiment" is no experimental film
     first = _page(144, "Red Tide", "Red Tide is a 2004 American film about an experiment in "
                   "time travel.")
@@ -2335,6 +2335,14 @@ async def test_a_noun_is_not_the_adjective_made_from_it(embedder: Any) -> None:
     draft = await _answer(embedder, "Are Red Tide and Blue Hour both experimental films?",
                           [first, second])
     assert not draft.summary.startswith("Yes"), draft.summary
+    # but "a country music duo" is a musical duo: the noun before the same noun
+    first = _page(146, "Tin Porch", "Tin Porch was an American country music duo composed of "
+                  "Ada Reyes and Lou Marsh.")
+    second = _page(147, "Vale & Stone", "Ida Vale and Tom Stone, known as Vale & Stone, are an "
+                   "English musical duo from Bristol.")
+    draft = await _answer(embedder, "Are Tin Porch and Vale & Stone both musical duos?",
+                          [first, second])
+    assert draft.summary.startswith("Yes: "), draft.summary
 
 
 async def test_one_beginning_is_weighed_against_another(embedder: Any) -> None:
