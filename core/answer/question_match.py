@@ -19,23 +19,22 @@ change the answer:
 
 What may differ: stop words, articles, politeness ("Can you tell me ...", "please", "I'd like
 to know", "would you mind telling me", "Excuse me, ...", "Thanks in advance!"), case,
-punctuation, contractions (with or without the apostrophe: "whats", "doesnt"), British or
-American spelling ("centre"), "U.S.", "US" and "United States", a noun phrase alone ("capital
-of kenya?"), the question word asked last or with its preposition before it or at the end ("X
-is in which country?", "In which country is X?", "Which country is X in?"), a maker named for
-the verb the other asks by ("the inventor of X" = "who invented X", "the author of X" = "who
-wrote X"; a role only in the past), "the release date of X" for "when was X released", "the
-meaning of X" for "what does X mean", "the largest number of" for "the most", singular / plural
-and verb forms, the possessive form ("Alexander the Great's teacher" = "the teacher of
-Alexander the Great", "table salt's formula" = "the formula of table salt"), "in place of" for
-"instead of", the passive voice when it names its agent ("was Carthage destroyed by Rome?" =
-"did Rome destroy Carthage?"; "who was Caesar killed by?" = "who killed Caesar?"; "X was
-designed by which architect?" = "which architect designed X?"), an adverb of time moved
-("next", "again"), a prepositional phrase moved ("At sea level, what is ..."), "in what year"
-for "when", "how to" for "how do I", a measure asked by its noun ("the height of" = "how tall",
-"the duration of" = "how long ... last"), "how many people live in" for "the population of",
-"how many Y does X have" for "how many Y are in X" or "on X", and "take place" / "occur" for
-"happen".
+punctuation, contractions (with or without the apostrophe: "whats", "doesnt"), "U.S.", "US" and
+"United States", a noun phrase alone ("capital of kenya?"), the question word asked last or
+with its preposition before it or at the end ("X is in which country?", "In which country is
+X?", "Which country is X in?"), a maker named for the verb the other asks by ("the inventor of
+X" = "who invented X", "the author of X" = "who wrote X"; a role only in the past), "the
+release date of X" for "when was X released", "the meaning of X" for "what does X mean", "the
+largest number of" for "the most", singular / plural and verb forms, the possessive form
+("Alexander the Great's teacher" = "the teacher of Alexander the Great", "table salt's formula"
+= "the formula of table salt"), "in place of" for "instead of", the passive voice when it names
+its agent ("was Carthage destroyed by Rome?" = "did Rome destroy Carthage?"; "who was Caesar
+killed by?" = "who killed Caesar?"; "X was designed by which architect?" = "which architect
+designed X?"), an adverb of time moved ("next", "again"), a prepositional phrase moved ("At sea
+level, what is ..."), "in what year" for "when", "how to" for "how do I", a measure asked by
+its noun ("the height of" = "how tall", "the duration of" = "how long ... last"), "how many
+people live in" for "the population of", "how many Y does X have" for "how many Y are in X" or
+"on X", and "take place" / "occur" for "happen".
 A miss costs one research run; a wrong hit costs trust.
 """
 

@@ -2346,8 +2346,7 @@ async def test_an_adjective_is_its_noun_only_before_the_same_noun(embedder: Any)
 
 
 async def test_one_beginning_is_weighed_against_another(embedder: Any) -> None:
-    # "established before B was first published": both years of a beginning; a death against
-    # a birth is still not weighed this way
+    # "established before B was first published": both years of a beginning
     first = _page(146, "Goal Weekly", "Goal Weekly is a football magazine published in Leeds. "
                   "The magazine was established in 1961.")
     second = _page(147, "The Lake Review", "The Lake Review was a literary magazine published "
