@@ -176,7 +176,7 @@ _MADE_IN_A_ROLE = {"director": "direct", "producer": "produce", "publisher": "pu
                    "developer": "develop", "designer": "design", "builder": "build"}
 
 
-def _agent_verb(match: re.Match[str], verbs: set[str]) -> str:
+def _agent_verb(match: re.Match[str], verbs: frozenset[str]) -> str:
     """"who <verb>" for "who was the <maker> of" when the other question asks by that verb
     ("inventor": "invent", "author": "write"; a role only as "was": "the director of Jaws");
     else as it was ("teacher" against "Alexander's teacher", "executor", "conductor")."""
