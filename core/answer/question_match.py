@@ -186,7 +186,6 @@ def _agent_verb(match: re.Match[str], verbs: frozenset[str]) -> str:
     return f"who {verb}" if verb in verbs else match.group(0)
 
 
-
 # A question that starts by asking, perhaps after a preposition ("in what year ..."), needs
 # no "what is" in front once its politeness is gone.
 _ASKING = re.compile(rf"\s*(?:(?:{'|'.join(sorted(PREPOSITIONS))})\s+)?"
@@ -286,8 +285,6 @@ def _verbs(question: str) -> frozenset[str]:
     """The base forms of the question's words, as verbs where they are participles."""
     return frozenset(lexicon().participle_base(w) or lexicon().lemma(w).base
                      for w in re.findall(r"[^\W\d_]+", question.casefold()))
-
-
 
 
 def forms_agree(mine: QuestionForm, theirs: QuestionForm) -> bool:
@@ -405,12 +402,14 @@ def question_form(question: str) -> QuestionForm:
     joined = False  # the previous word was "and" / "or"
     tokens = _tokens(question)
     fronted = bool(tokens) and tokens[0].casefold() in PREPOSITIONS and "," in tokens
-    # a preposition left at the end belongs to the question word: "Which city was X moved
-    # to?" asks "to which city", not "from which city"
-    words_only = [t.casefold() for t in tokens if t != ","]
-    stranded = words_only[-1] if len(words_only) > 1 and words_only[-1] in PREPOSITIONS else ""
+    # a preposition left at the end of a question that asks belongs to its question word:
+    # "Which city was X moved to?" asks "to which city", not "from which city"
+    last = max((n for n, token in enumerate(tokens) if token != ","), default=-1)
+    stranded = tokens[last].casefold() if last > 0 and tokens[last].casefold() in PREPOSITIONS \
+        and any(token.casefold() in _ASKS for token in tokens) else ""
     for n, token in enumerate(tokens):
         lower = token.casefold()
+        after = tokens[n + 1].casefold() if n + 1 < len(tokens) else ","
         if lower in _ASKS:
             # "in which city" and "which city ... in" alike ask under "in"; the words asked
             # about stand under no preposition of their own
@@ -428,10 +427,7 @@ def question_form(question: str) -> QuestionForm:
             negations += 1
             continue
         if lower in PREPOSITIONS:
-            after = tokens[n + 1].casefold() if n + 1 < len(tokens) else ","
-            if (after == "," or after in PREPOSITIONS) and not (
-                    lower == stranded and n == len(tokens) - 1 - tokens[::-1].index(token)
-                    and any(t.casefold() in _ASKS for t in tokens)):
+            if (after == "," or after in PREPOSITIONS) and not (stranded and n == last):
                 # a particle with no object is a word of its own ("going up" is not "going
                 # down", "Which came before, ...?"), except the one a question word is asked
                 # under ("Which city was X moved to?")
@@ -453,7 +449,6 @@ def question_form(question: str) -> QuestionForm:
             preposition, asking, joined = "", False, False  # a verb ends the phrase
             continue
         stem = lower if lower[0].isdigit() else _ENGLISH.stemWord(lower)
-        after = tokens[n + 1].casefold() if n + 1 < len(tokens) else ","
         if lower in _FREE_ADVERBS and (after in (",", *PREPOSITIONS) or _is_stopword(after)):
             # "from Earth next": next is not under "from", and stands anywhere
             words.append(Word(tag="", stem=stem, text=lower, group=0, name=False, free=True))
