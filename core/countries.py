@@ -59,7 +59,22 @@ _COUNTRIES = {
     "Papua New Guinea": "Papua New Guinean", "Andorra": "Andorran", "Kyrgyzstan": "Kyrgyz",
     "Tajikistan": "Tajik", "Turkmenistan": "Turkmen", "Barbados": "Barbadian",
     "Bahamas": "Bahamian", "Guyana": "Guyanese", "Suriname": "Surinamese",
-    "Brunei": "Bruneian",
+    "Brunei": "Bruneian", "Belize": "Belizean", "Benin": "Beninese",
+    "Burkina Faso": "Burkinabé, Burkinabe", "Burundi": "Burundian",
+    "Cape Verde": "Cape Verdean, Cabo Verde", "Central African Republic": "",
+    "Comoros": "Comorian", "Djibouti": "Djiboutian", "Dominica": "",
+    "Dominican Republic": "Dominican", "Equatorial Guinea": "Equatoguinean",
+    "Eritrea": "Eritrean", "Eswatini": "Swazi, Swaziland", "Gabon": "Gabonese",
+    "Gambia": "Gambian, The Gambia", "Grenada": "Grenadian", "Guinea": "Guinean",
+    "Guinea-Bissau": "Bissau-Guinean", "Kiribati": "", "Lesotho": "", "Liberia": "Liberian",
+    "Liechtenstein": "Liechtensteiner", "Maldives": "Maldivian", "Mali": "Malian",
+    "Marshall Islands": "Marshallese", "Mauritania": "Mauritanian", "Mauritius": "Mauritian",
+    "Nauru": "Nauruan", "Palau": "Palauan", "Saint Kitts and Nevis": "Kittitian",
+    "Saint Lucia": "Saint Lucian", "San Marino": "Sammarinese", "Seychelles": "Seychellois",
+    "Sierra Leone": "Sierra Leonean", "Solomon Islands": "Solomon Islander",
+    "South Sudan": "South Sudanese", "Togo": "Togolese", "Tonga": "Tongan",
+    "Tuvalu": "Tuvaluan", "Vanuatu": "Ni-Vanuatu", "Antigua and Barbuda": "Antiguan",
+    "Greenland": "Greenlandic", "Palestine": "Palestinian",
 }
 # the nations of the United Kingdom, which a question may tell apart ("both Welsh bands")
 _HOME_NATIONS = {"England": "English", "Scotland": "Scottish", "Wales": "Welsh",
@@ -73,7 +88,8 @@ _HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(?<!New )(" + "|".join(
 # places whose names hold a country's and that are no other name of a country: "New Mexico"
 # is not Mexico, and "American" does not name it
 _NOT_COUNTRIES = ("New Mexico", "New England", "Indian Ocean", "South China Sea", "Irish Sea",
-                  "English Channel", "Gulf of Mexico")
+                  "English Channel", "Gulf of Mexico", "New Guinea", "Gulf of Guinea",
+                  "Benin City")
 # places whose names hold another country's word: "Vancouver, British Columbia" is in Canada
 _NAMED_LIKE_ANOTHER = {"British Columbia": "Canada", "British Columbian": "Canada"}
 _PLACES_NAMED_LIKE_ANOTHER = frozenset(place.casefold() for place in _NAMED_LIKE_ANOTHER)
@@ -85,7 +101,7 @@ def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
     country_of.update((place.casefold(), country) for place, country in
                       _NAMED_LIKE_ANOTHER.items())
     for country, others in _COUNTRIES.items():
-        for name in [country, *(o.strip() for o in others.split(","))]:
+        for name in [country, *(o.strip() for o in others.split(",") if o.strip())]:
             country_of[name.casefold()] = country
     alternatives = sorted(country_of, key=len, reverse=True)
     words = "|".join(re.escape(a) for a in alternatives)
@@ -101,10 +117,32 @@ def countries_in(text: str) -> list[str]:
     pattern, country_of = _pattern()
     named = [(country_of[m.group(0).casefold()], bool(_BORN.match(text, m.end())))
              for m in pattern.finditer(text)
-             if m.group(0)[0].isupper() and country_of[m.group(0).casefold()]]
+             if m.group(0)[0].isupper() and country_of[m.group(0).casefold()]
+             and not _is_the_us_state(text, m)]
     found = [country for country, birthplace in named if not birthplace] \
         or [country for country, _ in named]
     return list(dict.fromkeys(found))
+
+
+# "Georgia" is also a US state: "Atlanta, Georgia", "the state of Georgia", "Georgia Tech",
+# "the University of Georgia". The country's own places keep it ("Tbilisi, Georgia").
+_GEORGIAN_PLACES = ("Tbilisi", "Batumi", "Kutaisi", "Rustavi", "Gori", "Zugdidi", "Poti",
+                    "Telavi", "Mtskheta", "Sukhumi", "Borjomi", "Abkhazia", "Adjara")
+_US_STATE_BEFORE = re.compile(r"(?:\b(?:state|State|University|Republic) of|"
+                              r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*,)\s*$")
+_US_STATE_AFTER = re.compile(r"\s+[A-Z]|,?\s+(?:United States|U\.S\.|USA|US)\b")
+
+
+def _is_the_us_state(text: str, found: re.Match[str]) -> bool:
+    """Whether the "Georgia" found in `text` is the US state: after a place's name and a
+    comma that is not the country's own, after "state of", or opening a longer name."""
+    if found.group(0) != "Georgia":
+        return False
+    before = text[max(0, found.start() - 60):found.start()]
+    after = _US_STATE_BEFORE.search(before)
+    if after and not after.group(0).startswith(("Republic", *_GEORGIAN_PLACES)):
+        return True
+    return bool(_US_STATE_AFTER.match(text, found.end()))
 
 
 def home_nations_in(text: str) -> list[str]:

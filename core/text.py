@@ -14,7 +14,7 @@ _STOPWORDS_TEXT = """
     into is it its itself just me more most my myself no nor not now of off on once only
     or other our ours ourselves out over own same she should so some such than that the
     their theirs them themselves then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you
+    until up very was we were what when where which while who whom whose why will with would you
     your yours yourself yourselves use used using get gets one ones also may might must
     shall tell explain describe give way ways much many whats vs versus compare comparison
     difference differences between since work works happen happens compared comparing

@@ -328,13 +328,26 @@ def _value_given(term: str, text: str, places: set[str]) -> bool:
     return kind == "number" and bool(amounts_in(text))
 
 
+# a name of two names of two words or more ("the Silver Line of the Washington Metro"), which
+# a passage names when it names both ("a Washington Metro station on the Silver Line")
+_NAME_PART = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+"
+_OF_THE = re.compile(rf"(?:the\s+)?({_NAME_PART})\s+of\s+(?:the\s+)?({_NAME_PART})")
+# a work named with its maker's name ("Puccini's Manon Lescaut"), named by a passage naming
+# both
+_OWNED = re.compile(r"([^'’]+)['’]s\s+(.+)")
+
+
 def mentions(name: str, passage: str) -> bool:
     """Whether a passage (as a `phrase`) names `name`: its words together, an initial
     standing for a word that starts with it ("Robert C Seger" in "Robert Clark Seger").
     Words scattered over a passage do not make the name. A plural ending the name is also
     named in the singular ("a UNESCO World Heritage Site" for "UNESCO World Heritage
-    Sites")."""
+    Sites"). A name of two names of two words or more, joined by "of", is named by a
+    passage that names both, and so is a name one owns ("Puccini's Manon Lescaut")."""
     if phrase(name) in passage:
+        return True
+    parts = _OF_THE.fullmatch(name) or _OWNED.fullmatch(name)
+    if parts and all(mentions(part, passage) for part in parts.groups()):
         return True
     named = phrase(name).split()
     if len(named) >= 2 and named[-1].endswith("s"):

@@ -490,6 +490,11 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # created it; "made by the same filmmaker": who directed it
         maker = re.search(r"\bsame\s+(\w+?)s?\b", predicate)
         agent = _AGENTS.get(maker.group(1).casefold()) if maker else None
+        if maker is not None and agent is not None:  # "by lyricist Tim Rice"
+            named = _compare(sides, sources,
+                             functools.partial(_role_named, maker.group(1).casefold()))
+            if named is not None:
+                return named
         # one relation for both where each passage gives it, else each its own
         relations = [verb] if agent is None or agent == verb else [verb, agent]
         for relation in relations:
@@ -970,10 +975,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     if counted:
         noun = counted.group(1)
         return _compare(sides, sources, lambda s: _count_of(noun, s))
-    agent = next((verb for noun, verb in _AGENTS.items() if re.search(rf"\b{noun}s?\b", asked)),
-                 None)
-    if agent is not None:
-        return _compare(sides, sources, lambda s: _agent(agent, s))
+    role = next((noun for noun in _AGENTS if re.search(rf"\b{noun}s?\b", asked)), None)
+    if role is not None:  # "lyricist Tim Rice", else who wrote it
+        return _compare(sides, sources, functools.partial(_role_named, role)) \
+            or _compare(sides, sources, functools.partial(_agent, _AGENTS[role]))
+    if re.fullmatch(r"(?:publication\s+|release\s+)?(?:frequency|schedule)", asked):
+        return _compare(sides, sources, _frequency_of)
     graded = re.fullmatch(r"([a-z]+)\s+of\s+(?:an?\s+|the\s+)?([a-z]+?)s?", asked)
     if graded:  # "the same level of city": "a prefecture-level city", "a county-level city"
         grade, kind = graded.groups()
@@ -1332,7 +1339,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         opening = _opening_words(said)
         missing = [w for w in wanted if not (_says(w, text, senses=False)
                                               or _kind_in(opening, w)
-                                              or _said_by_its_noun(w, words_asked, text))]
+                                              or _said_by_its_noun(w, words_asked, text)
+                                              or _once_so(w, text))]
         holds = holds and not missing
         loose = loose and missing in ([], [verb])
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
@@ -1358,6 +1366,17 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         person = bool(words_asked) and lexicon().is_person(words_asked[-1])
         return Verdict("Yes", reasons, basis=Basis.BROAD) if broad and person else None
     return Verdict("No", reasons, basis=Basis.ABSENCE)
+
+
+_ONCE_ASKED = frozenset({"originally", "formerly", "initially", "previously"})
+_ONCE_SAID = re.compile(r"\b(?:former(?:ly)?|original(?:ly)?|initial(?:ly)?|previous(?:ly)?|"
+                        r"once|converted|(?:built|began|started)\s+as)\b", re.I)
+
+
+def _once_so(word: str, text: str) -> bool:
+    """Whether the text says a thing was once what the question asks it "originally" was: "a
+    former Eastern Orthodox church converted into a mosque" for "originally churches"."""
+    return word.casefold() in _ONCE_ASKED and _ONCE_SAID.search(text) is not None
 
 
 def _said_by_its_noun(word: str, asked: list[str], text: str) -> bool:
@@ -1498,6 +1517,29 @@ def _frequency(word: str) -> str:
             "fortnight": "biweek", "semiann": "semiann"}.get(plain, plain)
 
 
+def _frequency_of(source: Source) -> tuple[str, str] | None:
+    """How often the passage's opening sentences say its subject comes out ("published
+    quarterly": "quarter"), and that sentence; None when they do not say, or say two."""
+    said = sentences(_text(source)) or []
+    for at, sentence in enumerate(said[:3]):
+        found = {_frequency(m) for m in _FREQUENCY.findall(sentence)}
+        if found:
+            return (found.pop(), _quote(said, at)) if len(found) == 1 else None
+    return None
+
+
+def _role_named(role: str, source: Source) -> tuple[str, str] | None:
+    """The one name the passage gives right after the role ("lyricist Tim Rice", "the
+    composer Alan Menken"), and that sentence; None when it gives none or two."""
+    said = sentences(_text(source)) or []
+    for at, sentence in enumerate(said):
+        named = {phrase(m.group(1)) for m in re.finditer(
+            rf"\b(?i:{re.escape(role)})s?\s+({NAME.pattern})", sentence)}
+        if named:
+            return (named.pop(), _quote(said, at)) if len(named) == 1 else None
+    return None
+
+
 def _frequency_otherwise(predicate: str, said: list[str]) -> str | None:
     """The opening sentence that gives only other frequencies than the question's ("published
     quarterly" for "published monthly"), or None."""
@@ -1571,6 +1613,11 @@ def _home_nation(source: Source) -> tuple[str, str] | None:
 _PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
 
 
+# a place named alone, closing its clause: "a former church in Istanbul, converted into a
+# mosque", "a mosque in Plovdiv." (not "in Paris Opera", "in Paris and Lyon")
+_PLACE_ALONE = re.compile(rf"\b(?:in|at)\s+({NAME.pattern})(?=\s*(?:[.;]|,\s+[a-z])|\s*$)")
+
+
 # "X is an Edmonton-based group": the subject's own base, not another's ("owned by the
 # Chicago-based Beta Group")
 _BASED = re.compile(rf"\b(?:is|was|are|were)\s+(?:an?|the)\s+({NAME.pattern})-based\b")
@@ -1585,7 +1632,9 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
     for sentence in sentences(_text(source))[:2]:
         # "born in Rome on 8 April 1967", "born 3 May 1901 in Lyon, France"; else a chain
         chains = _BIRTHPLACE.findall(sentence) if born \
-            else [chain.group(1) for chain in _PLACES.finditer(sentence)]
+            else [chain.group(1) for chain in _PLACES.finditer(sentence)] \
+            or [alone.group(1) for alone in _PLACE_ALONE.finditer(sentence)
+                if " and " not in alone.group(1)][:1]
         if not born:  # "an Edmonton-based group"
             chains += [" ".join(itertools.dropwhile(is_nationality, based.group(1).split()))
                        for based in _BASED.finditer(sentence)]  # not "American" of "an
@@ -1909,6 +1958,14 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
     """The passage about `name`: the one it titles, else the one whose first words name it;
     None when no passage is about it (a passage that only mentions it, as a son's mentions
     his father, does not say what the father is)."""
+    found = _titled_about(name, sources)
+    owned = re.fullmatch(r"[^'’]+['’]s\s+(.+)", name)
+    if found is None and owned:  # "Puccini's Manon Lescaut": the passage about Manon Lescaut
+        return _titled_about(owned.group(1), sources)
+    return found
+
+
+def _titled_about(name: str, sources: Sequence[Source]) -> int | None:
     wanted = phrase(name)
     for test in (lambda s: same_phrase(title_subject(s.title), name),
                  # not "I Was", all short words, of whatever passage opens with such words

@@ -244,7 +244,7 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
     for candidate in candidates:
         if candidate.source_index not in reached:
             continue
-        covered = len(rest & set(terms(candidate.text))) / len(rest)
+        covered = len(rest & _told(candidate.text)) / len(rest)
         # what is asked may stand in other words: a year of birth as "(3 June 1865 - ...)"
         if not covered and not go_between and candidate.bonus < ANSWER_TYPE_BONUS:
             continue
@@ -282,14 +282,31 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
             or event.group(1).casefold() in STOPWORDS:
         return None
     ending = set(terms(event.group(1)))
-    if holds_answer_type(chain[0].focus, wanted, question) \
-            and ending <= set(terms(chain[0].focus)):
+
+    def tells(text: str) -> bool:  # the event, as its verb or its noun ("his death in")
+        said = set(terms(text))
+        return ending <= said or bool(said & _EVENT_NOUNS.get(min(ending, default=""), set()))
+
+    if holds_answer_type(chain[0].focus, wanted, question) and tells(chain[0].focus):
         return None
     # within the first link's own passage: another's place or year is another thing's
     found = [c for c in candidates if c.source_index == chain[0].source_index
-             and holds_answer_type(c.focus, wanted, question) == 1.0
-             and ending <= set(terms(c.focus))]
+             and holds_answer_type(c.focus, wanted, question) == 1.0 and tells(c.focus)]
     return max(found, key=lambda c: c.score) if found else None
+
+
+# the nouns of the events a question asks the place or time of, by the verb's term: "his
+# death in San Francisco" for "died in which city?"
+_EVENT_NOUNS = {term: set(terms(nouns)) for term, nouns in (
+    ("died", "death"), ("die", "death"), ("born", "birth"), ("marry", "marriage"),
+    ("bury", "burial"), ("retir", "retirement"), ("elect", "election"),
+    ("crown", "coronation"), ("baptiz", "baptism"), ("execut", "execution"),
+    ("murder", "murder"), ("kill", "killing"), ("found", "foundation founding"))}
+def _told(text: str) -> set[str]:
+    """The text's terms, with the nouns of the events it tells by their verbs ("born":
+    "birth", for "whose birth name is what?")."""
+    said = set(terms(text))
+    return said | {noun for term in said for noun in _EVENT_NOUNS.get(term, ())}
 
 
 # "... was born in which city?", "... founded in what year?": the event the value is of
@@ -536,6 +553,7 @@ def holds_answer_type(text: str, wanted: str, question: str) -> float:
     if not found:
         return 0.0
     anchors = set(terms(_NAME.sub(" ", question))) - STOPWORDS  # its words, not its names
+    anchors |= {noun for term in anchors for noun in _EVENT_NOUNS.get(term, ())}  # "death"
     for match in found:
         window = text[max(0, match.start() - 60):match.end() + 60]
         if anchors & set(terms(window)):
