@@ -189,6 +189,11 @@ def _fragment(piece: str, words: int = 2) -> bool:
     return len(piece.split()) <= words and piece[-1:] == "." and piece[:1].isalpha()
 
 
+# a piece that opens with an aside in brackets and goes on in lower case: the rest of a
+# sentence whose subject's title ends in "?" or "!"
+_ASIDE_GOES_ON = re.compile(r"\([^()]{1,40}\)\s+[a-z]")
+
+
 @lru_cache(maxsize=8192)
 def _split(paragraph: str) -> tuple[str, ...]:
     segmenter = getattr(_local, "segmenter", None)
@@ -205,7 +210,8 @@ def _split(paragraph: str) -> tuple[str, ...]:
             merged[-1] += piece
         elif merged and (_CUT_ABBREVIATION.search(merged[-1]) or _fragment(piece)
                          or _fragment(merged[-1], words=1)
-                         or piece[:1].islower()):  # "The Thing of It Is... is a novel"
+                         or piece[:1].islower()  # "The Thing of It Is... is a novel"
+                         or _ASIDE_GOES_ON.match(piece)):  # "Why Is There Air? (1965) is"
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)

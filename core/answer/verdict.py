@@ -477,8 +477,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # two ("Is A located in Dumfries and Galloway?")
         return _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
-    if any(n is None for n in found):
-        return None
+    if any(n is None for n in found) or len(set(found)) < len(found):
+        return None  # a passage for each, and not one for two
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
     own = _own_predicates(question, subjects)
     if own is not None:  # "Is A a magazine and B a newspaper?"
@@ -988,8 +988,42 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         if found is not None:
             return found
     noun = asked.split()[-1] if asked.split() else ""
+    if _WORK_NOUNS.get(noun, noun) in _WORKS:  # "the same Shakespeare play": its title
+        maker = " ".join(w for w in attribute.split()[:-1] if w[:1].isupper())
+        titled = _compare(sides, sources, functools.partial(
+            _work_titled, _WORK_NOUNS.get(noun, noun), maker))
+        if titled is not None:
+            return titled
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
         return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
+    return None
+
+
+# the works a thing may be part of, whose title a passage quotes: "the same album"
+_WORKS = frozenset({"album", "play", "film", "movie", "novel", "book", "series", "show",
+                    "opera", "musical", "game", "anthology", "collection"})
+_WORK_NOUNS = {"albums": "album", "plays": "play", "films": "film", "movies": "movie",
+               "novels": "novel", "books": "book", "shows": "show", "operas": "opera",
+               "musicals": "musical", "games": "game"}
+# a quoted title and the word before it: 'his 1976 album "Thirty Three & 1/3"'
+_QUOTED_WORK = re.compile(r"([\w'’-]+)\s+(?:\(\d{4}\)\s+)?[\"“]([^\"”]{2,80})[\"”]")
+
+
+def _work_titled(noun: str, maker: str, source: Source) -> tuple[str, str] | None:
+    """The title the passage's opening quotes for the work (`noun`) its subject is part of:
+    after that noun or a kind of it ('released on his 1976 album "Thirty Three & 1/3"'), or
+    after the maker's name the question gives ('Shakespeare's romantic tragedy "Romeo and
+    Juliet"' for "the same Shakespeare play"); and that sentence."""
+    said = sentences(_text(source)) or []
+    for at, sentence in enumerate(said[:2]):
+        for quoted in _QUOTED_WORK.finditer(sentence):
+            word = quoted.group(1).casefold()
+            before = sentence[:quoted.start(2)]
+            if word == noun or lexicon().is_kind_of(word, noun) \
+                    or lexicon().synonyms(word, noun) or (maker and re.search(
+                        rf"\b{re.escape(maker.split()[-1])}['’]s\s+(?:[\w-]+\s+){{0,2}}\S?$",
+                        before)):
+                return phrase(quoted.group(2)), _quote(said, at)
     return None
 
 
@@ -1966,8 +2000,10 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
 
 
 def _titled_about(name: str, sources: Sequence[Source]) -> int | None:
-    wanted = phrase(name)
-    for test in (lambda s: same_phrase(title_subject(s.title), name),
+    wanted, written = phrase(name), name.strip(" \"“”'").casefold()
+    # its title word for word first: "Who Can See It" and "See Yourself" share one phrase
+    for test in (lambda s: title_subject(s.title).casefold() == written,
+                 lambda s: same_phrase(title_subject(s.title), name),
                  # not "I Was", all short words, of whatever passage opens with such words
                  lambda s: plain(name)
                  and phrase(opening_subject(s.content or s.snippet)).startswith(wanted)):

@@ -306,7 +306,29 @@ def _subject_names(source: Source) -> list[str]:
     text = source.content or source.snippet
     title = title_subject(unescape(source.title))
     placed = _PLACED.fullmatch(title)
-    return [title, opening_subject(text), *([placed.group(1)] if placed else [])]
+    return [title, opening_subject(text), *([placed.group(1)] if placed else []),
+            *_by_its_kind(title, text)]
+
+
+# the kinds of place a passage's opening may give, which other passages put after the first
+# word of its name: "the Flamingo Hotel" for "Flamingo Las Vegas is a hotel and casino"
+_PLACE_KINDS = ("hotel", "casino", "resort", "stadium", "arena", "airport", "museum",
+                "theatre", "theater", "cathedral", "church", "mosque", "temple", "castle",
+                "palace", "hospital", "prison", "racecourse", "speedway", "ballpark")
+_OPENING_KIND = re.compile(r"\b(?:is|was)\s+(?:an?|the)\s+(?:[\w'-]+\s+){0,3}?("
+                           + "|".join(_PLACE_KINDS) + r")\b")
+
+
+def _by_its_kind(title: str, text: str) -> list[str]:
+    """The place's name as its first word and the kind its opening gives ("Flamingo Hotel"
+    of "Flamingo Las Vegas ... is a hotel and casino"), for a name of two words or more
+    that does not end in that kind already; else none."""
+    words = title.split()
+    kind = _OPENING_KIND.search(text[:300].split(". ", 1)[0])
+    if len(words) < 2 or kind is None or not words[0][:1].isupper() \
+            or words[0].casefold() in STOPWORDS or words[-1].casefold() == kind.group(1):
+        return []
+    return [f"{words[0]} {kind.group(1).capitalize()}"]
 
 
 def named_subjects(text: str, source: Source, least: int = 4) -> set[str]:

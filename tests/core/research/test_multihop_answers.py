@@ -831,6 +831,15 @@ def test_an_ellipsis_inside_a_title_does_not_end_the_sentence() -> None:
         == ["The Way It Is... is a 1958 novel by Ebba Strand.", "It sold well."]
 
 
+def test_a_question_mark_ending_a_title_does_not_end_the_sentence() -> None:
+    from core.text import sentences
+
+    assert sentences("Is It Rain?  (1971) is Ada Fox's second album. It sold well.") \
+        == ["Is It Rain? (1971) is Ada Fox's second album.", "It sold well."]
+    assert sentences("He left. (He came back.) Then he wrote.") == [
+        "He left.", "(He came back.)", "Then he wrote."]
+
+
 NOVEL = _page(36, "Quiet Harbours...", "Quiet Harbours... is a 1958 novel written by Ebba "
               "Strand about a lighthouse keeper, Olav Brekke, and his family.", 0.6)
 NOVELIST = _page(37, "Ebba Strand", "Ebba Strand (born 1921) is a Danish writer and "
@@ -2486,3 +2495,39 @@ async def test_a_birth_name_is_read_where_the_singer_was_born(embedder: Any) -> 
     draft = await _answer(embedder, "Lantern Hall is an album by a singer whose birth name is "
                           "what?", [album, singer, works])
     assert "Marta Rae Lindel" in draft.summary, draft.summary
+
+
+async def test_the_same_work_is_the_title_each_passage_quotes(embedder: Any) -> None:
+    first = _page(165, "Who Can Sing It", "\"Who Can Sing It\" is a song by English musician "
+                  "Lou Marsh, released on his 1973 album \"Living on the Hill\".")
+    second = _page(166, "Sing Yourself", "\"Sing Yourself\" is a song by English musician Lou "
+                   "Marsh, released on his 1976 album \"Thirty Three\".")
+    third = _page(167, "Hill Song", "\"Hill Song\" is a song by Lou Marsh from his 1973 album "
+                  "\"Living on the Hill\".")
+    album = "Were \"Sing Yourself\" and \"Who Can Sing It\" released on the same Lou Marsh album?"
+    assert (await _answer(embedder, album, [first, second])).summary.startswith("No: ")
+    same = "Were \"Hill Song\" and \"Who Can Sing It\" released on the same album?"
+    assert (await _answer(embedder, same, [first, third])).summary.startswith("Yes: ")
+    nurse = _page(168, "Rosa", "Rosa Vell is the heroine of Tom Kyd's romantic tragedy \"The "
+                  "Orchard\".")
+    friar = _page(169, "Brother Ansel", "Brother Ansel is a fictional character in Tom Kyd's "
+                  "drama \"The Orchard\". He is Rosa's confessor.")
+    play = "Are Rosa and Brother Ansel both characters from the same Tom Kyd play?"
+    assert (await _answer(embedder, play, [nurse, friar])).summary.startswith("Yes: ")
+
+
+async def test_a_place_is_named_by_its_first_word_and_kind(embedder: Any) -> None:
+    from core.retrieval.rank import named_subjects
+
+    album = _page(170, "Why Not Now?", "Why Not Now? (1966) is Lou Vance's second album. It was "
+                  "recorded at the Heron Hotel in Reno, Nevada.")
+    hotel = _page(171, "Heron Reno", "Heron Reno (formerly The Grand Heron) is a hotel and "
+                  "casino in Reno, Nevada. It is owned and operated by Pell Leisure "
+                  "Corporation.")
+    assert named_subjects(album.content or "", hotel, 3) == {" heron hotel "}
+    person = _page(172, "Heron Vance", "Heron Vance is a singer from Reno.")
+    assert not named_subjects("the Heron Singer", person, 3)
+    draft = await _answer(embedder, "The Lou Vance album Why Not Now? was recorded at a hotel "
+                          "that is now operated by which corporation?", [album, hotel])
+    assert "Pell Leisure Corporation" in draft.summary, draft.summary
+    assert draft.summary.count("(1966)") <= 1  # the album's sentence is whole
