@@ -89,7 +89,7 @@ _HOME_NATION = re.compile(r"(?<![\w.])(?<!New South )(?<!New )(" + "|".join(
 # is not Mexico, and "American" does not name it
 _NOT_COUNTRIES = ("New Mexico", "New England", "Indian Ocean", "South China Sea", "Irish Sea",
                   "English Channel", "Gulf of Mexico", "New Guinea", "Gulf of Guinea",
-                  "Benin City")
+                  "Benin City", "Serbo-Croatian")
 # places whose names hold another country's word: "Vancouver, British Columbia" is in Canada
 _NAMED_LIKE_ANOTHER = {"British Columbia": "Canada", "British Columbian": "Canada"}
 _PLACES_NAMED_LIKE_ANOTHER = frozenset(place.casefold() for place in _NAMED_LIKE_ANOTHER)

@@ -328,7 +328,9 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
         return []
     right = re.split(r",(?!\s*(?:Inc|Ltd|Co|Corp|Jr|Sr)\b)|\?", right)[0].strip()  # not ", Inc."
     starting = [e for e in intent.entities if right.startswith(e)]
-    if starting and not _titled(right):  # "SQLite for production" is SQLite
+    # "SQLite for production" is SQLite; not "Le Médecin" of "Le Médecin volant or Le
+    # Médecin malgré lui", whose name the other option opens with too
+    if starting and not _titled(right) and not left.startswith(max(starting, key=len)):
         right = max(starting, key=len)
     options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.I).strip() for o in (left, right)]
     options = [re.sub(r"^(?:who|which|what)\s+(?:is|was|are|were)\s+\w+\s+", "", o,
@@ -337,7 +339,7 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
 
 
 _TITLE_WORDS = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or",
-                          "the", "to", "with", "v.", "vs."})
+                          "the", "to", "with", "v.", "vs.", "&", "+", "×"})
 
 
 # one of them, the longest first ("and" before "an"), read as written ("v." is not "vs")
@@ -942,6 +944,11 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     named = [name for name, _ in sides]
     if re.fullmatch(r"(?:\w+\s+)?year", asked):  # "established in the same year"
         return _compare(sides, sources, lambda s: _year(question, s, named))
+    if re.fullmatch(r"(?:\w+\s+)?(?:day|date)", asked):  # "born on the same day": one date
+        known = _ordered_in_time(question, sides, sources, named)
+        if known is None or any(float(value).is_integer() for value, _, _ in known):
+            return None  # a year alone, or two years: not said which day, or not one day
+        return _yes_if(len({value for value, _, _ in known}) == 1, known)
     span = {"decade": 10, "century": 100}.get(asked.split()[-1] if asked.split() else "")
     if span:  # "formed in the same decade": the years' decades (centuries as counted)
         def part(source: Source) -> tuple[int, str] | None:
@@ -987,7 +994,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         found = _compare(sides, sources, lambda s: _graded(grade, kind, s))
         if found is not None:
             return found
-    noun = asked.split()[-1] if asked.split() else ""
+    # the noun asked: "division" of "division of the American League"
+    noun = asked.split(" of ")[0].split()[-1] if asked.split() else ""
+    if noun in _NUMBERED_PARTS:  # "the same season": which one, by its number
+        numbered = _compare(sides, sources, functools.partial(_numbered, noun))
+        if numbered is not None:
+            return numbered
     if _WORK_NOUNS.get(noun, noun) in _WORKS:  # "the same Shakespeare play": its title
         maker = " ".join(w for w in attribute.split()[:-1] if w[:1].isupper())
         titled = _compare(sides, sources, functools.partial(
@@ -996,6 +1008,32 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
             return titled
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
         return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
+    return None
+
+
+# the parts of a series that passages number: "the fourth season", "season 4"
+_NUMBERED_PARTS = frozenset({"season", "series", "edition", "round", "volume", "book",
+                             "chapter", "episode", "stage", "leg", "part", "generation"})
+_ORDINALS = {word: n for n, word in enumerate(
+    ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+     "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+     "seventeenth", "eighteenth", "nineteenth", "twentieth"], start=1)}
+
+
+def _numbered(noun: str, source: Source) -> tuple[int, str] | None:
+    """Which `noun` of its series the passage's opening puts its subject in ("the fourth
+    season", "the 4th season", "season 4"), and that sentence; None when it does not say,
+    or gives two."""
+    said = sentences(_text(source)) or []
+    ordinal = "|".join(_ORDINALS)
+    for at, sentence in enumerate(said[:2]):
+        found = {_ORDINALS.get(m.group(1).casefold()) or int(re.sub(r"\D", "", m.group(1)))
+                 for m in re.finditer(rf"\b({ordinal}|\d+(?:st|nd|rd|th))\s+{noun}\b",
+                                      sentence, re.I)}
+        found |= {int(m.group(1)) for m in re.finditer(rf"\b{noun}\s+(\d+)\b", sentence,
+                                                        re.I)}
+        if found:
+            return (found.pop(), _quote(said, at)) if len(found) == 1 else None
     return None
 
 
@@ -1194,9 +1232,14 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
     words ("Summer" of "the same Summer Olympics") is none without one."""
     name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"  # case-sensitive: "Rosaceae", not "... that"
     noun = re.escape(noun)
-    for sentence in (sentences(_text(source)) or [])[:2]:
-        given = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence) \
-            or re.search(rf"(?:\b(1[0-9]{{3}}|20[0-9]{{2}})\s+)?{name}\s+(?i:{noun})\b", sentence)
+    said = sentences(_text(source)) or []
+    for at, sentence in enumerate(said[:2]):
+        after = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence)
+        if after is not None and set(terms(after.group(1))) <= set(terms(asked)):
+            after = None  # "the Central Division of the Coast League" for "the same division
+            # of the Coast League": the name before the noun
+        given = after or re.search(
+            rf"(?:\b(1[0-9]{{3}}|20[0-9]{{2}})\s+)?{name}\s+(?i:{noun})\b", sentence)
         if given:
             edition = given.group(1) if given.re.groups == 2 else None
             named = given.group(given.re.groups)
@@ -1205,10 +1248,10 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
                 editions = len(re.findall(rf"\b(?i:{noun})\b", sentence))
                 if len(_YEAR.findall(near)) > 1 or editions > 1:
                     return None
-                return f"{edition} {phrase(named)}", sentence
+                return f"{edition} {phrase(named)}", _quote(said, at)
             if set(terms(named)) <= set(terms(asked)):
                 return None
-            return phrase(named), sentence
+            return phrase(named), _quote(said, at)
     return None
 
 
@@ -1332,6 +1375,10 @@ def _in_state(states: list[str], sides: list[tuple[str, int]],
         if elsewhere else None
 
 
+_PART_OF = re.compile(r"\b(?:units?|parts?|members?|components?|constituents?|sections?)"
+                      r"\s+of\b", re.I)
+
+
 def _described(predicate: str, sides: list[tuple[str, int]],
                sources: Sequence[Source], question: str = "") -> Verdict | None:
     """Whether each passage says what the question says of both ("documentaries about war"):
@@ -1344,7 +1391,10 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     Colombian artist" for "visual artists") is a `broad` Yes; a thing said with another noun
     of its category ("a soft drink manufacturer" for "soft drink companies") is not
     settled."""
-    wanted = [w for w in re.findall(r"[\w'-]+", _plain_state(predicate))
+    # "units of the Yugoslav Air Force" is said by "a squadron of Yugoslav Air Force": the
+    # noun that only relates them to what follows is not asked
+    plain = _PART_OF.sub(" of ", _plain_state(predicate))
+    wanted = [w for w in re.findall(r"[\w'-]+", plain)
               if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
         return None
@@ -1751,8 +1801,12 @@ _STATE_ASKED = re.compile(r"(?:([\w.]+)\s+)?(?:states?|provinces?|territory|terr
 
 def _state(source: Source) -> tuple[str, str] | None:
     """The first state or province (of the US, Canada, Australia, China or India) the
-    passage's opening sentences name (where its subject is), and that sentence."""
-    return _first_named(states_in, sentences(_text(source)))
+    passage's opening sentences name (where its subject is), else the first that a later
+    sentence places it in ("It was located in central Oklahoma"), and that sentence."""
+    said = sentences(_text(source))
+    return _first_named(states_in, said) or next(
+        ((states_in(sentence)[0], _quote(said, at)) for at, sentence in enumerate(said)
+         if _PLACING.search(sentence) and states_in(sentence)), None)
 
 
 def _first_named(found_in: Callable[[str], list[str]], said: Sequence[str]
@@ -1834,13 +1888,26 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     works = _WORKS_MADE.get(verb, ())
     for sentence in said[:1]:
         for by in _BY_MAKER.finditer(sentence):
-            work = re.search(r"([a-z]+)\s*$", sentence[:by.start()])
+            # the work's noun, or its noun and then its quoted title ('the novel "A" by B')
+            work = re.search(r"([a-z]+)\s*(?:[\"“][^\"”]{1,80}[\"”]\s*)?$",
+                             sentence[:by.start()])
             maker = by.group(1)
             if work and any(lexicon().is_kind_of(work.group(1), kind) for kind in works) \
                     and not is_nationality(maker.split()[0]) \
                     and _made_so(verb, sentence[:by.start()]):
                 return phrase(maker), sentence
+    for at, sentence in enumerate(said[:3]):  # "Tiger Woods won his second straight ..."
+        for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\b", sentence):
+            if done.group(1).split()[0] not in _PRONOUNS and not _TITLE_OF.search(
+                    sentence[:done.start()]):
+                return phrase(done.group(1)), _quote(said, at)
     return None
+
+
+_PRONOUNS = frozenset({"He", "She", "It", "They", "This", "These", "That", "Those", "The",
+                       "His", "Her", "Its", "Their", "In", "On", "At", "After", "Before"})
+# a name that is the thing's own title, not its maker: '"Help!" won'
+_TITLE_OF = re.compile(r"[\"“]\s*$")
 
 
 # the maker's role before the name: "made by filmmaker B", "by the director B"

@@ -222,7 +222,27 @@ def _entities(question: str) -> list[str]:
             joined_to = end + question[end:].find(region) + len(region)
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
-    return _titles_with_in(question, found)
+    return _editions(question, _titles_with_in(question, found))
+
+
+_YEARS_BEFORE = re.compile(r"\bthe\s+(1\d{3}|20\d{2})(?:\s+and\s+(?:the\s+)?(1\d{3}|20\d{2}))?"
+                           r"\s+$", re.I)  # not "between 1970 and 1980 Tarn Harbour"
+
+
+def _editions(question: str, found: list[str]) -> list[str]:
+    """A name the question gives two years of is two names, one a year: "the 1998 ICC
+    KnockOut Trophy and the 2000 ICC KnockOut Trophy", "the 1987 and 1988 Georgia Tech
+    Yellow Jackets football teams" weigh two editions, which their passages title so."""
+    editions: list[str] = []
+    for entity in found:
+        years = []
+        for at in (m.start() for m in re.finditer(rf"\b{re.escape(entity)}\b", question)):
+            before = _YEARS_BEFORE.search(question[:at])
+            if before:
+                years += [y for y in before.groups() if y]
+        years = list(dict.fromkeys(years))
+        editions += [f"{year} {entity}" for year in years] if len(years) >= 2 else [entity]
+    return editions
 
 
 def _titles_with_in(question: str, found: list[str]) -> list[str]:

@@ -48,6 +48,7 @@ NOT_ANSWERED = NO_ANSWER
 ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
 KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from further behind
+KIND_BONUS = 0.2  # a second hop's passage whose opening is the kind of go-between asked of
 EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
 # How far back a referring sentence may reach for the sentence that names its subject,
 # across referring sentences only; four ("It ... The park ... It was designed by ...")
@@ -160,22 +161,49 @@ class ExtractiveSynthesizer:
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
         asked, kind = phrase(question), asked_kind(question)
-        kinds = [c for c in chosen if c.position == 0 and c.bonus > 0
-                 and c.score >= lead.score - KIND_MARGIN
-                 and _is_kind(kind, sources[c.source_index])
+        between = None if kind else _go_between(question)
+        asked_of = _GO_BETWEEN_KIND.search(question) if between else None
+        # of a go-between the question asks about ("a historian who died when?"), any
+        # passage of its kind the named one's passage names, however far behind
+        kinds = [c for c in (candidates if between else chosen) if c.position == 0
+                 and c.bonus > 0 and (between or c.score >= lead.score - KIND_MARGIN)
+                 and (_described_as(between, sources[c.source_index]) if between
+                      else _is_kind(kind, sources[c.source_index]))
                  and not any(in_phrase(subject, asked) for subject in subjects_of(
                      sources[c.source_index]))]
+        named = " ".join(phrase(f"{s.title} {s.content or s.snippet}") for s in sources
+                         if any(is_about(phrase(n), s) for n in names)) if kinds else ""
+
+        def named_by_them(c: _Candidate) -> bool:  # "Erskine Childers" names "Robert
+            # Erskine Childers": the last two words of a name of three or more
+            return any(subject in named or (len(subject.split()) >= 3 and
+                                            f" {' '.join(subject.split()[-2:])} " in named)
+                       for subject in subjects_of(sources[c.source_index])
+                       if len(subject) > 5)
+
+        if between:  # only one the named one's passage names
+            kinds = [c for c in kinds if named_by_them(c)]
         if kinds:
             # the passage whose opening says its subject is the kind of thing asked for, a
             # thing the question does not name, is the answer: "Arena of Khazan is a 1979
             # game adventure for Tunnels & Trolls" for "the adventure in Tunnels and Trolls";
             # first one that the passage about a named thing names (the pilot L'Oiseau Blanc's
             # passage names, of two French ace pilots)
-            named = " ".join(phrase(f"{s.title} {s.content or s.snippet}") for s in sources
-                             if any(is_about(phrase(n), s) for n in names))
-            lead = max(kinds, key=lambda c: (any(
-                subject in named for subject in subjects_of(sources[c.source_index])
-                if len(subject) > 5), c.score))
+            # of a go-between, the one its opening describes as the question does: "a
+            # heavy metal band", not another band the same man founded
+            described = set(terms(asked_of.group(1))) if asked_of else set()
+            clause = _clause_asked(asked_of, between) if asked_of and between else set()
+
+            def fits(c: _Candidate) -> int:  # the most the passage says of what is asked
+                return max(len(clause & _told(o.focus)) for o in candidates
+                           if o.source_index == c.source_index)
+
+            lead = max(kinds, key=lambda c: (named_by_them(c), len(described & set(terms(
+                (sentences(sources[c.source_index].content or "") or [""])[0]))),
+                fits(c), c.score))
+            if clause:
+                lead = max((c for c in candidates if c.source_index == lead.source_index),
+                           key=lambda c: (len(clause & _told(c.focus)), c.bonus, c.score))
         defined = _defined(question, names)
         if defined is not None:  # "What is Opry Mills?": what its own passage says first
             openings = [c for c in candidates if c.position == 0
@@ -183,8 +211,10 @@ class ExtractiveSynthesizer:
             if openings:
                 lead = max(openings, key=lambda c: c.score)
         chain = [lead]
-        hop = _second_hop(question, lead, candidates, sources, question_terms,
-                          self._min_score / 2, through_another(question, names))
+        # the go-between's own passage answers: no hop beyond it
+        hop = None if between and kinds else _second_hop(
+            question, lead, candidates, sources, question_terms, self._min_score / 2,
+            through_another(question, names))
         if hop is not None:  # the answer is about what the best sentence names: it leads,
             # unless what it names is the answer ("Which film director hosted ...?": the
             # sentence naming the host leads, the passage saying he is a director follows),
@@ -241,6 +271,7 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                and any(not in_phrase(subject, asked)
                        for subject in named_subjects(said, source, 3))}
     best: tuple[float, _Candidate] | None = None
+    between = _go_between(question)  # "a Tunisian historian who died ...": a historian's
     for candidate in candidates:
         if candidate.source_index not in reached:
             continue
@@ -248,13 +279,40 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
         # what is asked may stand in other words: a year of birth as "(3 June 1865 - ...)"
         if not covered and not go_between and candidate.bonus < ANSWER_TYPE_BONUS:
             continue
-        score = 0.65 * candidate.semantic + 0.35 * covered + candidate.bonus
+        score = 0.65 * candidate.semantic + 0.35 * covered + candidate.bonus \
+            + (KIND_BONUS if between and _described_as(between, sources[candidate.source_index])
+               else 0.0)  # passage, not the town where the named one died
         # through a go-between, the opening of the passage the lead names is the next link,
         # however little of the question it shares ("William Goldman is an American novelist")
         opens = go_between and candidate.position == 0
         if (score >= floor or opens) and (best is None or score > best[0]):
             best = (score, candidate)
     return best[1] if best else None
+
+
+# the go-between a question asks its answer of, named by its kind: "historian" of "... the
+# work of a Tunisian historian who died on what date?"
+_GO_BETWEEN_KIND = re.compile(r"\b(?:an?|the)\s+((?:[\w'-]+\s+){0,2}?)([a-z]{3,})\s+"
+                              r"(?:who|whom|whose|which|that)\b[^?]*?\b(?:what|which|when|where|"
+                              r"whom|who|how)\b[^?]*\?\s*$")
+
+
+def _clause_asked(asked_of: re.Match[str], between: str) -> set[str]:
+    """What the question says of its go-between, as terms, its names and numbers aside
+    (given, not asked): "shown", "channel" of "a British sitcom that was shown on which
+    channel from 1982 to 1984?"; the go-between's passage's sentence that has most of them
+    says it ("Ambler used the pseudonym Eliot Reed" for "a writer who used what
+    pseudonym?")."""
+    return {t for t in _told(_NAME.sub(" ", asked_of.group(0))) if not t.isdigit()} \
+        - set(terms(between))
+
+
+def _go_between(question: str) -> str | None:
+    """The noun of the go-between a question's last clause asks about ("historian",
+    "president", "musician"), when a word of the language names it; else None."""
+    found = _GO_BETWEEN_KIND.search(question)
+    noun = found.group(2) if found else None
+    return noun if noun and noun not in STOPWORDS and lexicon().is_noun(noun) else None
 
 
 def _stating(question: str, wanted: str, chain: list[_Candidate],
@@ -424,6 +482,22 @@ def _is_kind(kind: str | None, source: Source) -> bool:
     return bool(set(terms(kind)) & set(terms(opening))) or any(
         lexicon().synonyms(kind, word) for word in set(re.findall(r"[a-z]{4,}", opening))
         if word not in STOPWORDS)
+
+
+_DESCRIPTION = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+((?:[\w'-]+\s+){0,5}?[\w'-]+)"
+                          r"(?=\s+(?:who|which|that|from|in|of|at|with|for|and|known|best|for)\b|"
+                          r"[,;.(]|$)")
+
+
+def _described_as(kind: str, source: Source) -> bool:
+    """Whether the passage's opening says its subject is a `kind` or a kind of it ("was the
+    lead guitarist" of "musician", "was an American historian" of "historian"), not only
+    that it has one ("a band formed by guitarist B")."""
+    opening = (sentences(source.content or source.snippet) or [""])[0]
+    described = _DESCRIPTION.search(opening)
+    return described is not None and any(
+        word.casefold() == kind or lexicon().is_kind_of(word.casefold(), kind)
+        for word in described.group(1).split())
 
 
 def _same_thing(source: Source, other: Source) -> bool:

@@ -2531,3 +2531,170 @@ async def test_a_place_is_named_by_its_first_word_and_kind(embedder: Any) -> Non
                           "that is now operated by which corporation?", [album, hotel])
     assert "Pell Leisure Corporation" in draft.summary, draft.summary
     assert draft.summary.count("(1966)") <= 1  # the album's sentence is whole
+
+
+async def test_a_novel_by_its_title_then_its_author(embedder: Any) -> None:
+    first = _page(173, "Night Glass", "Night Glass is a 2012 Chilean drama film directed by Rui "
+                  "Sol, based on the novel \"The Cold Room\" by Ines Varga.")
+    second = _page(174, "Dry Well", "Dry Well is a 2008 Chilean comedy film based on a novel by "
+                   "Ines Varga. It was directed by Tomas Lira.")
+    question = "Were the films Night Glass and Dry Well based on novels by the same author?"
+    assert (await _answer(embedder, question, [first, second])).summary.startswith("Yes: ")
+
+
+async def test_the_same_day_is_one_date(embedder: Any) -> None:
+    first = _page(175, "Ada Crane", "Ada Crane (born 6 March 1937) is a British chemist.")
+    second = _page(176, "Luc Marin", "Luc Marin (born March 6, 1937 in Lyon) is a French "
+                   "composer.")
+    third = _page(177, "Ines Roth", "Ines Roth (born 9 May 1937) is a German painter.")
+    fourth = _page(178, "Otto Lind", "Otto Lind (born 1937) is a Swedish poet.")
+    same = "Were Ada Crane and Luc Marin born on the same day?"
+    assert (await _answer(embedder, same, [first, second])).summary.startswith("Yes: ")
+    other = "Were Ada Crane and Ines Roth born on the same day?"
+    assert (await _answer(embedder, other, [first, third])).summary.startswith("No: ")
+    unknown = "Were Ada Crane and Otto Lind born on the same day?"
+    assert not (await _answer(embedder, unknown, [first, fourth])).summary.startswith(
+        ("Yes", "No"))
+
+
+async def test_the_same_season_is_its_number(embedder: Any) -> None:
+    first = _page(179, "Cave Trouble", "\"Cave Trouble\" is the third episode of the fourth "
+                  "season of the American animated television series \"Fern Land\".")
+    second = _page(180, "Moved Out!", "\"Moved Out!\" is the twelfth episode of the first "
+                   "season of the American animated television series \"Fern Land\".")
+    third = _page(181, "Lost Hat", "\"Lost Hat\" is the ninth episode of season 4 of the "
+                  "animated series \"Fern Land\".")
+    question = "Are the episodes Cave Trouble and Moved Out! from the same season of their series?"
+    assert (await _answer(embedder, question, [first, second])).summary.startswith("No: ")
+    same = "Are the episodes Cave Trouble and Lost Hat from the same season of their series?"
+    assert (await _answer(embedder, same, [first, third])).summary.startswith("Yes: ")
+
+
+async def test_the_noun_asked_is_the_one_before_of(embedder: Any) -> None:
+    first = _page(182, "Harbor Gulls", "The Harbor Gulls are a baseball team based in Tarn. "
+                  "The Gulls compete in the Coast League as a member of its East division.")
+    second = _page(183, "River Hawks", "The River Hawks are a baseball team based in Lomb. They "
+                   "are in the Central Division of the Coast League.")
+    question = "Do the Harbor Gulls and the River Hawks play in the same division of the Coast " \
+        "League?"
+    draft = await _answer(embedder, question, [first, second])
+    assert draft.summary.startswith("No: "), draft.summary
+    assert "The River Hawks are a baseball team" in draft.summary  # "They" has its subject
+
+
+async def test_units_of_a_force_are_said_by_what_they_are_of_it(embedder: Any) -> None:
+    first = _page(184, "41st Liaison Squadron", "The 41st Liaison Squadron (Serbo-Croatian: "
+                  "41. eskadrila) was an aviation squadron of Yugoslav Air Force formed in 1949.")
+    second = _page(185, "42nd Fighter Squadron", "The 42nd Fighter Squadron was an aviation "
+                   "squadron of Yugoslav Air Force established in 1961.")
+    question = "Were the 41st Liaison Squadron and the 42nd Fighter Squadron both units of the " \
+        "Yugoslav Air Force?"
+    assert (await _answer(embedder, question, [first, second])).summary.startswith("Yes: ")
+    assert countries_in("Serbo-Croatian: 41. eskadrila") == []
+
+
+def test_a_name_given_two_years_is_two_editions() -> None:
+    assert detect_intent("Were the 1998 Harbour Cup and the 2000 Harbour Cup held in the same "
+                         "country?").entities == ["1998 Harbour Cup", "2000 Harbour Cup"]
+    assert detect_intent("Were the 1987 and 1988 Tarn Gulls football teams led by the same "
+                         "coach?").entities == ["1987 Tarn Gulls", "1988 Tarn Gulls"]
+    assert detect_intent("Was the 1998 Harbour Cup held in Kenya?").entities[0] == "Harbour Cup"
+
+
+async def test_the_winner_is_the_name_before_won(embedder: Any) -> None:
+    first = _page(186, "2001 Lake Open", "The 2001 Lake Open was the 40th Lake Open, held at "
+                  "Reed Club. Ivo Stark won his second straight Lake Open in a playoff.")
+    second = _page(187, "2005 Lake Open", "The 2005 Lake Open was the 44th Lake Open, played at "
+                   "Pine Club. Ivo Stark won his third Lake Open, five shots ahead.")
+    third = _page(188, "2003 Lake Open", "The 2003 Lake Open was the 42nd Lake Open. It was won "
+                  "by Al Moss.")
+    question = "Were the 2001 Lake Open and the 2005 Lake Open won by the same golfer?"
+    assert (await _answer(embedder, question, [first, second])).summary.startswith("Yes: ")
+    other = "Were the 2001 Lake Open and the 2003 Lake Open won by the same golfer?"
+    assert (await _answer(embedder, other, [first, third])).summary.startswith("No: ")
+
+
+async def test_a_state_a_later_sentence_places_it_in(embedder: Any) -> None:
+    first = _page(189, "Elk Creek School", "Elk Creek School (also known as the Elk School) was "
+                  "a boarding school. It existed from 1909 to 1983. It was located in central "
+                  "Oklahoma, near Concho.")
+    second = _page(190, "Pine High School", "Pine High School is a high school in Winona, "
+                   "Minnesota.")
+    question = "Are Elk Creek School and Pine High School located in the same state?"
+    assert (await _answer(embedder, question, [first, second])).summary.startswith("No: ")
+
+
+async def test_the_go_between_asked_of_is_the_passage_of_its_kind(embedder: Any) -> None:
+    jurist = _page(191, "Paul Arnaud", "Paul Arnaud (2 May 1901, Lyon – 3 June 1977, Bram) was "
+                   "a French jurist. He is known for his translations of the historian Ibn "
+                   "Tarif.")
+    village = _page(192, "Bram", "Bram is a commune in the Aude department. The French jurist "
+                    "Paul Arnaud (1901–1977) died in Bram.")
+    historian = _page(193, "Ibn Tarif", "Ibn Tarif (12 May 1290 – 9 April 1351) was a North "
+                      "African historian.", 0.4)
+    draft = await _answer(embedder, "Paul Arnaud translated the work of a Tunisian historian "
+                          "who died on what date?", [jurist, village, historian])
+    assert "9 April 1351" in draft.summary, draft.summary
+    album = _page(194, "Picnic (album)", "Picnic is the second album by Tin Roof, released in "
+                  "1989. It was produced with help from Gil Moor (who plays a brief guitar solo "
+                  "on \"Noon\").")
+    band = _page(195, "Stone Path", "Stone Path was an American rock band formed in 1985 by "
+                 "vocalist Ada Rain and guitarist Gil Moor.")
+    guitarist = _page(196, "Gil Moor", "Gil Moor (born Moor Gil Andersen on May 2, 1962) was the "
+                      "lead guitarist for rock act Stone Path.", 0.3)
+    draft = await _answer(embedder, "The Tin Roof album Picnic features a brief guitar solo by a "
+                          "musician who was born under what name?", [album, band, guitarist])
+    assert "Moor Gil Andersen" in draft.summary, draft.summary
+
+
+async def test_two_options_opening_with_one_name_stay_whole(embedder: Any) -> None:
+    first = _page(197, "Le Pont volant", "Le Pont volant (\"The Flying Bridge\") is a French play "
+                  "by Rene Caux, and his first, written in 1645.")
+    second = _page(198, "Le Pont malgré lui", "Le Pont malgré lui is a farce by Rene Caux first "
+                   "presented in 1666.")
+    question = "Which Rene Caux play was written first, Le Pont volant or Le Pont malgré lui?"
+    draft = await _answer(embedder, question, [first, second])
+    assert draft.summary.startswith("Le Pont volant"), draft.summary
+
+
+async def test_a_title_joined_by_a_plus_is_one_option(embedder: Any) -> None:
+    character = _page(199, "Lena", "Lena Moss is the heroine of Tom Kyd's play \"Otto and "
+                      "Lena\".")
+    modern = _page(200, "Otto + Lena", "Otto + Lena is a 1996 American drama film directed by "
+                   "Baz Lind.")
+    older = _page(201, "The Tragedy of Otto and Lena", "The Tragedy of Otto and Lena is a 1982 "
+                  "film adaptation of Tom Kyd's play \"Otto and Lena\".")
+    question = "Which film was released first, Otto + Lena or The Tragedy of Otto and Lena?"
+    draft = await _answer(embedder, question, [character, modern, older])
+    assert draft.summary.startswith("The Tragedy of Otto and Lena"), draft.summary
+
+
+async def test_the_go_between_answers_with_its_sentence_that_says_it(embedder: Any) -> None:
+    film = _page(202, "The Ticket (1952 film)", "The Ticket is a 1952 British comedy film. It was "
+                 "adapted by Eli Amber from the novel by Arnold Bent.")
+    writer = _page(203, "Eli Amber", "Eli Amber (28 June 1909 – 22 October 1998) was a British "
+                   "author of thrillers. He wrote twenty novels. Amber used the pseudonym Ross "
+                   "Reed for books co-written with Carl Rood.", 0.4)
+    draft = await _answer(embedder, "The Ticket (1952 film) was adapted by a writer who used "
+                          "what pseudonym for books co-written with Carl Rood?", [film, writer])
+    assert draft.summary.startswith("Amber used the pseudonym Ross Reed"), draft.summary
+    sitcom = _page(204, "The Old Yards", "The Old Yards is a British sitcom, broadcast in the "
+                   "United Kingdom from 1982 to 1984 in two series. Shown on BBC2, it featured "
+                   "offbeat humour.")
+    author = _page(205, "Ben Alder", "Ben Alder is an English comedian. He wrote for the "
+                   "sitcom The Old Yards.")
+    draft = await _answer(embedder, "Ben Alder wrote for a British sitcom that was shown on "
+                          "which channel from 1982 to 1984?", [author, sitcom])
+    assert "BBC2" in draft.summary, draft.summary
+
+
+async def test_the_go_between_is_the_one_described_as_asked(embedder: Any) -> None:
+    father = _page(206, "Ara Vell", "Ara Vell is an Armenian painter. His son Dan Vell "
+                   "co-founded the bands Gate of Salt and Tin Crown.")
+    rock = _page(207, "Tin Crown", "Tin Crown was a rock band co-founded by Dan Vell, the son "
+                 "of Ara Vell, that comes from the city of Reno.", 0.5)
+    metal = _page(208, "Gate of Salt", "Gate of Salt is an Armenian-American heavy metal band "
+                  "from Glendale, California, formed in 1994.", 0.4)
+    draft = await _answer(embedder, "Ara Vell's son co-founded a heavy metal band that comes "
+                          "from which city?", [father, rock, metal])
+    assert "Glendale" in draft.summary, draft.summary
