@@ -63,7 +63,7 @@ _COUNTRIES = {
     "Burkina Faso": "Burkinabé, Burkinabe", "Burundi": "Burundian",
     "Cape Verde": "Cape Verdean, Cabo Verde", "Central African Republic": "",
     "Comoros": "Comorian", "Djibouti": "Djiboutian", "Dominica": "",
-    "Dominican Republic": "Dominican", "Equatorial Guinea": "Equatoguinean",
+    "Dominican Republic": "", "Equatorial Guinea": "Equatoguinean",
     "Eritrea": "Eritrean", "Eswatini": "Swazi, Swaziland", "Gabon": "Gabonese",
     "Gambia": "Gambian, The Gambia", "Grenada": "Grenadian", "Guinea": "Guinean",
     "Guinea-Bissau": "Bissau-Guinean", "Kiribati": "", "Lesotho": "", "Liberia": "Liberian",
@@ -125,24 +125,38 @@ def countries_in(text: str) -> list[str]:
 
 
 # "Georgia" is also a US state: "Atlanta, Georgia", "the state of Georgia", "Georgia Tech",
-# "the University of Georgia". The country's own places keep it ("Tbilisi, Georgia").
-_GEORGIAN_PLACES = ("Tbilisi", "Batumi", "Kutaisi", "Rustavi", "Gori", "Zugdidi", "Poti",
-                    "Telavi", "Mtskheta", "Sukhumi", "Borjomi", "Abkhazia", "Adjara")
-_US_STATE_BEFORE = re.compile(r"(?:\b(?:state|State|University|Republic) of|"
-                              r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*,)\s*$")
-_US_STATE_AFTER = re.compile(r"\s+[A-Z]|,?\s+(?:United States|U\.S\.|USA|US)\b")
+# "the University of Georgia", "Georgia, United States". A place before it that is not one of
+# the state's known cities leaves it the country ("Marneuli, Georgia", "Tbilisi, Georgia").
+_GEORGIA_CITIES = ("Atlanta", "Savannah", "Augusta", "Macon", "Columbus", "Athens", "Albany",
+                   "Marietta", "Valdosta", "Rome", "Roswell", "Decatur", "Dahlonega",
+                   "Sandy Springs", "Johns Creek", "Warner Robins", "Alpharetta", "Gainesville",
+                   "Brunswick", "Dalton", "Statesboro", "Milledgeville", "Americus", "Thomasville")
+_US_STATE_BEFORE = re.compile(r"(?:(?<!head of )\b(?:the\s+)?(?:U\.S\.\s+)?[Ss]tate of|"
+                              r"\bUniversity of|\b(?:" + "|".join(_GEORGIA_CITIES)
+                              + r"),|\bCounty,)\s*$")
+_US_STATE_AFTER = re.compile(r"\s+(?:Tech|Bulldogs|Dome|Aquarium|State|General Assembly)\b|"
+                             r",?\s+(?:United States|U\.S\.|USA)\b")
+
+
+@lru_cache(maxsize=1)
+def _us_place_after() -> re.Pattern[str]:
+    """What follows a country's name that is a US place's ("San Marino, California",
+    "Lebanon, Pennsylvania", "Grenada County"): its state (not Georgia, which a list of
+    countries holds too: "Russia, Georgia and Armenia") or "County"."""
+    states = "|".join(s for s in _US_STATES if s != "Georgia")
+    return re.compile(rf",\s+(?:{states})\b|\s+County\b")
 
 
 def _is_the_us_state(text: str, found: re.Match[str]) -> bool:
-    """Whether the "Georgia" found in `text` is the US state: after a place's name and a
-    comma that is not the country's own, after "state of", or opening a longer name."""
+    """Whether the country's name found in `text` names a place in the United States: the
+    state of Georgia ("Atlanta, Georgia", "the state of Georgia", "Georgia Tech"), or a town
+    or county named like a country ("San Marino, California", "Grenada County")."""
+    if _us_place_after().match(text, found.end()):
+        return True
     if found.group(0) != "Georgia":
         return False
     before = text[max(0, found.start() - 60):found.start()]
-    after = _US_STATE_BEFORE.search(before)
-    if after and not after.group(0).startswith(("Republic", *_GEORGIAN_PLACES)):
-        return True
-    return bool(_US_STATE_AFTER.match(text, found.end()))
+    return bool(_US_STATE_BEFORE.search(before) or _US_STATE_AFTER.match(text, found.end()))
 
 
 def home_nations_in(text: str) -> list[str]:

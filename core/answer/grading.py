@@ -334,7 +334,7 @@ _NAME_PART = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)+"
 _OF_THE = re.compile(rf"(?:the\s+)?({_NAME_PART})\s+of\s+(?:the\s+)?({_NAME_PART})")
 # a work named with its maker's name ("Puccini's Manon Lescaut"), named by a passage naming
 # both
-_OWNED = re.compile(r"([^'’]+)['’]s\s+(.+)")
+_OWNED = re.compile(r"([^'’]+)['’]s\s+(\S+\s+\S.*)")  # of two words or more: not "Schindler's List"
 
 
 def mentions(name: str, passage: str) -> bool:

@@ -1020,21 +1020,34 @@ _ORDINALS = {word: n for n, word in enumerate(
      "seventeenth", "eighteenth", "nineteenth", "twentieth"], start=1)}
 
 
-def _numbered(noun: str, source: Source) -> tuple[int, str] | None:
+def _numbered(noun: str, source: Source) -> tuple[tuple[int, str], str] | None:
     """Which `noun` of its series the passage's opening puts its subject in ("the fourth
     season", "the 4th season", "season 4"), and that sentence; None when it does not say,
     or gives two."""
     said = sentences(_text(source)) or []
     ordinal = "|".join(_ORDINALS)
     for at, sentence in enumerate(said[:2]):
-        found = {_ORDINALS.get(m.group(1).casefold()) or int(re.sub(r"\D", "", m.group(1)))
+        found = {(_ORDINALS.get(m.group(1).casefold()) or int(re.sub(r"\D", "", m.group(1))),
+                  _of_what(sentence, m.end()))
                  for m in re.finditer(rf"\b({ordinal}|\d+(?:st|nd|rd|th))\s+{noun}\b",
                                       sentence, re.I)}
-        found |= {int(m.group(1)) for m in re.finditer(rf"\b{noun}\s+(\d+)\b", sentence,
-                                                        re.I)}
+        found |= {(int(m.group(1)), _of_what(sentence, m.end()))
+                  for m in re.finditer(rf"\b{noun}\s+(\d+)\b", sentence, re.I)}
         if found:
             return (found.pop(), _quote(said, at)) if len(found) == 1 else None
     return None
+
+
+def _of_what(sentence: str, at: int) -> str:
+    """What the numbered part is of, as the sentence goes on: its quoted title or the name it
+    ends on ("of the American animated television series "Adventure Time"": the same number
+    of another show is another part)."""
+    of = re.match(r"\s+of\s+(?:the\s+)?([^,.;(]+)", sentence[at:])
+    if of is None:
+        return ""
+    named = re.search(r"[\"“]([^\"”]+)[\"”]", of.group(1)) \
+        or re.search(rf"({NAME.pattern})\s*$", of.group(1))  # its title, as the series'
+    return phrase(named.group(1) if named else of.group(1))  # name: "Adventure Time"
 
 
 # the works a thing may be part of, whose title a passage quotes: "the same album"
@@ -1053,7 +1066,7 @@ def _work_titled(noun: str, maker: str, source: Source) -> tuple[str, str] | Non
     after the maker's name the question gives ('Shakespeare's romantic tragedy "Romeo and
     Juliet"' for "the same Shakespeare play"); and that sentence."""
     said = sentences(_text(source)) or []
-    for at, sentence in enumerate(said[:2]):
+    for at, sentence in enumerate(said[:1]):  # not 'later appeared on the compilation album'
         for quoted in _QUOTED_WORK.finditer(sentence):
             word = quoted.group(1).casefold()
             before = sentence[:quoted.start(2)]
@@ -1375,8 +1388,8 @@ def _in_state(states: list[str], sides: list[tuple[str, int]],
         if elsewhere else None
 
 
-_PART_OF = re.compile(r"\b(?:units?|parts?|members?|components?|constituents?|sections?)"
-                      r"\s+of\b", re.I)
+_PART_OF = re.compile(r"\b(?:units?|components?)\s+of\s+(?:the\s+)?"
+                      r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 
 
 def _described(predicate: str, sides: list[tuple[str, int]],
@@ -1393,7 +1406,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     settled."""
     # "units of the Yugoslav Air Force" is said by "a squadron of Yugoslav Air Force": the
     # noun that only relates them to what follows is not asked
-    plain = _PART_OF.sub(" of ", _plain_state(predicate))
+    part_of = _PART_OF.search(predicate)
+    plain = _PART_OF.sub(r" of \1", _plain_state(predicate))
     wanted = [w for w in re.findall(r"[\w'-]+", plain)
               if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
@@ -1424,7 +1438,14 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         missing = [w for w in wanted if not (_says(w, text, senses=False)
                                               or _kind_in(opening, w)
                                               or _said_by_its_noun(w, words_asked, text)
-                                              or _once_so(w, text))]
+                                              or _once_so(w, text, words_asked))]
+        if part_of and not missing and not re.search(
+                rf"\b[a-z][\w-]*\s+of\s+(?:the\s+)?{re.escape(part_of.group(1))}", text):
+            # "a squadron of Yugoslav Air Force" is one of its units; "took over aircraft
+            # from the Royal Air Force" says nothing of it: not settled by this side
+            renamed, holds, loose = True, False, False
+            reasons.append((n, _quote(said, 0)))
+            continue
         holds = holds and not missing
         loose = loose and missing in ([], [verb])
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
@@ -1453,14 +1474,18 @@ def _described(predicate: str, sides: list[tuple[str, int]],
 
 
 _ONCE_ASKED = frozenset({"originally", "formerly", "initially", "previously"})
-_ONCE_SAID = re.compile(r"\b(?:former(?:ly)?|original(?:ly)?|initial(?:ly)?|previous(?:ly)?|"
-                        r"once|converted|(?:built|began|started)\s+as)\b", re.I)
+_ONCE_SAID = r"\b(?:former(?:ly)?|original(?:ly)?|initial(?:ly)?|previous(?:ly)?|once|" \
+    r"(?:built|began|started)\s+as)\s+(?:an?\s+|the\s+)?(?:[\w'-]+\s+){0,3}?"
 
 
-def _once_so(word: str, text: str) -> bool:
-    """Whether the text says a thing was once what the question asks it "originally" was: "a
-    former Eastern Orthodox church converted into a mosque" for "originally churches"."""
-    return word.casefold() in _ONCE_ASKED and _ONCE_SAID.search(text) is not None
+def _once_so(word: str, text: str, asked: list[str]) -> bool:
+    """Whether the text says a thing was once what the question asks it "originally" was,
+    that noun right after ("a former Eastern Orthodox church" for "originally churches"; not
+    "housed in the former Midland Bank headquarters" for "originally hotels")."""
+    if word.casefold() not in _ONCE_ASKED or not asked:
+        return False
+    noun = lexicon().lemma(asked[-1]).base or asked[-1].casefold()
+    return re.search(rf"{_ONCE_SAID}{re.escape(noun)}", text, re.I) is not None
 
 
 def _said_by_its_noun(word: str, asked: list[str], text: str) -> bool:
@@ -1606,21 +1631,31 @@ def _frequency_of(source: Source) -> tuple[str, str] | None:
     quarterly": "quarter"), and that sentence; None when they do not say, or say two."""
     said = sentences(_text(source)) or []
     for at, sentence in enumerate(said[:3]):
-        found = {_frequency(m) for m in _FREQUENCY.findall(sentence)}
+        found = {_frequency(m.group(1)) for m in _FREQUENCY.finditer(sentence)
+                 if _PUBLISHED.match(sentence, m.end())
+                 or _PUBLISHING.search(sentence[:m.start()])}
         if found:
             return (found.pop(), _quote(said, at)) if len(found) == 1 else None
     return None
 
 
+# how often a publication comes out, not an annual party it hosts: "a monthly magazine", "a
+# quarterly peer-reviewed medical journal", "is published monthly"
+_PUBLISHED = re.compile(r"\s+(?:[\w-]+\s+){0,3}?(?:magazine|journal|newspaper|publication|"
+                        r"periodical|review|bulletin|newsletter|digest|tabloid|paper)s?\b", re.I)
+_PUBLISHING = re.compile(r"\b(?:published|issued|appears|printed|released)\s+$", re.I)
+
+
 def _role_named(role: str, source: Source) -> tuple[str, str] | None:
-    """The one name the passage gives right after the role ("lyricist Tim Rice", "the
-    composer Alan Menken"), and that sentence; None when it gives none or two."""
-    said = sentences(_text(source)) or []
-    for at, sentence in enumerate(said):
+    """The one name the passage's opening sentence gives right after the role ("lyricist Tim
+    Rice", "the composer Alan Menken"), and that sentence; None when it gives none or
+    two."""
+    for sentence in (sentences(_text(source)) or [])[:1]:  # not "the sequel to director
+        # Alfred Hitchcock's film", "had earlier worked with lyricist Tim Rice"
         named = {phrase(m.group(1)) for m in re.finditer(
             rf"\b(?i:{re.escape(role)})s?\s+({NAME.pattern})", sentence)}
         if named:
-            return (named.pop(), _quote(said, at)) if len(named) == 1 else None
+            return (named.pop(), sentence) if len(named) == 1 else None
     return None
 
 
@@ -1707,7 +1742,7 @@ _PLACE_ALONE = re.compile(rf"\b(?:in|at)\s+({NAME.pattern})(?=\s*(?:[.;]|,\s+[a-
 _BASED = re.compile(rf"\b(?:is|was|are|were)\s+(?:an?|the)\s+({NAME.pattern})-based\b")
 
 
-def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
+def _cities(source: Source, born: bool, alone_too: bool = True) -> list[tuple[str, str]]:
     """The places the passage's opening sentences put its subject in (where it was born, for
     a question about birth), a chain's state or country aside ("from Chicago, Illinois":
     Chicago), and the city an opening names ("a New York City boulevard"); each with its
@@ -1718,7 +1753,7 @@ def _cities(source: Source, born: bool) -> list[tuple[str, str]]:
         chains = _BIRTHPLACE.findall(sentence) if born \
             else [chain.group(1) for chain in _PLACES.finditer(sentence)] \
             or [alone.group(1) for alone in _PLACE_ALONE.finditer(sentence)
-                if " and " not in alone.group(1)][:1]
+                if alone_too and " and " not in alone.group(1)][:1]
         if not born:  # "an Edmonton-based group"
             chains += [" ".join(itertools.dropwhile(is_nationality, based.group(1).split()))
                        for based in _BASED.finditer(sentence)]  # not "American" of "an
@@ -1745,6 +1780,9 @@ def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source],
     if not all(places):
         return None
     shared = set.intersection(*({place for place, _ in found} for found in places))
+    if not shared and not all(_cities(sources[n], born, alone_too=False) for _, n in sides):
+        return None  # a place named alone may be a district: "in Manhattan" is no other
+        # city than "in Manhattan, New York City"
     reasons = [(n, next((said for place, said in found if place in shared), found[0][1]))
                for (_, n), found in zip(sides, places, strict=True)]
     return Verdict("Yes" if shared else "No", reasons)
@@ -1896,7 +1934,8 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
                     and not is_nationality(maker.split()[0]) \
                     and _made_so(verb, sentence[:by.start()]):
                 return phrase(maker), sentence
-    for at, sentence in enumerate(said[:3]):  # "Tiger Woods won his second straight ..."
+    for at, sentence in enumerate(said[:3] if verb == "won" else []):  # "Tiger Woods won
+        # his second straight ..."; not "Ridley Scott directed the original film"
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\b", sentence):
             if done.group(1).split()[0] not in _PRONOUNS and not _TITLE_OF.search(
                     sentence[:done.start()]):
@@ -2060,9 +2099,13 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
     None when no passage is about it (a passage that only mentions it, as a son's mentions
     his father, does not say what the father is)."""
     found = _titled_about(name, sources)
-    owned = re.fullmatch(r"[^'’]+['’]s\s+(.+)", name)
+    owned = re.fullmatch(r"([^'’]+)['’]s\s+(.+)", name)
     if found is None and owned:  # "Puccini's Manon Lescaut": the passage about Manon Lescaut
-        return _titled_about(owned.group(1), sources)
+        # that names Puccini (not "Eleven" of a show for "Ocean's Eleven")
+        inner = _titled_about(owned.group(2), sources)
+        owner = phrase(owned.group(1))
+        return inner if inner is not None and owner in phrase(_text(sources[inner])) \
+            else None
     return found
 
 

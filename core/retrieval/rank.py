@@ -306,8 +306,7 @@ def _subject_names(source: Source) -> list[str]:
     text = source.content or source.snippet
     title = title_subject(unescape(source.title))
     placed = _PLACED.fullmatch(title)
-    return [title, opening_subject(text), *([placed.group(1)] if placed else []),
-            *_by_its_kind(title, text)]
+    return [title, opening_subject(text), *([placed.group(1)] if placed else [])]
 
 
 # the kinds of place a passage's opening may give, which other passages put after the first
@@ -319,6 +318,14 @@ _OPENING_KIND = re.compile(r"\b(?:is|was)\s+(?:an?|the)\s+(?:[\w'-]+\s+){0,3}?("
                            + "|".join(_PLACE_KINDS) + r")\b")
 
 
+# first words that many places' names share: "Grand Hotel" is no name of Grand Hyatt
+_GENERIC_FIRST = frozenset({"grand", "royal", "national", "park", "new", "great", "central",
+                            "city", "old", "imperial", "international", "palace", "st",
+                            "saint", "king", "queen", "union", "state", "first", "west", "east",
+                            "north", "south", "hotel", "county", "regional", "general",
+                            "memorial", "metropolitan", "municipal", "american", "british"})
+
+
 def _by_its_kind(title: str, text: str) -> list[str]:
     """The place's name as its first word and the kind its opening gives ("Flamingo Hotel"
     of "Flamingo Las Vegas ... is a hotel and casino"), for a name of two words or more
@@ -326,7 +333,8 @@ def _by_its_kind(title: str, text: str) -> list[str]:
     words = title.split()
     kind = _OPENING_KIND.search(text[:300].split(". ", 1)[0])
     if len(words) < 2 or kind is None or not words[0][:1].isupper() \
-            or words[0].casefold() in STOPWORDS or words[-1].casefold() == kind.group(1):
+            or words[0].casefold() in STOPWORDS or words[0].casefold() in _GENERIC_FIRST \
+            or words[-1].casefold() == kind.group(1):
         return []
     return [f"{words[0]} {kind.group(1).capitalize()}"]
 
@@ -338,7 +346,9 @@ def named_subjects(text: str, source: Source, least: int = 4) -> set[str]:
     television series 'The Young Ones'"."""
     said, whole = phrase(text), _whole(text)
     found = set()
-    for name in _subject_names(source):
+    text_of = source.content or source.snippet
+    for name in [*_subject_names(source),
+                 *_by_its_kind(title_subject(unescape(source.title)), text_of)]:
         subject = phrase(name)
         if len(subject) - 2 > least and subject in said \
                 and (not _loses_words(name) or _whole(name) in whole):
@@ -385,7 +395,8 @@ def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bo
     if any(_named(n, source) for n in names):
         return True
     wanted = [phrase(n) for n in names]
-    subjects = subjects_of(source)
+    subjects = subjects_of(source) | {phrase(alias) for alias in _by_its_kind(
+        title_subject(unescape(source.title)), source.content or source.snippet)}
     for other in found:
         passage = phrase(f"{other.title} {other.content or other.snippet}")
         if any(n in passage for n in wanted) and any(s in passage for s in subjects):

@@ -174,12 +174,17 @@ class ExtractiveSynthesizer:
         named = " ".join(phrase(f"{s.title} {s.content or s.snippet}") for s in sources
                          if any(is_about(phrase(n), s) for n in names)) if kinds else ""
 
-        def named_by_them(c: _Candidate) -> bool:  # "Erskine Childers" names "Robert
-            # Erskine Childers": the last two words of a name of three or more
-            return any(subject in named or (len(subject.split()) >= 3 and
-                                            f" {' '.join(subject.split()[-2:])} " in named)
-                       for subject in subjects_of(sources[c.source_index])
-                       if len(subject) > 5)
+        def named_at(c: _Candidate) -> int:  # where the named one's passage names it
+            # first, -1 for nowhere; "Erskine Childers" names "Robert Erskine Childers": the
+            # last two words of a name of three or more
+            places = [named.find(said) for subject in subjects_of(sources[c.source_index])
+                      if len(subject) > 5 for said in (subject, *(
+                          [f" {' '.join(subject.split()[-2:])} "]
+                          if len(subject.split()) >= 3 else []))]
+            return min((p for p in places if p >= 0), default=-1)
+
+        def named_by_them(c: _Candidate) -> bool:
+            return named_at(c) >= 0
 
         if between:  # only one the named one's passage names
             kinds = [c for c in kinds if named_by_them(c)]
@@ -198,9 +203,11 @@ class ExtractiveSynthesizer:
                 return max(len(clause & _told(o.focus)) for o in candidates
                            if o.source_index == c.source_index)
 
+            # ... and the one it names first ("an 1851 novel by Herman Melville" before the
+            # friend it was dedicated to)
             lead = max(kinds, key=lambda c: (named_by_them(c), len(described & set(terms(
                 (sentences(sources[c.source_index].content or "") or [""])[0]))),
-                fits(c), c.score))
+                -named_at(c) if between else 0, fits(c), c.score))
             if clause:
                 lead = max((c for c in candidates if c.source_index == lead.source_index),
                            key=lambda c: (len(clause & _told(c.focus)), c.bonus, c.score))

@@ -2436,8 +2436,10 @@ async def test_a_city_named_alone_is_the_city(embedder: Any) -> None:
     second = _page(152, "Gate Mosque", "Gate Mosque is a former church in Izmir, converted "
                    "into a mosque.")
     third = _page(153, "Bridge Mosque", "Bridge Mosque is an Ottoman mosque in Konya.")
+    # a place named alone may be a district of another's city: it says Yes, never No
     question = "Is Lake Mosque located in the same city as Gate Mosque?"
-    assert (await _answer(embedder, question, [first, second])).summary.startswith("No: ")
+    assert not (await _answer(embedder, question, [first, second])).summary.startswith(
+        ("Yes", "No"))
     same = "Is Lake Mosque located in the same city as Bridge Mosque?"
     assert (await _answer(embedder, same, [first, third])).summary.startswith("Yes: ")
     # a list is no one city
@@ -2698,3 +2700,85 @@ async def test_the_go_between_is_the_one_described_as_asked(embedder: Any) -> No
     draft = await _answer(embedder, "Ara Vell's son co-founded a heavy metal band that comes "
                           "from which city?", [father, rock, metal])
     assert "Glendale" in draft.summary, draft.summary
+
+
+async def test_the_new_rules_stop_short_of_a_wrong_answer(embedder: Any) -> None:
+    """A review of this session's rules found each of these answered wrongly; each now is
+    right or left unsettled."""
+    async def says(question: str, *pages: tuple[str, str]) -> str:
+        sources = [_page(300 + n, title, text) for n, (title, text) in enumerate(pages)]
+        return str((await _answer(embedder, question, sources)).summary)
+
+    assert not (await says(
+        "Were Pat Vane and Bryn Eads both members of the Larks?",
+        ("Pat Vane", "Pat Vane (born 1941) is an English musician, the original drummer of "
+                     "the Larks."),
+        ("Bryn Eads", "Bryn Eads (1934 – 1967) was an English entrepreneur who managed the "
+                      "Larks from 1962."))).startswith("Yes")
+    assert not (await says(
+        "Are the Moor Regiment and the Sea Arm both units of the Royal Air Corps?",
+        ("Moor Regiment", "The Moor Regiment is a specialist corps of the Royal Air Corps."),
+        ("Sea Arm", "The Sea Arm is the naval aviation component of the Royal Fleet. It took "
+                    "over carrier aircraft from the Royal Air Corps in 1939."))).startswith("Yes")
+    assert (await says(
+        "Were Dread and Dread II directed by the same director?",
+        ("Dread", "Dread is a 1960 film produced and directed by Al Hatch."),
+        ("Dread II", "Dread II is a 1983 film directed by Rick Frank. It is the sequel to "
+                     "director Al Hatch's 1960 film Dread."))).startswith("No: ")
+    assert countries_in("a Dominican friar from Germany") == ["Germany"]
+    assert countries_in("an institution in San Marino, California") == []
+    assert countries_in("a reservoir in Grenada County, Mississippi") == []
+    assert countries_in("a footballer from Marneuli, Georgia") == ["Georgia"]
+    assert countries_in("the first head of state of Georgia") == ["Georgia"]
+    assert countries_in("Russia, Georgia and Armenia") == ["Russia", "Georgia", "Armenia"]
+    assert not (await says(
+        "Were The Nell and the Clock Hotel originally hotels?",
+        ("The Nell", "The Nell is a hotel in London, housed in the former Midland Bank "
+                     "headquarters."),
+        ("Clock Hotel", "The Clock Hotel is a hotel in Leeds, housed in the former Refuge "
+                        "Building."))).startswith("Yes")
+    assert not (await says(
+        "Are the Tarn Building and the Iron Building located in the same city?",
+        ("Tarn Building", "The Tarn Building is a skyscraper on the East Side of Manhattan, "
+                          "New York City, United States."),
+        ("Iron Building", "The Iron Building is a triangular building located in Manhattan.")
+    )).startswith("No")
+    assert not (await says(
+        "Are Jam and Last Vow episodes of the same series?",
+        ("Jam", "\"Jam\" is the third episode of the third series of the science fiction "
+                "programme Time Lord."),
+        ("Last Vow", "\"Last Vow\" is the third episode of the third series of the crime "
+                     "drama Holmes."))).startswith("Yes")
+    assert not (await says(
+        "Are Sometime and Come Along from the same album?",
+        ("Sometime", "\"Sometime\" is a song by the band the Larks from their 1969 album "
+                     "\"Abbey Lane\"."),
+        ("Come Along", "\"Come Along\" is a song by the Larks, written by Jon Lenn. It was "
+                       "released as a single in 1969, and later appeared on the compilation "
+                       "album \"1967–1970\"."))).startswith("No")
+    assert not (await says(
+        "Were Rain Runner and Rain Runner 2049 directed by the same person?",
+        ("Rain Runner", "Rain Runner is a 1982 film directed by Rod Scot."),
+        ("Rain Runner 2049", "Rain Runner 2049 is a 2017 film, a sequel to Rain Runner. Rod "
+                             "Scot directed the original film, while Dan Ville was hired to "
+                             "direct."))).startswith("Yes")
+    assert not (await says(
+        "Do Rolling Sound and Vain Fair have the same publication frequency?",
+        ("Rolling Sound", "Rolling Sound is an American monthly magazine on music."),
+        ("Vain Fair", "Vain Fair is an American magazine of culture. It hosts an annual Oscar "
+                      "party and publishes an annual Hollywood issue."))).startswith("No")
+    assert not (await says(
+        "Was Ocean's Nine released before Ocean's Ten?",
+        ("Nine", "Nine is a fictional character in the series Strange Days, introduced in "
+                 "2016."),
+        ("Ocean's Ten", "Ocean's Ten is a 2004 heist film, the sequel to Ocean's Nine (2001).")
+    )).startswith("No")
+    draft = await says(
+        "Sea Tale was written by a novelist who died in what year?",
+        ("Sea Tale", "Sea Tale is an 1851 novel by American writer Hal Mell. The book is a "
+                     "sailor's story. Mell dedicated it to the novelist Nat Hawes, a friend."),
+        ("Hal Mell", "Hal Mell (August 1, 1819 – September 28, 1891) was an American novelist "
+                     "and poet."),
+        ("Nat Hawes", "Nat Hawes (July 4, 1804 – May 19, 1864) was an American novelist. He "
+                      "died in his sleep on May 19, 1864."))
+    assert "1891" in draft and "1864" not in draft.split("[")[0], draft
