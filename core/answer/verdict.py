@@ -1056,6 +1056,9 @@ _WORKS = frozenset({"album", "play", "film", "movie", "novel", "book", "series",
 _WORK_NOUNS = {"albums": "album", "plays": "play", "films": "film", "movies": "movie",
                "novels": "novel", "books": "book", "shows": "show", "operas": "opera",
                "musicals": "musical", "games": "game"}
+# a work that gathers others: a song's compilation album is not its album
+_GATHERED = re.compile(r"\b(?:compilation|live|greatest|hits|best-of|box|anthology|"
+                       r"soundtrack|collected)\s+(?:[\w-]+\s+)?$", re.I)
 # a quoted title and the word before it: 'his 1976 album "Thirty Three & 1/3"'
 _QUOTED_WORK = re.compile(r"([\w'’-]+)\s+(?:\(\d{4}\)\s+)?[\"“]([^\"”]{2,80})[\"”]")
 
@@ -1066,10 +1069,12 @@ def _work_titled(noun: str, maker: str, source: Source) -> tuple[str, str] | Non
     after the maker's name the question gives ('Shakespeare's romantic tragedy "Romeo and
     Juliet"' for "the same Shakespeare play"); and that sentence."""
     said = sentences(_text(source)) or []
-    for at, sentence in enumerate(said[:1]):  # not 'later appeared on the compilation album'
+    for at, sentence in enumerate(said[:2]):
         for quoted in _QUOTED_WORK.finditer(sentence):
             word = quoted.group(1).casefold()
             before = sentence[:quoted.start(2)]
+            if _GATHERED.search(sentence[:quoted.start(1)]):
+                continue  # not 'later appeared on the compilation album "1967–1970"'
             if word == noun or lexicon().is_kind_of(word, noun) \
                     or lexicon().synonyms(word, noun) or (maker and re.search(
                         rf"\b{re.escape(maker.split()[-1])}['’]s\s+(?:[\w-]+\s+){{0,2}}\S?$",

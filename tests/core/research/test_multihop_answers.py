@@ -2514,6 +2514,11 @@ async def test_the_same_work_is_the_title_each_passage_quotes(embedder: Any) -> 
                   "Orchard\".")
     friar = _page(169, "Brother Ansel", "Brother Ansel is a fictional character in Tom Kyd's "
                   "drama \"The Orchard\". He is Rosa's confessor.")
+    single = _page(209, "Low Road", "\"Low Road\" is a song recorded by Lou Marsh. It was "
+                   "released in 1974 as the second single from his album \"Living on the "
+                   "Hill\".")
+    later = "Were \"Low Road\" and \"Who Can Sing It\" released on the same album?"
+    assert (await _answer(embedder, later, [first, single])).summary.startswith("Yes: ")
     play = "Are Rosa and Brother Ansel both characters from the same Tom Kyd play?"
     assert (await _answer(embedder, play, [nurse, friar])).summary.startswith("Yes: ")
 
