@@ -1000,10 +1000,10 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         numbered = _compare(sides, sources, functools.partial(_numbered, noun))
         if numbered is not None:
             return numbered
-    if _WORK_NOUNS.get(noun, noun) in _WORKS:  # "the same Shakespeare play": its title
+    work = lexicon().lemma(noun).base or noun  # "albums": "album"
+    if work in _WORKS:  # "the same Shakespeare play": its title
         maker = " ".join(w for w in attribute.split()[:-1] if w[:1].isupper())
-        titled = _compare(sides, sources, functools.partial(
-            _work_titled, _WORK_NOUNS.get(noun, noun), maker))
+        titled = _compare(sides, sources, functools.partial(_work_titled, work, maker))
         if titled is not None:
             return titled
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
@@ -1018,6 +1018,7 @@ _ORDINALS = {word: n for n, word in enumerate(
     ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
      "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
      "seventeenth", "eighteenth", "nineteenth", "twentieth"], start=1)}
+_ORDINAL = "|".join(_ORDINALS)
 
 
 def _numbered(noun: str, source: Source) -> tuple[tuple[int, str], str] | None:
@@ -1025,11 +1026,10 @@ def _numbered(noun: str, source: Source) -> tuple[tuple[int, str], str] | None:
     season", "the 4th season", "season 4"), and that sentence; None when it does not say,
     or gives two."""
     said = sentences(_text(source)) or []
-    ordinal = "|".join(_ORDINALS)
     for at, sentence in enumerate(said[:2]):
         found = {(_ORDINALS.get(m.group(1).casefold()) or int(re.sub(r"\D", "", m.group(1))),
                   _of_what(sentence, m.end()))
-                 for m in re.finditer(rf"\b({ordinal}|\d+(?:st|nd|rd|th))\s+{noun}\b",
+                 for m in re.finditer(rf"\b({_ORDINAL}|\d+(?:st|nd|rd|th))\s+{noun}\b",
                                       sentence, re.I)}
         found |= {(int(m.group(1)), _of_what(sentence, m.end()))
                   for m in re.finditer(rf"\b{noun}\s+(\d+)\b", sentence, re.I)}
@@ -1053,9 +1053,6 @@ def _of_what(sentence: str, at: int) -> str:
 # the works a thing may be part of, whose title a passage quotes: "the same album"
 _WORKS = frozenset({"album", "play", "film", "movie", "novel", "book", "series", "show",
                     "opera", "musical", "game", "anthology", "collection"})
-_WORK_NOUNS = {"albums": "album", "plays": "play", "films": "film", "movies": "movie",
-               "novels": "novel", "books": "book", "shows": "show", "operas": "opera",
-               "musicals": "musical", "games": "game"}
 # a work that gathers others: a song's compilation album is not its album
 _GATHERED = re.compile(r"\b(?:compilation|live|greatest|hits|best-of|box|anthology|"
                        r"soundtrack|collected)\s+(?:[\w-]+\s+)?$", re.I)
@@ -1651,19 +1648,6 @@ _PUBLISHED = re.compile(r"\s+(?:[\w-]+\s+){0,3}?(?:magazine|journal|newspaper|pu
 _PUBLISHING = re.compile(r"\b(?:published|issued|appears|printed|released)\s+$", re.I)
 
 
-def _role_named(role: str, source: Source) -> tuple[str, str] | None:
-    """The one name the passage's opening sentence gives right after the role ("lyricist Tim
-    Rice", "the composer Alan Menken"), and that sentence; None when it gives none or
-    two."""
-    for sentence in (sentences(_text(source)) or [])[:1]:  # not "the sequel to director
-        # Alfred Hitchcock's film", "had earlier worked with lyricist Tim Rice"
-        named = {phrase(m.group(1)) for m in re.finditer(
-            rf"\b(?i:{re.escape(role)})s?\s+({NAME.pattern})", sentence)}
-        if named:
-            return (named.pop(), sentence) if len(named) == 1 else None
-    return None
-
-
 def _frequency_otherwise(predicate: str, said: list[str]) -> str | None:
     """The opening sentence that gives only other frequencies than the question's ("published
     quarterly" for "published monthly"), or None."""
@@ -1794,7 +1778,7 @@ def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source],
 
 
 # what a passage's opening says its subject is: "is an American film director and screenwriter"
-_IS_A = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(.+?)(?:\s+(?:who|which|that|from|"
+IS_A = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(.+?)(?:\s+(?:who|which|that|from|"
                    r"in|of|at|with|for|known|best)\b|[,;.(]|$)")
 
 
@@ -1803,7 +1787,7 @@ def _roles(source: Source) -> tuple[list[tuple[str, str]], str] | None:
     it (or "") and the noun's base form ("American film director and screenwriter": (film,
     director), ("", screenwriter)), and that sentence."""
     for sentence in sentences(_text(source))[:1]:
-        given = _IS_A.search(sentence)
+        given = IS_A.search(sentence)
         if given is None:
             continue
         roles = []
@@ -1917,6 +1901,19 @@ _ENSEMBLES = {"duo": 2, "trio": 3, "quartet": 4, "quintet": 5, "sextet": 6, "sep
 _ENSEMBLE = re.compile(r"\b(" + "|".join(_ENSEMBLES) + r")\b", re.I)
 
 
+def _role_named(role: str, source: Source) -> tuple[str, str] | None:
+    """The one name the passage's opening sentence gives right after the role ("lyricist Tim
+    Rice", "the composer Alan Menken"), and that sentence; None when it gives none or
+    two."""
+    for sentence in (sentences(_text(source)) or [])[:1]:  # not "the sequel to director
+        # Alfred Hitchcock's film", "had earlier worked with lyricist Tim Rice"
+        named = {phrase(m.group(1)) for m in re.finditer(
+            rf"\b(?i:{re.escape(role)})s?\s+({NAME.pattern})", sentence)}
+        if named:
+            return (named.pop(), sentence) if len(named) == 1 else None
+    return None
+
+
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     """Who did `verb` (a participle: "written") to the passage's subject, and the sentence
     saying so: "written by B" anywhere in it, or in its opening a "by B" that no other verb
@@ -1942,13 +1939,14 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     for at, sentence in enumerate(said[:3] if verb == "won" else []):  # "Tiger Woods won
         # his second straight ..."; not "Ridley Scott directed the original film"
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\b", sentence):
-            if done.group(1).split()[0] not in _PRONOUNS and not _TITLE_OF.search(
+            if done.group(1).split()[0] not in _NO_MAKER and not _TITLE_OF.search(
                     sentence[:done.start()]):
                 return phrase(done.group(1)), _quote(said, at)
     return None
 
 
-_PRONOUNS = frozenset({"He", "She", "It", "They", "This", "These", "That", "Those", "The",
+# capitalised words that open a sentence, not a winner's name: "He won", "In 2001 won"
+_NO_MAKER = frozenset({"He", "She", "It", "They", "This", "These", "That", "Those", "The",
                        "His", "Her", "Its", "Their", "In", "On", "At", "After", "Before"})
 # a name that is the thing's own title, not its maker: '"Help!" won'
 _TITLE_OF = re.compile(r"[\"“]\s*$")

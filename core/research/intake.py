@@ -104,10 +104,9 @@ _EXPLANATION = re.compile(
 # evidence-removed questions be answered, measured)
 _FORM = re.compile(r"\bhow (long|many|much|often|far|old)\b|\bin common\b", re.I)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-# a capitalised word ("O'Rourke" one word), an abbreviation ("F.C.", "U.S."), or an initial
+# a capitalised word ("O'Rourke" one word; one that owns the next capitalised word goes with
+# it: "Children's Day", "Schindler's List"), an abbreviation ("F.C.", "U.S."), or an initial
 # or short title before a name ("H. G. Wells", "St. Jude Medical")
-# a capitalised word; one that owns the next capitalised word belongs to it ("Children's Day",
-# "Schindler's List")
 _WORD = (rf"[{CAPITAL}](?:\.[{CAPITAL}])+\.?|[{CAPITAL}][a-z]{{0,2}}\.(?=\s+[{CAPITAL}])|"
          rf"[{CAPITAL}][\w+#-]*(?:'[{CAPITAL}][\w+#-]*|['’]s(?=\s+[{CAPITAL}]))?")
 # "the King who made ...": a word of the language naming the go-between, not a name

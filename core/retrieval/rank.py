@@ -326,12 +326,12 @@ _GENERIC_FIRST = frozenset({"grand", "royal", "national", "park", "new", "great"
                             "memorial", "metropolitan", "municipal", "american", "british"})
 
 
-def _by_its_kind(title: str, text: str) -> list[str]:
-    """The place's name as its first word and the kind its opening gives ("Flamingo Hotel"
-    of "Flamingo Las Vegas ... is a hotel and casino"), for a name of two words or more
-    that does not end in that kind already; else none."""
-    words = title.split()
-    kind = _OPENING_KIND.search(text[:300].split(". ", 1)[0])
+def _by_its_kind(source: Source) -> list[str]:
+    """The place's name as its title's first word and the kind its opening gives ("Flamingo
+    Hotel" of "Flamingo Las Vegas ... is a hotel and casino"), for a title of two words or
+    more that does not end in that kind already; else none."""
+    words = title_subject(unescape(source.title)).split()
+    kind = _OPENING_KIND.search((source.content or source.snippet)[:300].split(". ", 1)[0])
     if len(words) < 2 or kind is None or not words[0][:1].isupper() \
             or words[0].casefold() in STOPWORDS or words[0].casefold() in _GENERIC_FIRST \
             or words[-1].casefold() == kind.group(1):
@@ -346,9 +346,7 @@ def named_subjects(text: str, source: Source, least: int = 4) -> set[str]:
     television series 'The Young Ones'"."""
     said, whole = phrase(text), _whole(text)
     found = set()
-    text_of = source.content or source.snippet
-    for name in [*_subject_names(source),
-                 *_by_its_kind(title_subject(unescape(source.title)), text_of)]:
+    for name in [*_subject_names(source), *_by_its_kind(source)]:
         subject = phrase(name)
         if len(subject) - 2 > least and subject in said \
                 and (not _loses_words(name) or _whole(name) in whole):
@@ -395,8 +393,7 @@ def tied_to(source: Source, names: Sequence[str], found: Sequence[Source]) -> bo
     if any(_named(n, source) for n in names):
         return True
     wanted = [phrase(n) for n in names]
-    subjects = subjects_of(source) | {phrase(alias) for alias in _by_its_kind(
-        title_subject(unescape(source.title)), source.content or source.snippet)}
+    subjects = subjects_of(source) | {phrase(alias) for alias in _by_its_kind(source)}
     for other in found:
         passage = phrase(f"{other.title} {other.content or other.snippet}")
         if any(n in passage for n in wanted) and any(s in passage for s in subjects):

@@ -17,7 +17,16 @@ import numpy as np
 
 from core.answer.lexicon import lexicon
 from core.answer.synthesis.base import Draft
-from core.answer.verdict import Basis, Verdict, closed, decide, either_or, shared, through_another
+from core.answer.verdict import (
+    IS_A,
+    Basis,
+    Verdict,
+    closed,
+    decide,
+    either_or,
+    shared,
+    through_another,
+)
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
@@ -161,8 +170,8 @@ class ExtractiveSynthesizer:
             if best.score >= lead.score - LEAD_MARGIN:
                 lead = best
         asked, kind = phrase(question), asked_kind(question)
-        between = None if kind else _go_between(question)
-        asked_of = _GO_BETWEEN_KIND.search(question) if between else None
+        asked_of = None if kind else _go_between(question)
+        between = asked_of.group(2) if asked_of else None
         # of a go-between the question asks about ("a historian who died when?"), any
         # passage of its kind the named one's passage names, however far behind
         kinds = [c for c in (candidates if between else chosen) if c.position == 0
@@ -197,7 +206,7 @@ class ExtractiveSynthesizer:
             # of a go-between, the one its opening describes as the question does: "a
             # heavy metal band", not another band the same man founded
             described = set(terms(asked_of.group(1))) if asked_of else set()
-            clause = _clause_asked(asked_of, between) if asked_of and between else set()
+            clause = _clause_asked(asked_of) if asked_of else set()
 
             def fits(c: _Candidate) -> int:  # the most the passage says of what is asked
                 return max(len(clause & _told(o.focus)) for o in candidates
@@ -278,7 +287,10 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                and any(not in_phrase(subject, asked)
                        for subject in named_subjects(said, source, 3))}
     best: tuple[float, _Candidate] | None = None
-    between = _go_between(question)  # "a Tunisian historian who died ...": a historian's
+    asked_of = _go_between(question)  # "a Tunisian historian who died ...": a historian's
+    # passage, not the town where the named one died
+    of_kind = {n for n in reached if asked_of
+               and _described_as(asked_of.group(2), sources[n])}
     for candidate in candidates:
         if candidate.source_index not in reached:
             continue
@@ -287,8 +299,7 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
         if not covered and not go_between and candidate.bonus < ANSWER_TYPE_BONUS:
             continue
         score = 0.65 * candidate.semantic + 0.35 * covered + candidate.bonus \
-            + (KIND_BONUS if between and _described_as(between, sources[candidate.source_index])
-               else 0.0)  # passage, not the town where the named one died
+            + (KIND_BONUS if candidate.source_index in of_kind else 0.0)
         # through a go-between, the opening of the passage the lead names is the next link,
         # however little of the question it shares ("William Goldman is an American novelist")
         opens = go_between and candidate.position == 0
@@ -304,22 +315,23 @@ _GO_BETWEEN_KIND = re.compile(r"\b(?:an?|the)\s+((?:[\w'-]+\s+){0,2}?)([a-z]{3,}
                               r"whom|who|how)\b[^?]*\?\s*$")
 
 
-def _clause_asked(asked_of: re.Match[str], between: str) -> set[str]:
+def _clause_asked(asked_of: re.Match[str]) -> set[str]:
     """What the question says of its go-between, as terms, its names and numbers aside
     (given, not asked): "shown", "channel" of "a British sitcom that was shown on which
     channel from 1982 to 1984?"; the go-between's passage's sentence that has most of them
     says it ("Ambler used the pseudonym Eliot Reed" for "a writer who used what
     pseudonym?")."""
     return {t for t in _told(_NAME.sub(" ", asked_of.group(0))) if not t.isdigit()} \
-        - set(terms(between))
+        - set(terms(asked_of.group(2)))
 
 
-def _go_between(question: str) -> str | None:
-    """The noun of the go-between a question's last clause asks about ("historian",
-    "president", "musician"), when a word of the language names it; else None."""
+def _go_between(question: str) -> re.Match[str] | None:
+    """The go-between a question's last clause asks about, its noun (group 2: "historian",
+    "president", "musician") a word of the language, and the words before that noun (group
+    1: "Tunisian"); else None."""
     found = _GO_BETWEEN_KIND.search(question)
-    noun = found.group(2) if found else None
-    return noun if noun and noun not in STOPWORDS and lexicon().is_noun(noun) else None
+    noun = found.group(2) if found else ""
+    return found if noun and noun not in STOPWORDS and lexicon().is_noun(noun) else None
 
 
 def _stating(question: str, wanted: str, chain: list[_Candidate],
@@ -348,9 +360,11 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
         return None
     ending = set(terms(event.group(1)))
 
+    nouns = _with_event_nouns(ending) - ending
+
     def tells(text: str) -> bool:  # the event, as its verb or its noun ("his death in")
         said = set(terms(text))
-        return ending <= said or bool(said & _EVENT_NOUNS.get(min(ending, default=""), set()))
+        return ending <= said or bool(said & nouns)
 
     if holds_answer_type(chain[0].focus, wanted, question) and tells(chain[0].focus):
         return None
@@ -367,11 +381,17 @@ _EVENT_NOUNS = {term: set(terms(nouns)) for term, nouns in (
     ("bury", "burial"), ("retir", "retirement"), ("elect", "election"),
     ("crown", "coronation"), ("baptiz", "baptism"), ("execut", "execution"),
     ("murder", "murder"), ("kill", "killing"), ("found", "foundation founding"))}
+
+
+def _with_event_nouns(said: set[str]) -> set[str]:
+    """The terms, with the nouns of the events they tell by their verbs ("born": "birth")."""
+    return said | {noun for term in said for noun in _EVENT_NOUNS.get(term, ())}
+
+
 def _told(text: str) -> set[str]:
     """The text's terms, with the nouns of the events it tells by their verbs ("born":
     "birth", for "whose birth name is what?")."""
-    said = set(terms(text))
-    return said | {noun for term in said for noun in _EVENT_NOUNS.get(term, ())}
+    return _with_event_nouns(set(terms(text)))
 
 
 # "... was born in which city?", "... founded in what year?": the event the value is of
@@ -491,20 +511,16 @@ def _is_kind(kind: str | None, source: Source) -> bool:
         if word not in STOPWORDS)
 
 
-_DESCRIPTION = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+((?:[\w'-]+\s+){0,5}?[\w'-]+)"
-                          r"(?=\s+(?:who|which|that|from|in|of|at|with|for|and|known|best|for)\b|"
-                          r"[,;.(]|$)")
-
-
 def _described_as(kind: str, source: Source) -> bool:
     """Whether the passage's opening says its subject is a `kind` or a kind of it ("was the
     lead guitarist" of "musician", "was an American historian" of "historian"), not only
     that it has one ("a band formed by guitarist B")."""
     opening = (sentences(source.content or source.snippet) or [""])[0]
-    described = _DESCRIPTION.search(opening)
-    return described is not None and any(
+    described = IS_A.search(opening)
+    return described is not None and any(  # the first thing it is: "a rock band", not "a
+        # rock band and record label"
         word.casefold() == kind or lexicon().is_kind_of(word.casefold(), kind)
-        for word in described.group(1).split())
+        for word in described.group(1).split(" and ")[0].split())
 
 
 def _same_thing(source: Source, other: Source) -> bool:
@@ -633,8 +649,8 @@ def holds_answer_type(text: str, wanted: str, question: str) -> float:
                       or m.group(0).split()[0].casefold() not in STOPWORDS)]
     if not found:
         return 0.0
-    anchors = set(terms(_NAME.sub(" ", question))) - STOPWORDS  # its words, not its names
-    anchors |= {noun for term in anchors for noun in _EVENT_NOUNS.get(term, ())}  # "death"
+    # its words, not its names, and the nouns of its events ("death" for "died")
+    anchors = _with_event_nouns(set(terms(_NAME.sub(" ", question))) - STOPWORDS)
     for match in found:
         window = text[max(0, match.start() - 60):match.end() + 60]
         if anchors & set(terms(window)):

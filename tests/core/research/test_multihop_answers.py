@@ -15,7 +15,7 @@ import pytest
 from core.answer.citations import verify_citations
 from core.answer.grading import grade, mentions
 from core.answer.synthesis.extractive import BROAD, OTHERWISE, UNSETTLED, ExtractiveSynthesizer
-from core.answer.verdict import closed
+from core.answer.verdict import closed, either_or
 from core.countries import countries_in
 from core.models import Confidence, ResearchRequest, Source, SourceMetadata
 from core.research.intake import detect_intent
@@ -2660,6 +2660,8 @@ async def test_two_options_opening_with_one_name_stay_whole(embedder: Any) -> No
     second = _page(198, "Le Pont malgré lui", "Le Pont malgré lui is a farce by Rene Caux first "
                    "presented in 1666.")
     question = "Which Rene Caux play was written first, Le Pont volant or Le Pont malgré lui?"
+    assert either_or(question, detect_intent(question)) == ["Le Pont volant",
+                                                          "Le Pont malgré lui"]
     draft = await _answer(embedder, question, [first, second])
     assert draft.summary.startswith("Le Pont volant"), draft.summary
 
@@ -2672,6 +2674,8 @@ async def test_a_title_joined_by_a_plus_is_one_option(embedder: Any) -> None:
     older = _page(201, "The Tragedy of Otto and Lena", "The Tragedy of Otto and Lena is a 1982 "
                   "film adaptation of Tom Kyd's play \"Otto and Lena\".")
     question = "Which film was released first, Otto + Lena or The Tragedy of Otto and Lena?"
+    assert either_or(question, detect_intent(question)) == ["Otto + Lena",
+                                                          "Tragedy of Otto and Lena"]
     draft = await _answer(embedder, question, [character, modern, older])
     assert draft.summary.startswith("The Tragedy of Otto and Lena"), draft.summary
 
