@@ -6,6 +6,7 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 _STOPWORDS_TEXT = """
     a about above after again against all am an and any are as at be because been before
@@ -194,6 +195,25 @@ def _fragment(piece: str, words: int = 2) -> bool:
 _ASIDE_GOES_ON = re.compile(r"\([^()]{1,40}\)\s+[a-z]")
 
 
+# An empty pair of quotes where a title was lost ('the series, "".'): pysbd pairs each of its
+# marks with another quote further on and keeps everything between them in one "quotation".
+_EMPTY_QUOTES = re.compile(r'(?<![^\s(,;:])""(?=[\s.,;:)]|$)')
+_NO_QUOTES = "\ue000\ue001"  # two private-use characters stand in for the pair meanwhile
+
+
+def segment(segmenter: Any, text: str) -> list[str]:
+    """pysbd's pieces of `text`. An empty pair of quotes is read as such: both splits are
+    made, with the pair and with it masked, and the one that finds more sentences is kept
+    (a quote mispaired holds sentences together, never cuts one)."""
+    pieces: list[str] = segmenter.segment(text)
+    if _EMPTY_QUOTES.search(text):
+        masked = [piece.replace(_NO_QUOTES, '""')
+                  for piece in segmenter.segment(_EMPTY_QUOTES.sub(_NO_QUOTES, text))]
+        if len(masked) > len(pieces):
+            return masked
+    return pieces
+
+
 @lru_cache(maxsize=8192)
 def _split(paragraph: str) -> tuple[str, ...]:
     segmenter = getattr(_local, "segmenter", None)
@@ -202,7 +222,7 @@ def _split(paragraph: str) -> tuple[str, ...]:
 
         segmenter = _local.segmenter = pysbd.Segmenter(language="en", clean=False)
     merged: list[str] = []
-    for piece in segmenter.segment(paragraph):
+    for piece in segment(segmenter, paragraph):
         piece = piece.strip()
         if not piece:
             continue

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from core.text import segment
+
 _NUMBERS = r"\d+(?:\s*(?:[,;]|-|–)\s*\d+)*"
 MARKER = re.compile(rf"\s?\[({_NUMBERS})\]")
 _LEADING_MARKERS = re.compile(rf"^(?:\s*\[{_NUMBERS}\])+")
@@ -203,7 +205,7 @@ def split(text: str, language: str = "en") -> tuple[str, ...]:
     ("47 mg. of caffeine") joins its sentence again, as do citation markers written after the
     full stop ("... a day. [1]") and stray closing marks ("**")."""
     merged: list[str] = []
-    for piece in _segmenter(language).segment(text):
+    for piece in segment(_segmenter(language), text):
         piece = piece.strip()
         markers = _LEADING_MARKERS.match(piece)
         if markers and merged:

@@ -73,6 +73,22 @@ def test_a_word_cut_off_at_its_full_stop_joins_the_sentence_it_opens() -> None:
         "Wm. Bodley & Sons was a rope maker founded in 1861.", "It closed in 1902."]
 
 
+
+def test_an_empty_pair_of_quotes_does_not_hold_the_sentences_after_it_together() -> None:
+    from core.answer.sentences import split
+    from core.text import sentences
+
+    # a title lost from the text leaves '""'; pysbd paired its marks with later quotes and
+    # returned the whole paragraph as one sentence
+    text = ('"Who Keeps the Lamps?" is the third episode of the radio serial "". It was first '
+            'aired on May 2, 1958. It was written by Ada Quist. Its title is taken from the '
+            'last line of the folk song "Who Keeps the Light? ."')
+    expected = ['"Who Keeps the Lamps?" is the third episode of the radio serial "".',
+                "It was first aired on May 2, 1958.", "It was written by Ada Quist.",
+                'Its title is taken from the last line of the folk song "Who Keeps the Light? ."']
+    assert sentences(text) == expected
+    assert list(split(text)) == expected
+
 PLAYERS = [
     _source(1, "Lindsay Davenport is an American former tennis player. She won the 1999 "
                "Wimbledon title. Davenport retired in 2008."),
