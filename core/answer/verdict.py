@@ -456,7 +456,7 @@ _QUESTION_WORDS = frozenset(terms("who which what whom whose when where how also
 def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
     if _NEGATED.search(question):
         return None  # "Isn't A ...?", "Was A not ...?": left to the passages quoted
-    relative = _relative(question, intent, sources)
+    relative = _relative(question, intent, sources) or _same_first(question, sources)
     if relative is not None:  # "Was A published before B?", whatever else B's name holds
         return relative
     subjects, predicate = _subjects(question, intent)
@@ -555,7 +555,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         # against a beginning does ("established before B was first published")
         rest = question[end + len(second):].strip(" ?.!")
         if relation is not None and (not rest or _both_begun(
-                question[start:start + relation.start()], rest)):
+                question[start:start + relation.start()], rest)
+                or (relation.group("degree") and _WHEN_MEASURED.fullmatch(rest))):
             return _weigh_pair(question, [_whole_title(question, first, sources), second],
                                relation, sources)
     for first in names:  # the second a title its names split: "before Freud and Philosophy"
@@ -567,6 +568,11 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
             if _titled(second) or second in names or _titles(second, sources):
                 return _weigh_pair(question, [first, second], relation, sources)
     return None
+
+
+# when a measure is taken, after the two names: "... than B at the 2010 census", "in 2015"
+_WHEN_MEASURED = re.compile(r"(?:at|in|as\s+of|according\s+to|during|by)\s+(?:the\s+)?"
+                            r"(?:(?:1[0-9]{3}|20[0-9]{2})\s*)?(?-i:[a-z]+\s*){0,2}", re.I)
 
 
 # the verbs of a thing's beginning: "was founded", "was first published", "established"
@@ -843,19 +849,41 @@ def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], 
     asked = re.match(r"^\W*\w+\s+(.+?)\s+both\s+(.+?)[?.!]*$", question)
     if asked is None:
         return _titled_pair(question, sources)
-    span = asked.group(1)
+    sides = _split_at_and(asked.group(1), sources)
+    return None if sides is None else (sides, asked.group(2))
+
+
+def _split_at_and(span: str, sources: Sequence[Source]) -> list[str] | None:
+    """The two things "A and B" names, split at the "and" where each side is a passage's
+    subject, by its title if one can be; None where no split makes two."""
     splits = []
     for joint in re.finditer(r"\s+and\s+", span):
-        sides = [re.sub(r"^the\s+", "", side, flags=re.I)
+        # not the kind the question calls them first ("the bands A and B")
+        sides = [re.sub(r"^(?:the\s+)?(?:(?-i:[a-z][\w-]*)\s+)*", "", side, flags=re.I)
                  for side in (span[:joint.start()], span[joint.end():])]
         found = [_about(side, sources) for side in sides]
         if found[0] is not None and found[1] is not None and found[0] != found[1]:
             titled = sum(same_phrase(title_subject(sources[n].title), side)
                          for side, n in zip(sides, found, strict=True) if n is not None)
             splits.append((-titled, sides))
-    if not splits:
+    return min(splits, key=lambda split: split[0])[1] if splits else None
+
+
+# "Did the same director make A and B?": what the two share, named before them
+_SAME_FIRST = re.compile(r"^\W*(?i:is|are|was|were|do|does|did|has|have|had)\s+(?i:the\s+)?"
+                         r"(?i:same)\s+(?P<same>[a-z]+(?:\s+[a-z]+)?)\s+[a-z]+\s+(?:both\s+)?"
+                         r"(?P<things>(?:the\s+(?:[a-z]+\s+)?)?[A-Z\"“].+?)[?.!]*$")
+
+
+def _same_first(question: str, sources: Sequence[Source]) -> Verdict | None:
+    """"Did the same director make A and B?" read as "Were A and B made by the same
+    director?"; None when the question is not so, or A and B are not two passages'."""
+    asked = _SAME_FIRST.match(question)
+    pair = _split_at_and(asked.group("things"), sources) if asked else None
+    if asked is None or pair is None:
         return None
-    return min(splits, key=lambda split: split[0])[1], asked.group(2)
+    sides = [(name, n) for name in pair if (n := _about(name, sources)) is not None]
+    return _same(asked.group("same"), sides, sources, question) if len(sides) == 2 else None
 
 
 # "both", "each" or "all" after the two things: it says both, not what is said of them
@@ -1006,8 +1034,47 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         titled = _compare(sides, sources, functools.partial(_work_titled, work, maker))
         if titled is not None:
             return titled
+    if noun == "family":  # "in the borage family, Boraginaceae", "in the pink family"
+        families = _each(sides, sources, _family_of)
+        if families is not None:
+            return _same_family(families)
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
         return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
+    return None
+
+
+# a family's scientific name ends so (plants -aceae, animals -idae); a common one is the word
+# before "family": "the pink family", "the mint family, Lamiaceae"
+_FAMILY_NAME = re.compile(r"(?<![\w-])([A-Z][a-z]+(?:aceae|idae))\b")
+_COMMON_FAMILY = re.compile(r"\bthe\s+((?-i:[a-z][a-z-]+))\s+family\b")
+_LIVING_KIND = re.compile(r"\b(?:genus|genera|species|plants?|trees?|shrubs?|herbs?|flowering|"
+                          r"vines?|grass(?:es)?|fungus|fungi|insects?|birds?|fish)\b")
+
+
+def _family_of(source: Source) -> tuple[tuple[str | None, str | None], str] | None:
+    """The scientific and the common name the first two sentences give their subject's
+    family (either may be None), and that sentence."""
+    said = sentences(_text(source)) or []
+    for at, sentence in enumerate(said[:2]):
+        if not re.search(r"\bfamily\b", sentence):
+            continue
+        scientific = _FAMILY_NAME.search(sentence)
+        # a common name where the sentence speaks of a living kind, not "the royal family"
+        common = _COMMON_FAMILY.search(sentence) if _LIVING_KIND.search(sentence) else None
+        if scientific or common:
+            return ((scientific.group(1) if scientific else None,
+                     common.group(1) if common else None), _quote(said, at))
+    return None
+
+
+def _same_family(families: list[tuple[tuple[str | None, str | None], str, int]]
+                 ) -> Verdict | None:
+    """Yes or No by the scientific names where both passages give one, else by the common
+    names; None when one gives only a scientific and the other only a common name."""
+    (first, _, _), (second, _, _) = families[:2]
+    for kind in (0, 1):
+        if first[kind] is not None and second[kind] is not None:
+            return _yes_if(first[kind] == second[kind], families)
     return None
 
 
@@ -1701,7 +1768,17 @@ def _country(source: Source) -> tuple[str, str] | None:
     Midtown Manhattan, New York City")."""
     said = sentences(_text(source))
     return _first_named(countries_in, said) or _first_named(
-        lambda sentence: ["United States"] if us_states_in(sentence) else [], said)
+        lambda sentence: ["United States"] if us_states_in(sentence) else [], said) \
+        or _by_title(countries_in, source, said)
+
+
+def _by_title(found_in: Callable[[str], list[str]], source: Source, said: Sequence[str]
+              ) -> tuple[str, str] | None:
+    """The first value `found_in` reads in the words that set the passage's title apart
+    from others ("Look (UK magazine)"), and the passage's first sentence."""
+    apart = re.search(r"\(([^()]+)\)\s*$", source.title)
+    found = found_in(apart.group(1)) if apart and said else []
+    return (found[0], said[0]) if found else None
 
 
 _NATIONS = frozenset({"England", "Scotland", "Wales", "Northern Ireland"})
@@ -1710,7 +1787,8 @@ _NATIONS = frozenset({"England", "Scotland", "Wales", "Northern Ireland"})
 def _home_nation(source: Source) -> tuple[str, str] | None:
     """The nation of the United Kingdom the passage's opening gives its subject, else its
     other country, and that sentence; None when it says only "British"."""
-    first = _first_named(countries_in, sentences(_text(source)))
+    said = sentences(_text(source))
+    first = _first_named(countries_in, said) or _by_title(countries_in, source, said)
     if first is None or first[0] != "United Kingdom":
         return first
     nations = home_nations_in(first[1])
@@ -2031,7 +2109,7 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
         measure = "population"
     if measure and measure not in _AREA_WORDS and not measure.endswith("s") \
             and lexicon().is_noun(measure) and measure not in ("than", "city", "town"):
-        return _measured(measure, text)
+        return _measured(measure, text, _YEAR.findall(question))
     if _AREA.search(question):
         for sentence in sentences(text):
             area = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(km2|km²|square kilomet\w+|sq\.? ?km|"
@@ -2066,12 +2144,16 @@ _AREA_WORDS = frozenset({"area", "size", "territory", "land", "surface"})
 _SCALES = {"million": 1e6, "billion": 1e9}
 
 
-def _measured(measure: str, text: str) -> tuple[float, str] | None:
+def _measured(measure: str, text: str, years: Sequence[str] = ()
+              ) -> tuple[float, str] | None:
     """The number a passage gives next to a measure ("The population was 12,345", "a
-    capacity of 90,000", "population of 14 million"), and that sentence; not a share
-    ("grew by 4 percent to 114,394" gives 114,394), a year, or a density ("population
-    density of 3,900")."""
-    for sentence in sentences(text):
+    capacity of 90,000", "population of 14 million"), and that sentence, one naming a year
+    of `years` (the question's: "at the 2010 census") first; not a share ("grew by 4
+    percent to 114,394" gives 114,394), a year, or a density ("population density of
+    3,900")."""
+    said = sentences(text)
+    dated = [s for s in said if any(re.search(rf"\b{year}\b", s) for year in years)]
+    for sentence in dict.fromkeys([*dated, *said]):
         for word in re.finditer(rf"\b{re.escape(measure)}\b(?!\s+density)", sentence, re.I):
             after = sentence[word.end():word.end() + 60]
             for said in re.finditer(r"(\d[\d,]*(?:\.\d+)?)(\s*(?:million|billion))?"

@@ -578,11 +578,20 @@ def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[So
 
 
 def _decided(verdict: Verdict, sources: list[Source]) -> Draft:
-    """"No: <the sentence about one> [1] <the sentence about the other> [2]"."""
-    units = [_Candidate(n, 0, text, text) for n, text in verdict.reasons]
+    """"No: <the sentence about one> [1] <the sentence about the other> [2]"; a sentence
+    that refers back ("The population was 4,160") with those before it that name what it
+    is about."""
+    units = [_Candidate(n, 0, _standing(text, sources[n]), text) for n, text in verdict.reasons]
     return Draft(summary=f"{verdict.answer}: " + " ".join(_cite(u) for u in units),
                  citations=[Citation(claim=u.text, source_id=sources[u.source_index].id,
                                      quote=u.text) for u in units])
+
+
+def _standing(sentence: str, source: Source) -> str:
+    """`sentence` as its passage's units quote it: joined with the sentences before it back
+    to the one naming its subject when it refers back."""
+    return next((unit for _, unit, focus in _units(sentences(source.content or source.snippet))
+                 if focus == sentence), sentence)
 
 
 def _candidates(sources: list[Source]) -> list[_Candidate]:
