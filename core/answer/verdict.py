@@ -2151,9 +2151,9 @@ def _measured(measure: str, text: str, years: Sequence[str] = ()
     of `years` (the question's: "at the 2010 census") first; not a share ("grew by 4
     percent to 114,394" gives 114,394), a year, or a density ("population density of
     3,900")."""
-    said = sentences(text)
-    dated = [s for s in said if any(re.search(rf"\b{year}\b", s) for year in years)]
-    for sentence in dict.fromkeys([*dated, *said]):
+    every = sentences(text)
+    dated = [s for s in every if any(re.search(rf"\b{year}\b", s) for year in years)]
+    for sentence in dict.fromkeys([*dated, *every]):
         for word in re.finditer(rf"\b{re.escape(measure)}\b(?!\s+density)", sentence, re.I):
             after = sentence[word.end():word.end() + 60]
             for said in re.finditer(r"(\d[\d,]*(?:\.\d+)?)(\s*(?:million|billion))?"
