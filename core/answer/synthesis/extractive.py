@@ -27,6 +27,7 @@ from core.answer.verdict import (
     shared,
     through_another,
 )
+from core.countries import countries_in
 from core.models import Citation, QueryIntent, QuestionType, Source
 from core.retrieval.embedding import Embedder
 from core.retrieval.fusion import maximal_marginal_relevance
@@ -160,8 +161,13 @@ class ExtractiveSynthesizer:
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
-        lead = max(chosen, key=lambda c: c.score)
-        answering = [c for c in chosen if c.bonus >= ANSWER_TYPE_BONUS]
+        # through a go-between ("the author of The Captive Mind"), the answer is in the
+        # passage about what it names or one that passage names, not in another sharing
+        # the rest of the question's words (another laureate's Nobel Prize)
+        reach = _reached_through(question, names, sources)
+        leading = [c for c in chosen if c.source_index in reach] or chosen
+        lead = max(leading, key=lambda c: c.score)
+        answering = [c for c in leading if c.bonus >= ANSWER_TYPE_BONUS]
         if lead.bonus < ANSWER_TYPE_BONUS and answering:
             # the sentence that holds the answer next to the question's words goes first,
             # when it is nearly as good a match: "... was born in Budapest" before "Casablanca
@@ -268,6 +274,26 @@ class ExtractiveSynthesizer:
         return vectors[:count], dict(zip(joined, vectors[count:], strict=True))
 
 
+def _reached_through(question: str, names: list[str], sources: list[Source]) -> set[int]:
+    """The passages about the things a question names ("The Captive Mind" of "the author
+    of The Captive Mind"), a country or nationality aside, or whose titles hold one ("1925
+    Birthday Honours", "George Hammond (Stargate)"), and those such a passage names; empty
+    when the question asks through no go-between, or no passage is about them."""
+    if not through_another(question, names):
+        return set()
+    things = [phrase(n) for n in names if not countries_in(n)]
+    about = {n for n, s in enumerate(sources)
+             if any(is_about(t, s) or in_phrase(t, phrase(s.title)) for t in things)}
+    said = " ".join(f"{sources[n].title} {sources[n].content or sources[n].snippet}"
+                    for n in about)
+    # a thing with a passage of its own may be named by the go-between's ("Travis co-wrote
+    # Jackson's hit ..." in a passage about Travis's album)
+    anchors = [t for t in things if any(is_about(t, sources[n]) for n in about)]
+    return about | {n for n, s in enumerate(sources) if about and n not in about and (
+        named_subjects(said, s, 3)
+        or any(in_phrase(t, phrase(f"{s.title} {s.content or s.snippet}")) for t in anchors))}
+
+
 def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                 sources: list[Source], question_terms: set[str], floor: float,
                 go_between: bool) -> _Candidate | None:
@@ -353,7 +379,7 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
     # the value stands by the word the question ends on: "(born 1964)" for "... born?",
     # never a birth year for "In what year did he retire?"; or by the verb before "in which
     # city?": "(born 26 April 1977 in Milan)" for "... was born in which city?"
-    where = _EVENT_IN.search(question)
+    where = _EVENT_IN.search(question) or _IN_WHICH_FIRST.search(question)
     event = where or re.search(r"([A-Za-z]+)\W*$", question)
     if (wanted not in ("time", "number") and where is None) or event is None \
             or event.group(1).casefold() in STOPWORDS:
@@ -396,6 +422,8 @@ def _told(text: str) -> set[str]:
 
 # "... was born in which city?", "... founded in what year?": the event the value is of
 _EVENT_IN = re.compile(r"\b([A-Za-z]+)\s+(?:in|on|at)\s+(?:which|what)\s+[a-z]+\W*$")
+# the same asked first: "In which city was the director of Serafino born?"
+_IN_WHICH_FIRST = re.compile(r"^\W*(?i:in|on|at)\s+(?i:which|what)\s+[a-z]+\s.*?\b([a-z]+)\W*$")
 
 
 _ASKED_VERB = re.compile(r"^\W*who\s+(?:first\s+)?([a-z]+)\b", re.I)

@@ -2875,3 +2875,31 @@ async def test_the_kind_named_before_two_things_is_not_part_of_the_first(
                    "California.")
     question = "Are the bands Edwin Shade and the Copper Bells and Louis IX both from California?"
     assert (await _answer(embedder, question, [first, second])).summary.startswith("Yes: ")
+
+
+async def test_in_which_city_asked_first_is_answered_by_the_sentence_of_the_event(
+        embedder: Any) -> None:
+    film = _page(411, "Lanterna (film)", "Lanterna is a 1961 Italian film directed by Ugo "
+                 "Parri.")
+    director = _page(412, "Ugo Parri", "Ugo Parri (1 May 1920 – 2 June 1980) was an Italian "
+                     "actor, screenwriter and director. Parri was born in Trento, to a family of "
+                     "clockmakers. He studied law before turning to the stage.")
+    question = "In which city was the director of Lanterna born?"
+    draft = await _answer(embedder, question, [film, director])
+    assert draft.summary.startswith("Parri was born in Trento"), draft.summary
+
+
+async def test_through_a_go_between_the_answer_is_reached_from_what_is_named(
+        embedder: Any) -> None:
+    book = _page(413, "The Quiet Tower", "The Quiet Tower is a 1953 work of nonfiction by "
+                 "Polish writer and laureate Jan Wisk.")
+    author = _page(414, "Jan Wisk", "Jan Wisk (30 June 1911 – 14 August 2004) was a Polish "
+                   "poet. In 1980 Wisk received the Golden Quill Prize in Poetry.")
+    other = _page(415, "Rainfall (novel)", "Rainfall is a novel by Mira Holt. In 1998, Holt "
+                  "received the Golden Quill Prize in Poetry, and Rainfall was noted by the jury.")
+    question = "In what year did the author of The Quiet Tower receive the Golden Quill Prize " \
+        "in Poetry?"
+    draft = await _answer(embedder, question, [book, other, author])
+    assert "1998" not in draft.summary, draft.summary
+    assert "Rainfall" not in f"{draft.summary} {draft.detail}"
+    assert "In 1980 Wisk received" in f"{draft.summary} {draft.detail}"
