@@ -316,7 +316,12 @@ _KINDS_OF_VALUE = {
     "year": "year", "date": "year", "century": "year",
     "nationality": "country", "country": "country", "citizenship": "country",
     "popul": "number", "number": "number",
+    # a life's dates in brackets give its birth and its death: "(March 12, 1928 – September
+    # 16, 2016)"
+    "born": "life", "birth": "life", "die": "life", "died": "life", "death": "life",
 }
+_LIFE = re.compile(r"\([^()]*?\b(?:1[0-9]{3}|20[0-9]{2})\s*[–—-]\s*[^()]*?"
+                   r"\b(?:1[0-9]{3}|20[0-9]{2})\s*\)")
 
 
 def _value_given(term: str, text: str, places: set[str]) -> bool:
@@ -325,6 +330,8 @@ def _value_given(term: str, text: str, places: set[str]) -> bool:
         return bool(dates_in(text))
     if kind == "country":
         return bool(places)
+    if kind == "life":
+        return bool(_LIFE.search(text))
     return kind == "number" and bool(amounts_in(text))
 
 

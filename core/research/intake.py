@@ -213,6 +213,9 @@ def _entities(question: str) -> list[str]:
         if index == 4 and " " in rest and _kind_of_work(first) and re.search(
                 r"\b(?:1\d{3}|20\d{2})\s+$", question[:match.start()]):
             entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
+        elif index == 4 and rest and first in _RECORDS and re.search(
+                r"\b(?:the|an?|his|her|its|their)\s+$", question[:match.start()], re.I):
+            entity = rest  # "the EP Songs from the Laundry Room": a kind of record, its title
         end = match.start() + match.group(0).find(entity) + len(entity)
         region = region_after(question[end:]) if index == 4 and entity and weighing \
             and not is_region(entity) else None  # not "Germany, France or ..."
@@ -266,6 +269,7 @@ def _titles_with_in(question: str, found: list[str]) -> list[str]:
 
 
 _WORKS = ("film", "broadcast", "book")
+_RECORDS = frozenset({"EP", "LP"})  # kinds of record written as capitals, before a title
 
 
 def _kind_of_work(word: str, kinds: tuple[str, ...] = _WORKS) -> bool:

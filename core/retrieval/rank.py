@@ -163,6 +163,9 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
               if w in _MAKERS or (w.endswith(("er", "or")) and len(w) >= 6)}
     known = {p for s in found for p in subjects_of(s)}
     named = [phrase(n) for n in names]
+    # the go-between's own noun: "band" of "the band that released ...", said right before
+    # its name ("by Chicago-based rock band Local H")
+    kinds = {m.group(1).casefold() for m in _GO_BETWEEN_NOUN.finditer(question)}
     scored: dict[str, tuple[float, str]] = {}
     for rank, source in enumerate(ranked[:BRIDGE_PASSAGES]):
         text = source.content or source.snippet
@@ -184,6 +187,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                 score = (len(wanted & set(terms(window)) - set(terms(name)))
                          + 2 * (_made_by(agents, made)
                                 or _work_by(agents, sentence[:match.start()])
+                                or (about_named and bool(made)
+                                    and made[-1].strip("\"“(,").casefold() in kinds)
                                 or (about_named
                                     and _agent_of(wanted, sentence[:match.start()])))
                          + 0.5 / (1 + rank)
@@ -204,20 +209,29 @@ _MAKERS = {stem: made for noun, made in (
 
 # the works whose maker "a <work> <title> by B" names, by what making them is: the novel
 # "Para esta noche" by B was written by B, the film ... by B directed by B
-_WORKS_BY = {"writ": ("novel", "novella", "book", "story", "poem", "memoir", "play", "essay"),
+_WORKS_BY = {"writ": ("novel", "novella", "book", "story", "poem", "memoir", "play", "essay",
+                      "essays", "collection", "poems", "stories"),
              "direct": ("film", "movie", "documentary"),
              "compos": ("opera", "symphony", "concerto", "score")}
+# the noun of a go-between: "band" of "the band that released ...", "director" of "the
+# director of ..."
+_GO_BETWEEN_NOUN = re.compile(r"\b(?i:the)\s+(?:[\w'-]+\s+){0,2}?([a-z]{3,})\s+"
+                              r"(?:of|who|that|whose|which|where)\b")
 # a name that opens parentheses after what it renames: an alias or a translation
 _ALIAS = re.compile(r"\(\s*[\"“']?\s*$")
 
 
 def _work_by(agents: set[str], before: str) -> int:
     """1 when the text before a name ends "<work> ... by", the work one that one of the
-    question's makers makes ("the novel "Para esta noche" by" for the author), else 0."""
+    question's makers makes ("the novel "Para esta noche" by" for the author), else 0; the
+    maker's kind may stand between "by" and the name ("a collection of essays by American
+    satirical writer")."""
     words = before.split()
-    if not words or words[-1] != "by":
+    by = next((k for k in range(len(words) - 1, max(len(words) - 5, -1), -1)
+               if words[k] == "by"), None)
+    if by is None or any(w[:1].isupper() and not countries_in(w) for w in words[by + 1:]):
         return 0
-    near = {w.strip("\"“”'(),").casefold() for w in words[-8:-1]}
+    near = {w.strip("\"“”'(),").casefold() for w in words[max(0, by - 7):by]}
     return int(any(near & set(_WORKS_BY.get(agent, ())) for agent in agents))
 
 

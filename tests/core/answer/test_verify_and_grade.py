@@ -107,3 +107,20 @@ def test_two_named_people_each_with_a_passage_are_not_low_for_a_loose_match() ->
     graded = grade(one, people, detect_intent(question), [], only_local=True,
                    question=question)
     assert graded.confidence in (Confidence.LOW, Confidence.INSUFFICIENT)
+
+
+def test_a_lifes_dates_in_brackets_say_when_it_began_and_ended() -> None:
+    from core.answer.grading import weigh
+
+    question = "When did the author of The Quiet Room die?"
+    cited = [
+        Source(id="s1", title="The Quiet Room", path="/kb/room.md", document_id="room",
+               content="The Quiet Room is a one-act play by American playwright Ed Albin.",
+               metadata=SourceMetadata(relevance=0.6, provider="local")),
+        Source(id="s2", title="Ed Albin", path="/kb/albin.md", document_id="albin",
+               content="Ed Albin (March 12, 1928 – September 16, 2016) was an American "
+                       "playwright.", metadata=SourceMetadata(relevance=0.6, provider="local"))]
+    assert "die" not in weigh(cited, detect_intent(question), question).missing_words
+    # a single year in brackets is no life: the death is not given
+    cited[1] = cited[1].model_copy(update={"content": "Ed Albin (born 1928) is a playwright."})
+    assert "die" in weigh(cited, detect_intent(question), question).missing_words

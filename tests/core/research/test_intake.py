@@ -83,3 +83,9 @@ def test_names_keep_their_apostrophes_and_small_inner_words() -> None:
     assert detect_intent("Was Pieter van der Hoeven older than Jan van Aalst?").entities == [
         "Pieter van der Hoeven", "Jan van Aalst"]
     assert detect_intent("Is Bram's parser faster?").entities == ["Bram"]  # a possessive
+
+
+def test_a_kind_of_record_before_a_title_is_not_part_of_it() -> None:
+    question = "In which city was the band that released the EP Songs from the Attic formed?"
+    assert detect_intent(question).entities[0] == "Songs"
+    assert detect_intent("Is EP Daily a show?").entities == ["EP Daily"]  # a name's own word

@@ -2903,3 +2903,17 @@ async def test_through_a_go_between_the_answer_is_reached_from_what_is_named(
     assert "1998" not in draft.summary, draft.summary
     assert "Rainfall" not in f"{draft.summary} {draft.detail}"
     assert "In 1980 Wisk received" in f"{draft.summary} {draft.detail}"
+
+
+def test_the_second_hop_searches_the_name_its_passage_gives_the_go_between_first() -> None:
+    album = _page(416, "Glory Bound (album)", "Glory Bound is the seventh studio album by "
+                  "Chicago-based rock band Lake Quorum. It was first heard in Calgary, Alberta.")
+    question = "The band that released Glory Bound was formed in which town?"
+    queries = bridge_queries(question, [album], [album], 1, detect_intent(question).entities)
+    assert queries[0].startswith("Lake Quorum"), queries  # "band Lake Quorum", not Calgary
+    essays = _page(417, "Party Lizard", "Party Lizard, subtitled \"The Confessions, Essays "
+                   "and Other Outrages\" is a 1987 collection of essays by American satirical "
+                   "writer P. J. Orrin.")
+    question = "When was the author of Party Lizard born?"
+    queries = bridge_queries(question, [essays], [essays], 1, detect_intent(question).entities)
+    assert queries[0].startswith("P. J. Orrin"), queries  # the maker of the collection
