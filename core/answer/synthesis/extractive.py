@@ -253,7 +253,7 @@ class ExtractiveSynthesizer:
                       and attribute <= set(terms(c.focus)) and c.bonus > 0]
             if naming:
                 chain = [naming[0], *(c for c in chain if c is not naming[0])]
-        stating = _stating(question, wanted, chain, candidates)
+        stating = _stating(question, wanted, chain, candidates, sources)
         if stating is not None:
             chain = [stating, *(c for c in chain if c is not stating)]
         rest = sorted(_earning(chain, chosen, sources, names),
@@ -361,7 +361,7 @@ def _go_between(question: str) -> re.Match[str] | None:
 
 
 def _stating(question: str, wanted: str, chain: list[_Candidate],
-             candidates: list[_Candidate]) -> _Candidate | None:
+             candidates: list[_Candidate], sources: list[Source]) -> _Candidate | None:
     """A sentence of the chain's passages that states the answer in the question's terms,
     when the first does not: "directed by Brian Fee" for "Who directed the 2017 film ...?";
     for "when" or "how many", the sentence of the first one's own passage holding a year or
@@ -388,16 +388,30 @@ def _stating(question: str, wanted: str, chain: list[_Candidate],
 
     nouns = _with_event_nouns(ending) - ending
 
+    # of a place, the event's word is followed by where it took place: "formed in
+    # Minneapolis", not "Motion City Soundtrack, formed in 1997"
+    placed = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(ending | nouns))
+                        + r")\w*\b[^.;]{0,40}?\b(?:in|at)\s+(?:the\s+)?[" + CAPITAL + "]", re.I)
+
     def tells(text: str) -> bool:  # the event, as its verb or its noun ("his death in")
         said = set(terms(text))
-        return ending <= said or bool(said & nouns)
+        return (ending <= said or bool(said & nouns)) \
+            and (where is None or wanted != "name" or placed.search(text) is not None)
 
     if holds_answer_type(chain[0].focus, wanted, question) and tells(chain[0].focus):
         return None
-    # within the first link's own passage: another's place or year is another thing's
-    found = [c for c in candidates if c.source_index == chain[0].source_index
-             and holds_answer_type(c.focus, wanted, question) == 1.0 and tells(c.focus)]
-    return max(found, key=lambda c: c.score) if found else None
+    # within the first link's own passage: another's place or year is another thing's;
+    # else, of a place, within the passage about what the first link names ("formed in
+    # Minneapolis" of the band the album's sentence names)
+    named = phrase(chain[0].text)
+    links = chain[:1] + [c for c in chain[1:2] if where is not None and any(
+        in_phrase(subject, named) for subject in subjects_of(sources[c.source_index]))]
+    for link in links:
+        found = [c for c in candidates if c.source_index == link.source_index
+                 and holds_answer_type(c.focus, wanted, question) == 1.0 and tells(c.focus)]
+        if found:
+            return max(found, key=lambda c: c.score)
+    return None
 
 
 # the nouns of the events a question asks the place or time of, by the verb's term: "his
@@ -533,10 +547,12 @@ def _is_kind(kind: str | None, source: Source) -> bool:
     if kind is None:
         return False
     opening = (sentences(source.content or source.snippet) or [""])[0]
-    # the noun or one of its sense: "film" for "movie"
-    return bool(set(terms(kind)) & set(terms(opening))) or any(
-        lexicon().synonyms(kind, word) for word in set(re.findall(r"[a-z]{4,}", opening))
-        if word not in STOPWORDS)
+    # the noun or one of its sense: "film" for "movie"; a word of the language, not of a
+    # name ("city" of "Motion City Soundtrack")
+    words = set(re.findall(r"(?<![\w'-])[a-z][a-z'-]*", opening))
+    return bool(set(terms(kind)) & set(terms(" ".join(words)))) or any(
+        lexicon().synonyms(kind, word) for word in words
+        if len(word) >= 4 and word not in STOPWORDS)
 
 
 def _described_as(kind: str, source: Source) -> bool:

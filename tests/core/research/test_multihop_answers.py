@@ -2917,3 +2917,22 @@ def test_the_second_hop_searches_the_name_its_passage_gives_the_go_between_first
     question = "When was the author of Party Lizard born?"
     queries = bridge_queries(question, [essays], [essays], 1, detect_intent(question).entities)
     assert queries[0].startswith("P. J. Orrin"), queries  # the maker of the collection
+
+
+async def test_a_place_asked_of_a_go_between_is_where_its_passage_says_the_event_was(
+        embedder: Any) -> None:
+    album = _page(418, "Keep This in Mind", "Keep This in Mind is the second studio album by "
+                  "American rock band Motion Town Soundtrack. Produced by Mark Hale, the album "
+                  "was released on June 7, 2005, in the United States by Epitome Records. Motion "
+                  "Town Soundtrack, formed in 1997, had first found success with their debut "
+                  "album, \"I Am the Show\" (2002). The band toured in the interim years.")
+    band = _page(419, "Motion Town Soundtrack", "Motion Town Soundtrack was an American rock "
+                 "band that formed in Brainerd, Minnesota in 1997. The band's line-up consisted "
+                 "of vocalist Justin Peer and drummer Tony Thax. Over the course of their "
+                 "career, the group toured heavily and released six studio albums, the majority "
+                 "on independent label Epitome Records.")
+    question = "In which city was the band behind the album Keep This in Mind formed?"
+    draft = await _answer(embedder, question, [album, band])
+    # the town in "Motion Town Soundtrack" makes its passage no town's; "formed in 1997" no place
+    assert draft.summary.startswith("Motion Town Soundtrack was an American rock band that "
+                                    "formed in Brainerd"), draft.summary
