@@ -69,6 +69,9 @@ MAX_ANTECEDENT_DISTANCE = 2
 _REFERRING = re.compile(
     r"^(?:[\"'(]*)(?:he|she|it|they|his|her|its|their|him|them|this|these|those|that|such|"
     r"both|neither|the latter|the former)\b", re.I)
+# "he", "she", "his", "her" after the passage's opening: the person it is about
+_PERSONAL = re.compile(r"^(?:[\"'(]*)(?:(?:[^,;:.]{2,60},\s*)|(?:In|Since|After|Before|During|From|"
+                       r"Until|By|On|At|Later)(?:\s+[\w'-]+){0,3}\s+)?(?:he|she)\s", re.I)
 _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The club" ...
 # a pronoun after an opening phrase: "In Hawaiian, it means ...", "A prolific author, he ...",
 # "On January 28, 2015, he became ...",
@@ -654,7 +657,8 @@ def _units(passage: list[str]) -> list[tuple[int, str, str]]:
     """(position, quoted text, the sentence itself): each sentence that can stand alone, and
     each referring sentence joined with those before it back to the one that names its
     subject (at most two back, every sentence between referring too); a referring sentence
-    with no such sentence in reach is left out."""
+    with no such sentence in reach is left out, except one about the person the passage
+    opens with ("In 1980 he was awarded ..." late in a life), which stands alone."""
     units = []
     head = -1
     for position, sentence in enumerate(passage):
@@ -663,6 +667,8 @@ def _units(passage: list[str]) -> list[tuple[int, str, str]]:
             units.append((position, sentence, sentence))
         elif head >= 0 and position - head <= MAX_ANTECEDENT_DISTANCE:
             units.append((head, " ".join(passage[head:position + 1]), sentence))
+        elif head == 0 and _PERSONAL.match(sentence):
+            units.append((position, sentence, sentence))
     return units
 
 

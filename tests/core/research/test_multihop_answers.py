@@ -2936,3 +2936,14 @@ async def test_a_place_asked_of_a_go_between_is_where_its_passage_says_the_event
     # the town in "Motion Town Soundtrack" makes its passage no town's; "formed in 1997" no place
     assert draft.summary.startswith("Motion Town Soundtrack was an American rock band that "
                                     "formed in Brainerd"), draft.summary
+
+
+async def test_a_late_sentence_of_a_life_is_quoted_though_it_says_he(embedder: Any) -> None:
+    poet = _page(420, "Jan Wisk", "Jan Wisk (30 June 1911 – 14 August 2004) was a Polish poet. "
+                 "His early sequence \"The Hours\" is a cycle of twenty poems. Following the war, "
+                 "he served as a cultural attaché in Paris. His book \"The Quiet Tower\" (1953) "
+                 "became a classic. From 1961 to 1998 he was a professor at Berkeley. He became "
+                 "a citizen in 1970. In 1980 he was awarded the Golden Quill Prize in Poetry.")
+    question = "In what year was Jan Wisk awarded the Golden Quill Prize in Poetry?"
+    draft = await _answer(embedder, question, [poet])
+    assert "In 1980 he was awarded the Golden Quill Prize" in f"{draft.summary} {draft.detail}"
