@@ -318,10 +318,12 @@ _KINDS_OF_VALUE = {
     "popul": "number", "number": "number",
     # a life's dates in brackets give its birth and its death: "(March 12, 1928 – September
     # 16, 2016)"
-    "born": "life", "birth": "life", "die": "life", "died": "life", "death": "life",
+    "born": "life", "birth": "life", "die": "life", "died": "life",
 }
-_LIFE = re.compile(r"\([^()]*?\b(?:1[0-9]{3}|20[0-9]{2})\s*[–—-]\s*[^()]*?"
-                   r"\b(?:1[0-9]{3}|20[0-9]{2})\s*\)")
+# ... in brackets after the name a passage opens with, before its verb: "Ed Albin (March 12,
+# 1928 – September 16, 2016) was", not "mayor of Footown (1990–1994)"
+_LIFE = re.compile(r"(?:^|[.!?]\s+)[^.!?()]{2,80}?\s\([^()]*?\b(?:1[0-9]{3}|20[0-9]{2})\s*[–—-]"
+                   r"\s*[^()]*?\b(?:1[0-9]{3}|20[0-9]{2})\s*\),?\s+(?:is|was|were)\b")
 
 
 def _value_given(term: str, text: str, places: set[str]) -> bool:

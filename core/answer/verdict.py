@@ -572,7 +572,7 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
 
 # when a measure is taken, after the two names: "... than B at the 2010 census", "in 2015"
 _WHEN_MEASURED = re.compile(r"(?:at|in|as\s+of|according\s+to|during|by)\s+(?:the\s+)?"
-                            r"(?:(?:1[0-9]{3}|20[0-9]{2})\s*)?(?-i:[a-z]+\s*){0,2}", re.I)
+                            r"(?:1[0-9]{3}|20[0-9]{2})(?:\s+census)?", re.I)
 
 
 # the verbs of a thing's beginning: "was founded", "was first published", "established"
@@ -1045,10 +1045,9 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
 
 # a family's scientific name ends so (plants -aceae, animals -idae); a common one is the word
 # before "family": "the pink family", "the mint family, Lamiaceae"
-_FAMILY_NAME = re.compile(r"(?<![\w-])([A-Z][a-z]+(?:aceae|idae))\b")
+_FAMILY_NAME = re.compile(r"(?<![\w-])([A-Z][a-z]+aceae)\b|\bfamily,?\s+([A-Z][a-z]+idae)\b")
 _COMMON_FAMILY = re.compile(r"\bthe\s+((?-i:[a-z][a-z-]+))\s+family\b")
-_LIVING_KIND = re.compile(r"\b(?:genus|genera|species|plants?|trees?|shrubs?|herbs?|flowering|"
-                          r"vines?|grass(?:es)?|fungus|fungi|insects?|birds?|fish)\b")
+_LIVING_KIND = re.compile(r"\b(?:genus|genera|species|subspecies)\b")
 
 
 def _family_of(source: Source) -> tuple[tuple[str | None, str | None], str] | None:
@@ -1062,19 +1061,21 @@ def _family_of(source: Source) -> tuple[tuple[str | None, str | None], str] | No
         # a common name where the sentence speaks of a living kind, not "the royal family"
         common = _COMMON_FAMILY.search(sentence) if _LIVING_KIND.search(sentence) else None
         if scientific or common:
-            return ((scientific.group(1) if scientific else None,
+            return ((scientific.group(scientific.lastindex or 1) if scientific else None,
                      common.group(1) if common else None), _quote(said, at))
     return None
 
 
 def _same_family(families: list[tuple[tuple[str | None, str | None], str, int]]
                  ) -> Verdict | None:
-    """Yes or No by the scientific names where both passages give one, else by the common
-    names; None when one gives only a scientific and the other only a common name."""
+    """Yes or No by the scientific names where both passages give one, else Yes where both
+    give one common name (two common names may be one family's: "daisy" and "aster"); None
+    otherwise."""
     (first, _, _), (second, _, _) = families[:2]
-    for kind in (0, 1):
-        if first[kind] is not None and second[kind] is not None:
-            return _yes_if(first[kind] == second[kind], families)
+    if first[0] is not None and second[0] is not None:
+        return _yes_if(first[0] == second[0], families)
+    if first[1] is not None and first[1] == second[1]:
+        return _yes_if(True, families)
     return None
 
 
@@ -1776,7 +1777,9 @@ def _by_title(found_in: Callable[[str], list[str]], source: Source, said: Sequen
               ) -> tuple[str, str] | None:
     """The first value `found_in` reads in the words that set the passage's title apart
     from others ("Look (UK magazine)"), and the passage's first sentence."""
-    apart = re.search(r"\(([^()]+)\)\s*$", source.title)
+    # a nation and a kind of thing: "(UK magazine)", "(American band)"; not "(Vietnam War
+    # documentary)", a subject
+    apart = re.search(r"\((\S+)\s+[a-z][a-z -]*\)\s*$", source.title)
     found = found_in(apart.group(1)) if apart and said else []
     return (found[0], said[0]) if found else None
 
@@ -2109,7 +2112,10 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
         measure = "population"
     if measure and measure not in _AREA_WORDS and not measure.endswith("s") \
             and lexicon().is_noun(measure) and measure not in ("than", "city", "town"):
-        return _measured(measure, text, _YEAR.findall(question))
+        # "... at the 2010 census": that year's number only
+        dated = re.search(r"\b(?:at|in|as\s+of|during|by)\s+(?:the\s+)?(1[0-9]{3}|20[0-9]{2})"
+                          r"(?:\s+census)?\W*$", question, re.I)
+        return _measured(measure, text, dated.group(1) if dated else None)
     if _AREA.search(question):
         for sentence in sentences(text):
             area = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(km2|km²|square kilomet\w+|sq\.? ?km|"
@@ -2144,22 +2150,26 @@ _AREA_WORDS = frozenset({"area", "size", "territory", "land", "surface"})
 _SCALES = {"million": 1e6, "billion": 1e9}
 
 
-def _measured(measure: str, text: str, years: Sequence[str] = ()
-              ) -> tuple[float, str] | None:
+def _measured(measure: str, text: str, year: str | None = None) -> tuple[float, str] | None:
     """The number a passage gives next to a measure ("The population was 12,345", "a
-    capacity of 90,000", "population of 14 million"), and that sentence, one naming a year
-    of `years` (the question's: "at the 2010 census") first; not a share ("grew by 4
-    percent to 114,394" gives 114,394), a year, or a density ("population density of
-    3,900")."""
-    every = sentences(text)
-    dated = [s for s in every if any(re.search(rf"\b{year}\b", s) for year in years)]
-    for sentence in dict.fromkeys([*dated, *every]):
+    capacity of 90,000", "population of 14 million"), and that sentence, one naming `year`
+    when given; not a share ("grew by 4 percent to 114,394" gives 114,394), a year, or a
+    density ("population density of 3,900")."""
+    for sentence in sentences(text):
+        if year is not None and not re.search(rf"\b{year}\b", sentence):
+            continue
         for word in re.finditer(rf"\b{re.escape(measure)}\b(?!\s+density)", sentence, re.I):
             after = sentence[word.end():word.end() + 60]
             for said in re.finditer(r"(\d[\d,]*(?:\.\d+)?)(\s*(?:million|billion))?"
                                     r"(\s*(?:%|per\s*cent|percent))?", after):
-                if said.group(3) or (_YEAR.fullmatch(said.group(1)) and not said.group(2)):
-                    continue
+                if said.group(3) or (_YEAR.fullmatch(said.group(1)) and not said.group(2)) \
+                        or re.search(r"\b(?:by|from)\s*$", after[:said.start()]) \
+                        or (measure == "population" and not said.group(0).endswith(",")
+                            and re.match(
+                            r"\s+(?!people|inhabitants|residents|persons)[a-z]{3,}",
+                            after[said.end():])):
+                    continue  # a share, a year, a change ("fallen by 300", "up from 3,674"),
+                    # a population of others ("a population of 2,000 students")
                 scale = _SCALES.get((said.group(2) or "").strip(), 1.0)
                 return _number(said.group(1)) * scale, sentence
     return None

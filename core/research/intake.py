@@ -214,7 +214,8 @@ def _entities(question: str) -> list[str]:
                 r"\b(?:1\d{3}|20\d{2})\s+$", question[:match.start()]):
             entity = rest  # "the 1946 Western Song of Arizona": a kind of work, then its title
         elif index == 4 and rest and first in _RECORDS and re.search(
-                r"\b(?:the|an?|his|her|its|their)\s+$", question[:match.start()], re.I):
+                r"\b(?:the|an?|his|her|its|their)\s+$", question[:match.start()], re.I) \
+                and _MUSIC.search(question):
             entity = rest  # "the EP Songs from the Laundry Room": a kind of record, its title
         end = match.start() + match.group(0).find(entity) + len(entity)
         region = region_after(question[end:]) if index == 4 and entity and weighing \
@@ -270,6 +271,9 @@ def _titles_with_in(question: str, found: list[str]) -> list[str]:
 
 _WORKS = ("film", "broadcast", "book")
 _RECORDS = frozenset({"EP", "LP"})  # kinds of record written as capitals, before a title
+# a question about music, where "the EP ..." is a record, not "the EP Committee"
+_MUSIC = re.compile(r"\b(?:released|band|album|single|songs?|singer|recorded|track|label)\b",
+                    re.I)
 
 
 def _kind_of_work(word: str, kinds: tuple[str, ...] = _WORKS) -> bool:

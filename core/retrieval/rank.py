@@ -188,7 +188,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                          + 2 * (_made_by(agents, made)
                                 or _work_by(agents, sentence[:match.start()])
                                 or (about_named and bool(made)
-                                    and made[-1].strip("\"“(,").casefold() in kinds)
+                                    and made[-1].strip("\"“(,").casefold() in kinds
+                                    and sentence[match.end():match.end() + 1] not in "'’")
                                 or (about_named
                                     and _agent_of(wanted, sentence[:match.start()])))
                          + 0.5 / (1 + rank)

@@ -72,6 +72,9 @@ _REFERRING = re.compile(
 # "he", "she", "his", "her" after the passage's opening: the person it is about
 _PERSONAL = re.compile(r"^(?:[\"'(]*)(?:(?:[^,;:.]{2,60},\s*)|(?:In|Since|After|Before|During|From|"
                        r"Until|By|On|At|Later)(?:\s+[\w'-]+){0,3}\s+)?(?:he|she)\s", re.I)
+# a sentence bringing in another person "he" or "she" may mean: "His brother Sam was ..."
+_ANOTHER_PERSON = re.compile(r"\b(?:brother|sister|father|mother|son|daughter|wife|husband|"
+                             r"partner|friend|cousin|uncle|aunt|both|they|the two)\b", re.I)
 _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The club" ...
 # a pronoun after an opening phrase: "In Hawaiian, it means ...", "A prolific author, he ...",
 # "On January 28, 2015, he became ...",
@@ -550,9 +553,11 @@ def _is_kind(kind: str | None, source: Source) -> bool:
     if kind is None:
         return False
     opening = (sentences(source.content or source.snippet) or [""])[0]
-    # the noun or one of its sense: "film" for "movie"; a word of the language, not of a
-    # name ("city" of "Motion City Soundtrack")
-    words = set(re.findall(r"(?<![\w'-])[a-z][a-z'-]*", opening))
+    # the noun or one of its sense: "film" for "movie"; a word of the language, or the last
+    # of a name ("The Baz Prize is ..."), not another of a name's ("Motion City Soundtrack")
+    words = set(re.findall(r"(?<![\w'-])[a-z][a-z'-]*", opening)) | {
+        name.split()[-1].casefold() for name in re.findall(
+            rf"[{CAPITAL}][\w'-]*(?:\s+[{CAPITAL}][\w'-]*)*", opening)}
     return bool(set(terms(kind)) & set(terms(" ".join(words)))) or any(
         lexicon().synonyms(kind, word) for word in words
         if len(word) >= 4 and word not in STOPWORDS)
@@ -667,7 +672,8 @@ def _units(passage: list[str]) -> list[tuple[int, str, str]]:
             units.append((position, sentence, sentence))
         elif head >= 0 and position - head <= MAX_ANTECEDENT_DISTANCE:
             units.append((head, " ".join(passage[head:position + 1]), sentence))
-        elif head == 0 and _PERSONAL.match(sentence):
+        elif head == 0 and _PERSONAL.match(sentence) \
+                and not any(_ANOTHER_PERSON.search(s) for s in passage[1:position]):
             units.append((position, sentence, sentence))
     return units
 
