@@ -544,10 +544,11 @@ def own_rows(name: str, out: dict[str, Any]) -> list[list[object]]:
     for kind, part in (("yes/no", "built"), ("yes/no", "fresh"), ("yes/no", "blind"),
                        ("yes/no", "blind2"), ("yes/no", "blind3"), ("yes/no", "blind4"),
                        ("yes/no", "blind5"), ("yes/no", "blind6"), ("yes/no", "blind7"),
-                       ("yes/no", "blind8"), ("yes/no", "blind9"),
+                       ("yes/no", "blind8"), ("yes/no", "blind9"), ("yes/no", "blind10"),
                        ("open", "fresh"), ("open", "blind2"), ("open", "blind3"),
                        ("open", "blind4"), ("open", "blind5"), ("open", "blind6"),
-                       ("open", "blind7"), ("open", "blind8"), ("open", "blind9")):
+                       ("open", "blind7"), ("open", "blind8"), ("open", "blind9"),
+                       ("open", "blind10")):
         picked = [q for q in out.get("own", []) if q["kind"] == kind and q["part"] == part]
         if picked:
             rows.append([name, f"{kind} ({len(picked)})", part,
