@@ -572,7 +572,7 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
 
 # when a measure is taken, after the two names: "... than B at the 2010 census", "in 2015"
 _WHEN_MEASURED = re.compile(r"(?:at|in|as\s+of|according\s+to|during|by)\s+(?:the\s+)?"
-                            r"(?:1[0-9]{3}|20[0-9]{2})(?:\s+census)?", re.I)
+                            r"(1[0-9]{3}|20[0-9]{2})(?:\s+census)?", re.I)
 
 
 # the verbs of a thing's beginning: "was founded", "was first published", "established"
@@ -850,22 +850,23 @@ def _split_titles(question: str, sources: Sequence[Source]) -> tuple[list[str], 
     if asked is None:
         return _titled_pair(question, sources)
     sides = _split_at_and(asked.group(1), sources)
-    return None if sides is None else (sides, asked.group(2))
+    return None if sides is None else ([name for name, _ in sides], asked.group(2))
 
 
-def _split_at_and(span: str, sources: Sequence[Source]) -> list[str] | None:
-    """The two things "A and B" names, split at the "and" where each side is a passage's
-    subject, by its title if one can be; None where no split makes two."""
+def _split_at_and(span: str, sources: Sequence[Source]) -> list[tuple[str, int]] | None:
+    """The two things "A and B" names, each with the passage about it, split at the "and"
+    where each side is a passage's subject, by its title if one can be; None where no split
+    makes two."""
     splits = []
     for joint in re.finditer(r"\s+and\s+", span):
         # not the kind the question calls them first ("the bands A and B")
         sides = [re.sub(r"^(?:the\s+)?(?:(?-i:[a-z][\w-]*)\s+)*", "", side, flags=re.I)
                  for side in (span[:joint.start()], span[joint.end():])]
-        found = [_about(side, sources) for side in sides]
-        if found[0] is not None and found[1] is not None and found[0] != found[1]:
-            titled = sum(same_phrase(title_subject(sources[n].title), side)
-                         for side, n in zip(sides, found, strict=True) if n is not None)
-            splits.append((-titled, sides))
+        first, second = (_about(side, sources) for side in sides)
+        if first is not None and second is not None and first != second:
+            pair = [(sides[0], first), (sides[1], second)]
+            titled = sum(same_phrase(title_subject(sources[n].title), side) for side, n in pair)
+            splits.append((-titled, pair))
     return min(splits, key=lambda split: split[0])[1] if splits else None
 
 
@@ -879,11 +880,10 @@ def _same_first(question: str, sources: Sequence[Source]) -> Verdict | None:
     """"Did the same director make A and B?" read as "Were A and B made by the same
     director?"; None when the question is not so, or A and B are not two passages'."""
     asked = _SAME_FIRST.match(question)
-    pair = _split_at_and(asked.group("things"), sources) if asked else None
-    if asked is None or pair is None:
+    sides = _split_at_and(asked.group("things"), sources) if asked else None
+    if asked is None or sides is None:
         return None
-    sides = [(name, n) for name in pair if (n := _about(name, sources)) is not None]
-    return _same(asked.group("same"), sides, sources, question) if len(sides) == 2 else None
+    return _same(asked.group("same"), sides, sources, question)
 
 
 # "both", "each" or "all" after the two things: it says both, not what is said of them
@@ -2113,8 +2113,8 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
     if measure and measure not in _AREA_WORDS and not measure.endswith("s") \
             and lexicon().is_noun(measure) and measure not in ("than", "city", "town"):
         # "... at the 2010 census": that year's number only
-        dated = re.search(r"\b(?:at|in|as\s+of|during|by)\s+(?:the\s+)?(1[0-9]{3}|20[0-9]{2})"
-                          r"(?:\s+census)?\W*$", question, re.I)
+        dated = next((m for m in _WHEN_MEASURED.finditer(question)
+                      if not question[m.end():].strip(" ?.!")), None)
         return _measured(measure, text, dated.group(1) if dated else None)
     if _AREA.search(question):
         for sentence in sentences(text):

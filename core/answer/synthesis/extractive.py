@@ -69,9 +69,6 @@ MAX_ANTECEDENT_DISTANCE = 2
 _REFERRING = re.compile(
     r"^(?:[\"'(]*)(?:he|she|it|they|his|her|its|their|him|them|this|these|those|that|such|"
     r"both|neither|the latter|the former)\b", re.I)
-# "he", "she", "his", "her" after the passage's opening: the person it is about
-_PERSONAL = re.compile(r"^(?:[\"'(]*)(?:(?:[^,;:.]{2,60},\s*)|(?:In|Since|After|Before|During|From|"
-                       r"Until|By|On|At|Later)(?:\s+[\w'-]+){0,3}\s+)?(?:he|she)\s", re.I)
 # a sentence bringing in another person "he" or "she" may mean: "His brother Sam was ..."
 _ANOTHER_PERSON = re.compile(r"\b(?:brother|sister|father|mother|son|daughter|wife|husband|"
                              r"partner|friend|cousin|uncle|aunt|both|they|the two)\b", re.I)
@@ -79,9 +76,13 @@ _DEFINITE_COMMON = re.compile(r"^(?:[\"'(]*)[Tt]he\s+[a-z]")  # "The film", "The
 # a pronoun after an opening phrase: "In Hawaiian, it means ...", "A prolific author, he ...",
 # "On January 28, 2015, he became ...",
 # "Since 2017 it has been known as ..." (a phrase of time or place needs no comma)
-_REFERRING_AFTER = re.compile(
-    r"^(?:(?:[^,;:.]{2,60},){1,3}|(?:In|Since|After|Before|During|From|Until|By|On|At|Later|Today|Now)"
-    r"(?:\s+[\w'-]+){0,3})\s+(?:he|she|it|they)\s+[a-z]")  # "Since 2017 it has been ..."
+_OPENING_PHRASE = (r"(?:(?:[^,;:.]{2,60},){1,3}|(?:In|Since|After|Before|During|From|Until|By|"
+                   r"On|At|Later|Today|Now)(?:\s+[\w'-]+){0,3})")
+_REFERRING_AFTER = re.compile(  # "Since 2017 it has been ..."
+    rf"^{_OPENING_PHRASE}\s+(?:he|she|it|they)\s+[a-z]")
+# "He ...", "In 1980 he ...": of the person the passage opens with, when no sentence naming
+# another comes between
+_PERSONAL = re.compile(rf"^[\"'(]*(?:(?i:he|she)|{_OPENING_PHRASE}\s+(?:he|she))\s")
 _YEAR_OR_DATE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b")
