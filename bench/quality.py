@@ -541,14 +541,8 @@ def report(results: dict[str, dict[str, Any]], split: str) -> None:
 
 def own_rows(name: str, out: dict[str, Any]) -> list[list[object]]:
     rows: list[list[object]] = []
-    for kind, part in (("yes/no", "built"), ("yes/no", "fresh"), ("yes/no", "blind"),
-                       ("yes/no", "blind2"), ("yes/no", "blind3"), ("yes/no", "blind4"),
-                       ("yes/no", "blind5"), ("yes/no", "blind6"), ("yes/no", "blind7"),
-                       ("yes/no", "blind8"), ("yes/no", "blind9"), ("yes/no", "blind10"),
-                       ("open", "fresh"), ("open", "blind2"), ("open", "blind3"),
-                       ("open", "blind4"), ("open", "blind5"), ("open", "blind6"),
-                       ("open", "blind7"), ("open", "blind8"), ("open", "blind9"),
-                       ("open", "blind10")):
+    parts = list(dict.fromkeys(q["part"] for q in out.get("own", [])))  # as the file has them
+    for kind, part in ((kind, part) for kind in ("yes/no", "open") for part in parts):
         picked = [q for q in out.get("own", []) if q["kind"] == kind and q["part"] == part]
         if picked:
             rows.append([name, f"{kind} ({len(picked)})", part,

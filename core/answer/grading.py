@@ -36,7 +36,7 @@ from core.answer.values import amounts_in, dates_in
 from core.answer.verdict import through_another
 from core.countries import countries_in, is_region, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
-from core.retrieval.rank import named_subjects, tied_to, without_place
+from core.retrieval.rank import named_subjects, subjects_of, tied_to, without_place
 from core.text import (
     CAPITAL,
     STOPWORDS,
@@ -462,8 +462,13 @@ def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:
     passage about Casablanca. Without it, "where was the director of Casablanca born?" has
     not been answered."""
     texts = [f"{s.title} {s.content or s.snippet}" for s in firsts]
-    return any(named_subjects(text, source, 0) for source in cited if source not in firsts
-               for text in texts)
+    if any(named_subjects(text, source, 0) for source in cited if source not in firsts
+           for text in texts):
+        return True
+    # two things of one name, each with its own document ("Higgins Lake", a community, and
+    # the lake it lies along): either may be the go-between of the other
+    documents = {s.document_id or s.id: subjects_of(s) for s in cited if s in firsts}
+    return any(a != b and documents[a] & documents[b] for a in documents for b in documents)
 
 
 def _compared(names: list[str], question: str) -> list[str]:

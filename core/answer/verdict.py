@@ -146,8 +146,19 @@ _NAMED_FIRST = re.compile(r"^\s*(?P<things>[^,;:?]+?\s(?:and|&)\s[^,;:?]+?)\s*[,
                           r"\s+(?P<rest>.+)$", re.I)
 
 
+# "Is A, like B, a documentary film?" asks "Are A and B both a documentary film?"
+_LIKE = re.compile(r"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>[^,;:?]+?),\s+(?:like|as\s+is|"
+                   r"just\s+like)\s+(?P<second>[^,;:?]+?),\s+(?P<rest>.+)$", re.I)
+_PLURAL = {"is": "are", "was": "were", "does": "do", "did": "did", "has": "have"}
+
+
 def _asked_plainly(question: str) -> str:
-    """The question with the things it names after its verb, where it names them first."""
+    """The question with the things it names after its verb, where it names them first;
+    and with both things it likens together ("Is A, like B, ...?")."""
+    like = _LIKE.match(question)
+    if like:
+        return (f"{_PLURAL[like.group('verb').casefold()].capitalize()} {like.group('first')} "
+                f"and {like.group('second')} both {like.group('rest')}")
     return _NAMED_FIRST.sub(r"\g<verb> \g<things> \g<rest>", question)
 
 
@@ -332,6 +343,11 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
     # Médecin malgré lui", whose name the other option opens with too
     if starting and not _titled(right) and not left.startswith(max(starting, key=len)):
         right = max(starting, key=len)
+    # "novelist Allison Winn Scotch": the name after the words of what the option is
+    ending = [e for e in intent.entities if right.endswith(e)
+              and re.fullmatch(r"(?:[a-z][\w-]*\s+){1,2}", right[:len(right) - len(e)])]
+    if ending:
+        right = max(ending, key=len)
     options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.I).strip() for o in (left, right)]
     options = [re.sub(r"^(?:who|which|what)\s+(?:is|was|are|were)\s+\w+\s+", "", o,
                       flags=re.I) for o in options]
@@ -507,7 +523,14 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
             (by for by in (_agent(r, s) for r in relations) if by is not None), None))
     same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
     if same:
-        return _same(same.group(1), sides, sources, question)
+        alike = _same(same.group(1), sides, sources, question)
+        done = re.search(r"\b([a-z]+)\s+(on|in|at|for|from|with|by)\s+the\s+same\b", predicate)
+        if alike is None and done and not _PLACE_NOUN.search(same.group(1)):
+            # "aired on the same network": "aired on CBS"; not of places, where "formed in
+            # London" and "formed in Camden, London" may be one city
+            return _compare(sides, sources,
+                            functools.partial(_done_with, done.group(1), done.group(2)))
+        return alike
     period = _period(predicate)
     if period is not None:  # "both formed in the 1990s", "in the 20th century"
         # the year of one event; "active in the 1990s" is not read from a first year
@@ -521,9 +544,18 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         in_state = _in_state(states, sides, sources)
         if in_state is not None:
             return in_state
-    elif countries_in(predicate):
+    elif countries_in(_without_named(predicate)):
         return _from(predicate, sides, sources)
     return _described(predicate, sides, sources, question)
+
+
+def _without_named(text: str) -> str:
+    """The text without the names that open with a country's ("the Georgia Writers Hall of
+    Fame", "Japan Airlines"): they name an institution, not a place the thing is in."""
+    def kept(name: re.Match[str]) -> str:
+        first, _, rest = name.group(0).partition(" ")
+        return "" if rest and countries_in(first) and not countries_in(rest) else name.group(0)
+    return NAME.sub(kept, text)
 
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
@@ -700,9 +732,22 @@ _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth
 
 @lru_cache(maxsize=8192)
 def _forms(word: str) -> frozenset[str]:
-    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}."""
+    """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}; and
+    the verb a noun of its doer's patient or of its act is made from ("inductee" and
+    "induction" -> "induct", "nomination" -> "nominate")."""
     base = lexicon().participle_base(word)
-    return frozenset({word.casefold(), lexicon().lemma(word).base, *([base] if base else [])})
+    lemma = lexicon().lemma(word).base
+    made = [verb for verb in _made_from(lemma) if lexicon().is_verb(verb)][:1]
+    return frozenset({word.casefold(), lemma, *([base] if base else []), *made})
+
+
+def _made_from(noun: str) -> list[str]:
+    """The verbs a noun in "-ee" or "-ion" may be made from, most likely first."""
+    if len(noun) > 5 and noun.endswith("ee"):
+        return [noun[:-2]]
+    if len(noun) > 6 and noun.endswith("ion"):
+        return [noun[:-3], noun[:-3] + "e"]
+    return []
 
 
 def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
@@ -1476,6 +1521,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     settled."""
     # "units of the Yugoslav Air Force" is said by "a squadron of Yugoslav Air Force": the
     # noun that only relates them to what follows is not asked
+    predicate = _TAKE_PART.sub("participate in", predicate)  # a relating verb in two words
     part_of = _PART_OF.search(predicate)
     plain = _PART_OF.sub(r" of \1", _plain_state(predicate))
     wanted = [w for w in re.findall(r"[\w'-]+", plain)
@@ -1485,6 +1531,11 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     first = predicate.split()[0] if predicate.split() else ""
     verb = first if (len(wanted) > 1 and wanted[0] == first and _forms(first) & _RELATING
                      and re.match(r"^\W*(?:do|does|did)\b", question, re.I)) else None
+    # "published by Steve Jackson Games" said as "a card game by Steve Jackson Games": the
+    # maker without the verb (not "produced by" for "directed by")
+    by = re.match(r"^(\w+)\s+by\s+((?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*)\W*$",
+                  predicate)
+    maker = by.group(2) if by and lexicon().participle_base(by.group(1)) else None
     openings = [sentences(_text(sources[n]))[:2] or [_text(sources[n])] for _, n in sides]
     kinds = [_kind_otherwise(predicate, opening) or _frequency_otherwise(predicate, opening)
              for opening in openings]
@@ -1517,7 +1568,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
             reasons.append((n, _quote(said, 0)))
             continue
         holds = holds and not missing
-        loose = loose and missing in ([], [verb])
+        loose = loose and (missing in ([], [verb]) or (
+            maker is not None and missing == [predicate.split()[0]] and _made_by(maker, text)))
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
         other_words = bool(missing) and not undescribed \
             and _renamed(predicate, missing, said[:2])
@@ -1541,6 +1593,16 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         person = bool(words_asked) and lexicon().is_person(words_asked[-1])
         return Verdict("Yes", reasons, basis=Basis.BROAD) if broad and person else None
     return Verdict("No", reasons, basis=Basis.ABSENCE)
+
+
+_TAKE_PART = re.compile(r"\b(?:take|takes|took|taken|taking)\s+part\s+in\b", re.I)
+
+
+def _made_by(maker: str, text: str) -> bool:
+    """Whether the text names `maker` after "by" and a noun, not after another verb: "a
+    card game by Steve Jackson Games", not "produced by Steve Jackson Games"."""
+    return any(not lexicon().participle_base(before.group(1)) for before in re.finditer(
+        rf"\b([\w-]+)\s+by\s+{re.escape(maker)}\b", text))
 
 
 _ONCE_ASKED = frozenset({"originally", "formerly", "initially", "previously"})
@@ -1768,9 +1830,19 @@ def _country(source: Source) -> tuple[str, str] | None:
     place), and that sentence; the United States for a place in one of its states ("in
     Midtown Manhattan, New York City")."""
     said = sentences(_text(source))
-    return _first_named(countries_in, said) or _first_named(
+    return _first_named(_origins, said) or _first_named(
         lambda sentence: ["United States"] if us_states_in(sentence) else [], said) \
         or _by_title(countries_in, source, said)
+
+
+# a country something was made or done for, not where it is from: "produced for the Japanese
+# Empire by the Kingdom of Italy"
+_FOR_A_COUNTRY = re.compile(rf"\bfor\s+the\s+(?:[{CAPITAL}][\w-]*\s*)+")
+
+
+def _origins(sentence: str) -> list[str]:
+    """The countries a sentence names, but those it says something was for."""
+    return countries_in(_FOR_A_COUNTRY.sub(" ", sentence))
 
 
 def _by_title(found_in: Callable[[str], list[str]], source: Source, said: Sequence[str]
@@ -1995,6 +2067,23 @@ def _role_named(role: str, source: Source) -> tuple[str, str] | None:
     return None
 
 
+_PLACE_NOUN = re.compile(r"\b(?:city|cities|town|village|state|province|country|countries|"
+                         r"county|region|area|place|location|neighbou?rhood|borough|district|"
+                         r"island|continent)\b", re.I)
+
+
+def _done_with(verb: str, preposition: str, source: Source) -> tuple[str, str] | None:
+    """The name a passage's first sentences give after a form of `verb` and `preposition`
+    ("aired on CBS" for "air on"), and that sentence."""
+    said = sentences(_text(source))
+    for at, sentence in enumerate(said[:3]):
+        for done in re.finditer(rf"\b([a-z]+)\s+{preposition}\s+(?:the\s+)?({NAME.pattern})",
+                                sentence):
+            if _forms(done.group(1)) & _forms(verb):
+                return phrase(done.group(2)), _quote(said, at)
+    return None
+
+
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     """Who did `verb` (a participle: "written") to the passage's subject, and the sentence
     saying so: "written by B" anywhere in it, or in its opening a "by B" that no other verb
@@ -2022,6 +2111,13 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\b", sentence):
             if done.group(1).split()[0] not in _NO_MAKER and not _TITLE_OF.search(
                     sentence[:done.start()]):
+                return phrase(done.group(1)), _quote(said, at)
+    kind = set(re.findall(r"[a-z]+", said[0])) if said else set()
+    for at, sentence in enumerate(said[:4]):  # "Square Enix Montreal developed the game",
+        # the noun the opening calls the subject ("a 2015 puzzle video game")
+        for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\s+the\s+([a-z]+)\b",
+                                sentence):
+            if done.group(2) in kind and done.group(1).split()[0] not in _NO_MAKER:
                 return phrase(done.group(1)), _quote(said, at)
     return None
 
@@ -2132,7 +2228,8 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
                              r"(\d[\d,]*(?:\.\d+)?)\s*"
                              r"(m|metres|meters|ft|feet)\b", sentence, re.I) \
                 or re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b"
-                             r"(?=\s+(?:tall|high|in height)\b)", sentence, re.I)
+                             r"(?=\s+(?:tall|high|in height|above (?:mean )?sea level)\b)",
+                             sentence, re.I)
             if said:  # in metres: "1,000 ft" is 304.8
                 return _number(said.group(1)) * (0.3048 if said.group(2)[0] in "fF" else 1.0), \
                     sentence

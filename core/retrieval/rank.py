@@ -178,7 +178,7 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                 name = match.group(0)
                 key = phrase(name)
                 if (not _bridgeable(name, match.start(), sentence) or in_phrase(key, asked)
-                        or key in own or key in known
+                        or key in own or key in known or _fuller(key, own)
                         or _ALIAS.search(sentence[:match.start()])):  # '("This Night")'
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
@@ -191,7 +191,11 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                                     and made[-1].strip("\"“(,").casefold() in kinds
                                     and sentence[match.end():match.end() + 1] not in "'’")
                                 or (about_named
-                                    and _agent_of(wanted, sentence[:match.start()])))
+                                    and _agent_of(wanted, sentence[:match.start()]))
+                                # a name of the go-between's kind: "the Battle of Stones
+                                # River" for "a battle that is also known as what?"
+                                or (about_named and bool(kinds & {
+                                    w.casefold() for w in name.split()})))
                          + 0.5 / (1 + rank)
                          + (BRIDGE_OPENING if about_named and position == 0 else 0.0))
                 query = " ".join([name, *lacking])
@@ -199,6 +203,15 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                     scored[key] = (score, query)
     best = sorted(scored.values(), key=lambda item: -item[0])
     return [query for score, query in best if score >= 1.0][:limit]
+
+
+def _fuller(key: str, own: set[str]) -> bool:
+    """Whether a name (a phrase) is a passage's own subject written in full: "Joseph Leonard
+    Follett" of "Joseph L. Follett", its first and last words the same."""
+    words = key.split()
+    return len(words) >= 3 and any(
+        len(o.split()) >= 2 and o.split()[0] == words[0] and o.split()[-1] == words[-1]
+        for o in own)
 
 
 # makers whose verb is not the noun less "-er" / "-or", as "directed by" is for "director"
@@ -215,8 +228,8 @@ _WORKS_BY = {"writ": ("novel", "novella", "book", "story", "poem", "memoir", "pl
              "direct": ("film", "movie", "documentary"),
              "compos": ("opera", "symphony", "concerto", "score")}
 # the noun of a go-between: "band" of "the band that released ...", "director" of "the
-# director of ..."
-_GO_BETWEEN_NOUN = re.compile(r"\b(?i:the)\s+(?:[\w'-]+\s+){0,2}?([a-z]{3,})\s+"
+# director of ...", "battle" of "a battle that is also known as ..."
+_GO_BETWEEN_NOUN = re.compile(r"\b(?i:the|an?)\s+(?:[\w'-]+\s+){0,2}?([a-z]{3,})\s+"
                               r"(?:of|who|that|whose|which|where)\b")
 # a name that opens parentheses after what it renames: an alias or a translation
 _ALIAS = re.compile(r"\(\s*[\"“']?\s*$")
@@ -364,9 +377,24 @@ def named_subjects(text: str, source: Source, least: int = 4) -> set[str]:
     for name in [*_subject_names(source), *_by_its_kind(source)]:
         subject = phrase(name)
         if len(subject) - 2 > least and subject in said \
+                and not only_in_lower_case(name, subject, text) \
                 and (not _loses_words(name) or _whole(name) in whole):
             found.add(subject)
     return found
+
+
+def only_in_lower_case(name: str, said: str, text: str) -> bool:
+    """Whether the text says a name of capitalised words (`said`: as a phrase, or part of
+    it) only in words of the language: "a recreational and fishing lake" for "Fishing Lake",
+    not "the battle of Tippecanoe". A subject written as words of the language ("Young adult
+    fiction") is said by them."""
+    if len(_CAPITALISED.findall(name)) < 2:
+        return False
+    lower = phrase(_CAPITALISED.sub(" zzqz ", text))  # capitalised words blotted out
+    return phrase(text).count(said) <= lower.count(said)
+
+
+_CAPITALISED = re.compile(rf"(?<![\w'’-])[{CAPITAL}][\w'’-]*")
 
 
 # Words a name may go without and stay the same name: "The Spiderwick Chronicles" is found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,10 +36,20 @@ from core.retrieval.rank import (
     is_about,
     named_subjects,
     numbered_sibling,
+    only_in_lower_case,
     subjects_of,
     tied_to,
 )
-from core.text import CAPITAL, STOPWORDS, in_phrase, phrase, plain_words, sentences, terms
+from core.text import (
+    CAPITAL,
+    STOPWORDS,
+    in_phrase,
+    phrase,
+    plain_words,
+    sentences,
+    terms,
+    title_subject,
+)
 
 NO_ANSWER = "The sources found do not answer this question."
 UNSETTLED = ("The sources found do not settle this either way; the passages closest to it are "
@@ -168,9 +179,9 @@ class ExtractiveSynthesizer:
         picked = [n for n in picked if not _redundant(n, picked, vectors[1:])]
         picked = [n for n in picked if not _inside_another(n, picked, candidates)]
         chosen = [candidates[n] for n in picked]
-        # through a go-between ("the author of The Captive Mind"), the answer is in the
-        # passage about what it names or one that passage names, not in another sharing
-        # the rest of the question's words (another laureate's Nobel Prize)
+        # the answer is in the passage about what the question names or one that passage
+        # names, not in another sharing the rest of the question's words (another
+        # laureate's Nobel Prize for "the author of The Captive Mind")
         reach = _reached_through(question, names, sources)
         leading = [c for c in chosen if c.source_index in reach] or chosen
         lead = max(leading, key=lambda c: c.score)
@@ -193,16 +204,19 @@ class ExtractiveSynthesizer:
                       else _is_kind(kind, sources[c.source_index]))
                  and not any(in_phrase(subject, asked) for subject in subjects_of(
                      sources[c.source_index]))]
-        named = " ".join(phrase(f"{s.title} {s.content or s.snippet}") for s in sources
-                         if any(is_about(phrase(n), s) for n in names)) if kinds else ""
+        written = " ".join(f"{s.title} {s.content or s.snippet}" for s in sources
+                           if any(is_about(phrase(n), s) for n in names)) if kinds else ""
+        named = phrase(written) if written else ""
 
         def named_at(c: _Candidate) -> int:  # where the named one's passage names it
             # first, -1 for nowhere; "Erskine Childers" names "Robert Erskine Childers": the
-            # last two words of a name of three or more
+            # last two words of a name of three or more; not "fishing lake" for "Fishing Lake"
+            title = title_subject(sources[c.source_index].title)
             places = [named.find(said) for subject in subjects_of(sources[c.source_index])
                       if len(subject) > 5 for said in (subject, *(
                           [f" {' '.join(subject.split()[-2:])} "]
-                          if len(subject.split()) >= 3 else []))]
+                          if len(subject.split()) >= 3 else []))
+                      if not only_in_lower_case(title, said, written)]
             return min((p for p in places if p >= 0), default=-1)
 
         def named_by_them(c: _Candidate) -> bool:
@@ -243,7 +257,7 @@ class ExtractiveSynthesizer:
         # the go-between's own passage answers: no hop beyond it
         hop = None if between and kinds else _second_hop(
             question, lead, candidates, sources, question_terms, self._min_score / 2,
-            through_another(question, names))
+            through_another(question, names), names)
         if hop is not None:  # the answer is about what the best sentence names: it leads,
             # unless what it names is the answer ("Which film director hosted ...?": the
             # sentence naming the host leads, the passage saying he is a director follows),
@@ -284,10 +298,11 @@ class ExtractiveSynthesizer:
 def _reached_through(question: str, names: list[str], sources: list[Source]) -> set[int]:
     """The passages about the things a question names ("The Captive Mind" of "the author
     of The Captive Mind"), a country or nationality aside, or whose titles hold one ("1925
-    Birthday Honours", "George Hammond (Stargate)"), and those such a passage names; empty
-    when the question asks through no go-between, or no passage is about them."""
-    if not through_another(question, names):
-        return set()
+    Birthday Honours", "George Hammond (Stargate)"), and those such a passage names as a
+    name; empty when no passage is about them. The answer is there whether the question
+    reaches it through a go-between ("the author of ...") or asks of the named thing itself,
+    not in another passage sharing the question's other words ("Fishing Lake" for "a lake
+    ... named after whom?")."""
     things = [phrase(n) for n in names if not countries_in(n)]
     about = {n for n, s in enumerate(sources)
              if any(is_about(t, s) or in_phrase(t, phrase(s.title)) for t in things)}
@@ -303,19 +318,29 @@ def _reached_through(question: str, names: list[str], sources: list[Source]) -> 
 
 def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                 sources: list[Source], question_terms: set[str], floor: float,
-                go_between: bool) -> _Candidate | None:
+                go_between: bool, names: Sequence[str] = ()) -> _Candidate | None:
     """The best sentence of a passage about something the lead's passage names (Masakazu
     Katsura, in "I"s is a manga written and illustrated by Masakazu Katsura"), scored on
     the question's words the lead's passage lacks ("born", "year") and what the question
     asks for: the question reaches its answer through that thing. Only when the lead's
     passage lacks some of the question's words, and the other passage has some of them or
-    the question asks through a go-between ("the woman who portrayed ...")."""
+    the question asks through a go-between ("the woman who portrayed ..."); or when a
+    question through a go-between is led by the passage about the named thing itself,
+    which says of it what the question asks of the go-between ("The White EP ... produced
+    by Ken Thomas" for "The EP that the White EP followed up was produced by whom?")."""
     asked = phrase(question)
     lead_source = sources[lead.source_index]
     said = f"{lead_source.title} {lead_source.content or lead_source.snippet}"
     rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
     if not rest:
-        return None
+        if not (go_between and any(
+                is_about(phrase(n), lead_source)
+                or any(in_phrase(subject, phrase(n)) for subject in subjects_of(lead_source))
+                for n in names)):  # "White EP" of "Vib Gyor's White EP"
+            return None
+        rest = question_terms - set(terms(" ".join(names)))
+        if not rest:
+            return None
     reached = {n for n, source in enumerate(sources) if not _same_thing(source, lead_source)
                and any(not in_phrase(subject, asked)
                        for subject in named_subjects(said, source, 3))}
