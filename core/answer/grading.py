@@ -465,10 +465,14 @@ def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:
     if any(named_subjects(text, source, 0) for source in cited if source not in firsts
            for text in texts):
         return True
-    # two things of one name, each with its own document ("Higgins Lake", a community, and
-    # the lake it lies along): either may be the go-between of the other
-    documents = {s.document_id or s.id: subjects_of(s) for s in cited if s in firsts}
-    return any(a != b and documents[a] & documents[b] for a in documents for b in documents)
+    # two things of one name, each with its own document, one naming the other beyond its
+    # own opening ("Higgins Lake is a community along the shores of Higgins Lake"): that
+    # one may be the go-between of the other (not a film and a waterfall of one name)
+    documents = {s.document_id or s.id: (subjects_of(s), phrase(s.content or s.snippet))
+                 for s in cited if s in firsts}
+    return any(a != b and any(said.count(name) > 1
+                              for name in documents[a][0] & documents[b][0])
+               for a, (_, said) in documents.items() for b in documents)
 
 
 def _compared(names: list[str], question: str) -> list[str]:

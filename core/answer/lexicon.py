@@ -149,6 +149,9 @@ class Lexicon:
     def is_verb(self, word: str) -> bool:
         return word.casefold() in self._senses["v"]
 
+    def is_adjective(self, word: str) -> bool:
+        return word.casefold() in self._senses["a"]
+
     def synonyms(self, first: str, second: str, nouns_strictly: bool = False) -> bool:
         """Whether the words share a sense that is one of the first two of either: a rare
         sense shared ("write" / "publish": "have one's work published") does not count.

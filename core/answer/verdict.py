@@ -345,7 +345,9 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
         right = max(starting, key=len)
     # "novelist Allison Winn Scotch": the name after the words of what the option is
     ending = [e for e in intent.entities if right.endswith(e)
-              and re.fullmatch(r"(?:[a-z][\w-]*\s+){1,2}", right[:len(right) - len(e)])]
+              and re.fullmatch(r"(?:[a-z][\w-]*\s+){1,2}", right[:len(right) - len(e)])
+              and all(lexicon().is_person(w) and not lexicon().is_adjective(w)
+                      for w in right[:len(right) - len(e)].split())]  # not "metropolitan"
     if ending:
         right = max(ending, key=len)
     options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.I).strip() for o in (left, right)]
@@ -554,8 +556,17 @@ def _without_named(text: str) -> str:
     Fame", "Japan Airlines"): they name an institution, not a place the thing is in."""
     def kept(name: re.Match[str]) -> str:
         first, _, rest = name.group(0).partition(" ")
-        return "" if rest and countries_in(first) and not countries_in(rest) else name.group(0)
+        state = all(w.casefold() in _STATE_WORDS for w in rest.split())  # "Czech Republic"
+        return "" if rest and countries_in(first) and not countries_in(rest) and not state \
+            else name.group(0)
     return NAME.sub(kept, text)
+
+
+# the words after a country's adjective in its own name: "Czech Republic", "Soviet Union"
+_STATE_WORDS = frozenset({"republic", "union", "empire", "kingdom", "federation", "islands",
+                          "emirates", "states", "confederation", "commonwealth", "dominion",
+                          "free", "state", "reich", "sultanate", "caliphate", "khanate", "of",
+                          "the", "democratic", "people's", "socialist", "federal"})
 
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
@@ -733,8 +744,7 @@ _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth
 @lru_cache(maxsize=8192)
 def _forms(word: str) -> frozenset[str]:
     """The word's base forms: "won" -> {"won", "win"}, "geckos" -> {"geckos", "gecko"}; and
-    the verb a noun of its doer's patient or of its act is made from ("inductee" and
-    "induction" -> "induct", "nomination" -> "nominate")."""
+    the verb a noun of the one it is done to is made from ("inductee" -> "induct")."""
     base = lexicon().participle_base(word)
     lemma = lexicon().lemma(word).base
     made = [verb for verb in _made_from(lemma) if lexicon().is_verb(verb)][:1]
@@ -742,12 +752,9 @@ def _forms(word: str) -> frozenset[str]:
 
 
 def _made_from(noun: str) -> list[str]:
-    """The verbs a noun in "-ee" or "-ion" may be made from, most likely first."""
-    if len(noun) > 5 and noun.endswith("ee"):
-        return [noun[:-2]]
-    if len(noun) > 6 and noun.endswith("ion"):
-        return [noun[:-3], noun[:-3] + "e"]
-    return []
+    """The verb a noun in "-ee" may be made from ("inductee", "employee"); not one in "-ion",
+    whose verb is often another word ("edition", "version", "station")."""
+    return [noun[:-2]] if len(noun) > 5 and noun.endswith("ee") else []
 
 
 def _one_subject(question: str, intent: QueryIntent) -> tuple[str, str] | None:
@@ -1521,7 +1528,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     settled."""
     # "units of the Yugoslav Air Force" is said by "a squadron of Yugoslav Air Force": the
     # noun that only relates them to what follows is not asked
-    predicate = _TAKE_PART.sub("participate in", predicate)  # a relating verb in two words
+    took_part = _TAKE_PART.search(predicate) is not None
     part_of = _PART_OF.search(predicate)
     plain = _PART_OF.sub(r" of \1", _plain_state(predicate))
     wanted = [w for w in re.findall(r"[\w'-]+", plain)
@@ -1535,7 +1542,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     # maker without the verb (not "produced by" for "directed by")
     by = re.match(r"^(\w+)\s+by\s+((?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*)\W*$",
                   predicate)
-    maker = by.group(2) if by and lexicon().participle_base(by.group(1)) else None
+    maker = by.group(2) if by and by.group(1).casefold() in _MADE_THINGS else None
     openings = [sentences(_text(sources[n]))[:2] or [_text(sources[n])] for _, n in sides]
     kinds = [_kind_otherwise(predicate, opening) or _frequency_otherwise(predicate, opening)
              for opening in openings]
@@ -1543,7 +1550,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         return Verdict("No", [(n, kind or opening[0]) for (_, n), kind, opening
                               in zip(sides, kinds, openings, strict=True)], basis=Basis.OTHERWISE)
     reasons = []
-    holds = loose = True
+    holds = loose = only_part = True
     lacking = False  # a side lacks more than a describing word its opening leaves unsaid
     renamed = False  # a side may say the asked noun in other words
     broad = True  # what a side lacks is only which kind of the asked noun it is
@@ -1568,8 +1575,10 @@ def _described(predicate: str, sides: list[tuple[str, int]],
             reasons.append((n, _quote(said, 0)))
             continue
         holds = holds and not missing
+        only_part = only_part and {w.casefold() for w in missing} <= _PART_WORDS
         loose = loose and (missing in ([], [verb]) or (
-            maker is not None and missing == [predicate.split()[0]] and _made_by(maker, text)))
+            maker is not None and missing == [predicate.split()[0]]
+            and _made_by(maker, predicate.split()[0], text)))
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
         other_words = bool(missing) and not undescribed \
             and _renamed(predicate, missing, said[:2])
@@ -1582,6 +1591,9 @@ def _described(predicate: str, sides: list[tuple[str, int]],
                                   and stems & set(terms(said[best])) else 0)))
     if holds:
         return Verdict("Yes", reasons)
+    if took_part and only_part:  # "took part in the Battle of X" of a passage naming
+        # the battle: fought in it, or only named near it; not settled either way
+        return None
     if loose:  # every side says all but the verb
         return Verdict("Yes", reasons, basis=Basis.LOOSE)
     if renamed:  # "soft drink companies?" of "a soft drink manufacturer": not settled
@@ -1596,13 +1608,22 @@ def _described(predicate: str, sides: list[tuple[str, int]],
 
 
 _TAKE_PART = re.compile(r"\b(?:take|takes|took|taken|taking)\s+part\s+in\b", re.I)
+_PART_WORDS = frozenset({"take", "takes", "took", "taken", "taking", "part"})
 
 
-def _made_by(maker: str, text: str) -> bool:
-    """Whether the text names `maker` after "by" and a noun, not after another verb: "a
-    card game by Steve Jackson Games", not "produced by Steve Jackson Games"."""
-    return any(not lexicon().participle_base(before.group(1)) for before in re.finditer(
-        rf"\b([\w-]+)\s+by\s+{re.escape(maker)}\b", text))
+# the verbs whose maker a made thing's noun before "by" gives ("a card game by B" is
+# published by B); of a work, "a film by B" or "an album by B" says another role
+_MADE_THINGS = {"published": ("game",), "developed": ("game", "software"),
+                "manufactured": ("device", "vehicle", "product"),
+                "designed": ("structure", "device", "vehicle")}
+
+
+def _made_by(maker: str, verb: str, text: str) -> bool:
+    """Whether the text names `maker` after "by" and the noun of a thing `verb` makes, not
+    after another verb: "a card game by Steve Jackson Games" for "published by"."""
+    kinds = _MADE_THINGS.get(verb.casefold(), ())
+    return any(any(lexicon().is_kind_of(before.group(1), kind) for kind in kinds)
+               for before in re.finditer(rf"\b([a-z]+)\s+by\s+{re.escape(maker)}\b", text))
 
 
 _ONCE_ASKED = frozenset({"originally", "formerly", "initially", "previously"})
@@ -1837,12 +1858,14 @@ def _country(source: Source) -> tuple[str, str] | None:
 
 # a country something was made or done for, not where it is from: "produced for the Japanese
 # Empire by the Kingdom of Italy"
-_FOR_A_COUNTRY = re.compile(rf"\bfor\s+the\s+(?:[{CAPITAL}][\w-]*\s*)+")
+_FOR_A_COUNTRY = re.compile(r"(\b(?:produced|made|built|manufactured|developed|designed|"
+                            rf"constructed)\b[^.;]{{0,60}}?)\bfor\s+the\s+(?:[{CAPITAL}][\w-]*\s*)+")
 
 
 def _origins(sentence: str) -> list[str]:
-    """The countries a sentence names, but those it says something was for."""
-    return countries_in(_FOR_A_COUNTRY.sub(" ", sentence))
+    """The countries a sentence names, but one it says something was made for (not one a
+    person "competed for")."""
+    return countries_in(_FOR_A_COUNTRY.sub(r"\1 ", sentence))
 
 
 def _by_title(found_in: Callable[[str], list[str]], source: Source, said: Sequence[str]
@@ -2079,9 +2102,19 @@ def _done_with(verb: str, preposition: str, source: Source) -> tuple[str, str] |
     for at, sentence in enumerate(said[:3]):
         for done in re.finditer(rf"\b([a-z]+)\s+{preposition}\s+(?:the\s+)?({NAME.pattern})",
                                 sentence):
-            if _forms(done.group(1)) & _forms(verb):
-                return phrase(done.group(2)), _quote(said, at)
+            if not _forms(done.group(1)) & _forms(verb):
+                continue
+            # one name, and the one: not "played for the Gulls and then the Rams", nor
+            # "aired on Thursday nights on CBN"
+            if done.group(2).casefold() in _DAYS or NAME.search(sentence, done.end()):
+                return None
+            return phrase(done.group(2)), _quote(said, at)
     return None
+
+
+_DAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                   "sunday", "mondays", "tuesdays", "wednesdays", "thursdays", "fridays",
+                   "saturdays", "sundays"})
 
 
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:
@@ -2115,8 +2148,8 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     kind = set(re.findall(r"[a-z]+", said[0])) if said else set()
     for at, sentence in enumerate(said[:4]):  # "Square Enix Montreal developed the game",
         # the noun the opening calls the subject ("a 2015 puzzle video game")
-        for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\s+the\s+([a-z]+)\b",
-                                sentence):
+        for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\s+the\s+([a-z]+)\b"
+                                r"(?!['’\w-])", sentence):  # not "the game's engine"
             if done.group(2) in kind and done.group(1).split()[0] not in _NO_MAKER:
                 return phrase(done.group(1)), _quote(said, at)
     return None
@@ -2220,20 +2253,7 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
                 return _number(area.group(1)) * _square_km(area.group(2)), sentence
         return None
     if _HEIGHT.search(question):
-        for sentence in sentences(text):
-            # the number after a word of height: "it is 687 ft tall", "rises to 1,834 m",
-            # "standing 1.95 m", not "the 100 m" or another peak's "(8,849 m)"
-            said = re.search(r"\b(?:tall(?:est)?|height|high(?:est)?|elevation|rises?|rising|"
-                             r"stands?|standing|summits?|peaks?|above|altitude)\b[^;]{0,40}?"
-                             r"(\d[\d,]*(?:\.\d+)?)\s*"
-                             r"(m|metres|meters|ft|feet)\b", sentence, re.I) \
-                or re.search(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b"
-                             r"(?=\s+(?:tall|high|in height|above (?:mean )?sea level)\b)",
-                             sentence, re.I)
-            if said:  # in metres: "1,000 ft" is 304.8
-                return _number(said.group(1)) * (0.3048 if said.group(2)[0] in "fF" else 1.0), \
-                    sentence
-        return None
+        return _height(text)
     # the counted thing: "members" of "more constant members", else the word after "more"
     noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+(?:(\w+s)\b|\w+\s+(\w+s)\b)",
                      question, re.I) \
@@ -2241,6 +2261,32 @@ def _amount(question: str, source: Source) -> tuple[float, str] | None:
     if not noun:
         return None
     return _count_of(next(g for g in noun.groups() if g), source)
+
+
+def _height(text: str) -> tuple[float, str] | None:
+    """A height in metres and its sentence: the number after a word of height ("it is 687 ft
+    tall", "rises to 1,834 m", "standing 1.95 m", not "the 100 m" or another peak's "(8,849
+    m)"), or before "tall"; only where none is given, a peak's "7343 m above sea level" (a
+    city's altitude is no tower's height)."""
+    said = sentences(text)
+    for patterns in ((_HEIGHT_AFTER, _HEIGHT_BEFORE), (_ABOVE_SEA_LEVEL,)):
+        for sentence in said:
+            # the first number so given: "a 110 m tall building in a city 2,850 m ..."
+            found = min(filter(None, (p.search(sentence) for p in patterns)),
+                        key=lambda m: m.start(1), default=None)
+            if found:  # in metres: "1,000 ft" is 304.8
+                return _number(found.group(1)) * (0.3048 if found.group(2)[0] in "fF"
+                                                  else 1.0), sentence
+    return None
+
+
+_HEIGHT_AFTER = re.compile(r"\b(?:tall(?:est)?|height|high(?:est)?|elevation|rises?|rising|"
+                           r"stands?|standing|summits?|peaks?|above|altitude)\b[^;]{0,40}?"
+                           r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b", re.I)
+_HEIGHT_BEFORE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b"
+                            r"(?=\s+(?:tall|high|in height)\b)", re.I)
+_ABOVE_SEA_LEVEL = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(m|metres|meters|ft|feet)\b"
+                              r"(?=\s+above (?:mean )?sea level\b)", re.I)
 
 
 _AREA_WORDS = frozenset({"area", "size", "territory", "land", "surface"})

@@ -178,7 +178,8 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
                 name = match.group(0)
                 key = phrase(name)
                 if (not _bridgeable(name, match.start(), sentence) or in_phrase(key, asked)
-                        or key in own or key in known or _fuller(key, own)
+                        or key in own or key in known
+                        or (position == 0 and match.start() == 0 and _fuller(key, own))
                         or _ALIAS.search(sentence[:match.start()])):  # '("This Night")'
                     continue
                 window = " ".join([*sentence[:match.start()].split()[-BRIDGE_WINDOW:],
@@ -206,8 +207,9 @@ def bridge_queries(question: str, ranked: Sequence[Source], found: Sequence[Sour
 
 
 def _fuller(key: str, own: set[str]) -> bool:
-    """Whether a name (a phrase) is a passage's own subject written in full: "Joseph Leonard
-    Follett" of "Joseph L. Follett", its first and last words the same."""
+    """Whether a name (a phrase) that opens a passage is its own subject written in full:
+    "Joseph Leonard Follett" of "Joseph L. Follett", its first and last words the same (a son
+    named later, "Robert Edward Hale" of "Robert Hale", is another man)."""
     words = key.split()
     return len(words) >= 3 and any(
         len(o.split()) >= 2 and o.split()[0] == words[0] and o.split()[-1] == words[-1]

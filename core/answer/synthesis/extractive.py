@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,7 +256,7 @@ class ExtractiveSynthesizer:
         # the go-between's own passage answers: no hop beyond it
         hop = None if between and kinds else _second_hop(
             question, lead, candidates, sources, question_terms, self._min_score / 2,
-            through_another(question, names), names)
+            through_another(question, names))
         if hop is not None:  # the answer is about what the best sentence names: it leads,
             # unless what it names is the answer ("Which film director hosted ...?": the
             # sentence naming the host leads, the passage saying he is a director follows),
@@ -318,29 +317,19 @@ def _reached_through(question: str, names: list[str], sources: list[Source]) -> 
 
 def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                 sources: list[Source], question_terms: set[str], floor: float,
-                go_between: bool, names: Sequence[str] = ()) -> _Candidate | None:
+                go_between: bool) -> _Candidate | None:
     """The best sentence of a passage about something the lead's passage names (Masakazu
     Katsura, in "I"s is a manga written and illustrated by Masakazu Katsura"), scored on
     the question's words the lead's passage lacks ("born", "year") and what the question
     asks for: the question reaches its answer through that thing. Only when the lead's
     passage lacks some of the question's words, and the other passage has some of them or
-    the question asks through a go-between ("the woman who portrayed ..."); or when a
-    question through a go-between is led by the passage about the named thing itself,
-    which says of it what the question asks of the go-between ("The White EP ... produced
-    by Ken Thomas" for "The EP that the White EP followed up was produced by whom?")."""
+    the question asks through a go-between ("the woman who portrayed ...")."""
     asked = phrase(question)
     lead_source = sources[lead.source_index]
     said = f"{lead_source.title} {lead_source.content or lead_source.snippet}"
     rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
     if not rest:
-        if not (go_between and any(
-                is_about(phrase(n), lead_source)
-                or any(in_phrase(subject, phrase(n)) for subject in subjects_of(lead_source))
-                for n in names)):  # "White EP" of "Vib Gyor's White EP"
-            return None
-        rest = question_terms - set(terms(" ".join(names)))
-        if not rest:
-            return None
+        return None
     reached = {n for n, source in enumerate(sources) if not _same_thing(source, lead_source)
                and any(not in_phrase(subject, asked)
                        for subject in named_subjects(said, source, 3))}
