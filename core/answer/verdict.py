@@ -29,6 +29,7 @@ value: the answer then says that the sources do not settle it.
 
 from __future__ import annotations
 
+import calendar
 import difflib
 import functools
 import itertools
@@ -2106,7 +2107,10 @@ def _done_with(verb: str, preposition: str, source: Source) -> tuple[str, str] |
                 continue
             # one name, and the one: not "played for the Gulls and then the Rams", nor
             # "aired on Thursday nights on CBN"
-            if done.group(2).casefold() in _DAYS or NAME.search(sentence, done.end()):
+            clause = re.split(r"[,;]", sentence[done.end():], maxsplit=1)[0]
+            if done.group(2).casefold() in _DAYS or any(
+                    other.group(0).split()[0].casefold() not in _DATE_WORDS
+                    for other in NAME.finditer(clause)):  # "from September 27, 1987" is none
                 return None
             return phrase(done.group(2)), _quote(said, at)
     return None
@@ -2115,6 +2119,7 @@ def _done_with(verb: str, preposition: str, source: Source) -> tuple[str, str] |
 _DAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                    "sunday", "mondays", "tuesdays", "wednesdays", "thursdays", "fridays",
                    "saturdays", "sundays"})
+_DATE_WORDS = _DAYS | {m.casefold() for m in calendar.month_name if m}
 
 
 def _agent(verb: str, source: Source) -> tuple[str, str] | None:

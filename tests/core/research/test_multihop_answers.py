@@ -3201,6 +3201,12 @@ def test_the_twelfth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                                 "nights on CBN from 1990 to 1992."),
                 ("Hollow Point", "Hollow Point is an American police drama that aired on "
                                  "CBN in 1994.")) != "No"
+    # ... while dates after it, or names in the next clause, leave it the one
+    assert said("Did Quiet Acres and Hollow Point air on the same network?",
+                ("Quiet Acres", "Quiet Acres is an American sitcom that aired on CBN from "
+                                "September 27, 1990 to May 2, 1992."),
+                ("Hollow Point", "Hollow Point is an American police drama that aired on "
+                                 "NBC for 13 episodes, following the film Hollow.")) == "No"
     # a country's own name of two words is a country
     assert said("Were Xaver Lund and Petr Hrob both from the Czech Republic?",
                 ("Xaver Lund", "Xaver Lund is a Czech footballer."),
