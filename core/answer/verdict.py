@@ -113,7 +113,8 @@ _AGENTS = {"director": "directed", "writer": "written", "author": "written",
 
 # "the director of", "the band whose", "the island on which": the question asks about
 # something it reaches through what it names
-_GO_BETWEEN = re.compile(r"\bthe\s+(?:[\w'-]+\s+){0,3}?(?:of|who|that|whose|which|where)\b",
+_GO_BETWEEN = re.compile(r"\bthe\s+(?:[\w'-]+\s+){0,3}?(?:of|who|that|whose|which|where|"
+                         r"containing|starring|featuring)\b",
                          re.I)
 _ASKS_FOR = re.compile(r"^\W*(?:what|who|which)\s+(?:is|was|are|were)\s+$", re.I)
 

@@ -379,18 +379,19 @@ def named_subjects(text: str, source: Source, least: int = 4) -> set[str]:
     for name in [*_subject_names(source), *_by_its_kind(source)]:
         subject = phrase(name)
         if len(subject) - 2 > least and subject in said \
-                and not only_in_lower_case(name, subject, text) \
+                and not only_in_lower_case(name, subject, text, "(" in source.title) \
                 and (not _loses_words(name) or _whole(name) in whole):
             found.add(subject)
     return found
 
 
-def only_in_lower_case(name: str, said: str, text: str) -> bool:
+def only_in_lower_case(name: str, said: str, text: str, titled_apart: bool = False) -> bool:
     """Whether the text says a name of capitalised words (`said`: as a phrase, or part of
     it) only in words of the language: "a recreational and fishing lake" for "Fishing Lake",
-    not "the battle of Tippecanoe". A subject written as words of the language ("Young adult
-    fiction") is said by them."""
-    if len(_CAPITALISED.findall(name)) < 2:
+    not "the battle of Tippecanoe"; so a name of one word whose title sets it apart from the
+    word ("Winner (band)" by "the winner of"). A subject written as words of the language
+    ("Young adult fiction", "Camel") is said by them."""
+    if len(_CAPITALISED.findall(name)) < (1 if titled_apart else 2):
         return False
     lower = phrase(_CAPITALISED.sub(" zzqz ", text))  # capitalised words blotted out
     return phrase(text).count(said) <= lower.count(said)

@@ -215,7 +215,8 @@ class ExtractiveSynthesizer:
                       if len(subject) > 5 for said in (subject, *(
                           [f" {' '.join(subject.split()[-2:])} "]
                           if len(subject.split()) >= 3 else []))
-                      if not only_in_lower_case(title, said, written)]
+                      if not only_in_lower_case(title, said, written,
+                                                "(" in sources[c.source_index].title)]
             return min((p for p in places if p >= 0), default=-1)
 
         def named_by_them(c: _Candidate) -> bool:

@@ -1834,6 +1834,9 @@ def test_a_name_whose_phrase_is_one_common_word_is_named_only_word_for_word() ->
     lake = _page(76, "Fishing Lake", "Fishing Lake is a lake in Saskatchewan.")
     assert named_subjects("Foo Lake is a recreational and fishing lake in Ohio.", lake) == set()
     assert named_subjects("Foo Lake drains into Fishing Lake.", lake) == {" fishing lake "}
+    band = _page(79, "Victor (band)", "Victor is a South Korean boy group formed in 2013.")
+    assert named_subjects("He is the victor of the Foo Prize.", band) == set()
+    assert named_subjects("He toured with Victor in 2015.", band) == {" victor "}
     battle = _page(78, "Battle of Tarrow", "The Battle of Tarrow was fought in 1811.")
     assert named_subjects("Units fought at the battle of Tarrow in 1811.", battle) \
         == {" battle tarrow "}
@@ -3244,3 +3247,14 @@ def test_the_twelfth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                 ("Kelton", "Kelton is a city with a population of 400,000."),
                 ("Darvish", "Darvish is a city with a population of 300,000. Its metropolitan "
                             "area has 900,000 people.")) != "Kelton"
+
+
+async def test_the_album_containing_a_single_is_a_go_between(embedder: Any) -> None:
+    single = _page(520, "Rope Swing", "\"Rope Swing\" is a song by English band the Tarns. It "
+                   "was released in 1979 by Polydor as the sole single from the band's second "
+                   "album, \"Join Arms\" (1979).")
+    album = _page(521, "Join Arms", "Join Arms is the second studio album by the English band "
+                  "the Tarns. It was released in September 1979 by the record label Polydor.")
+    draft = await _answer(embedder, "In what month was the album containing the Tarns' single "
+                          "\"Rope Swing\" released?", [single, album])
+    assert "September" in draft.summary, draft.summary
