@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,7 +258,7 @@ class ExtractiveSynthesizer:
         # the go-between's own passage answers: no hop beyond it
         hop = None if between and kinds else _second_hop(
             question, lead, candidates, sources, question_terms, self._min_score / 2,
-            through_another(question, names))
+            through_another(question, names), names)
         if hop is not None:  # the answer is about what the best sentence names: it leads,
             # unless what it names is the answer ("Which film director hosted ...?": the
             # sentence naming the host leads, the passage saying he is a director follows),
@@ -318,7 +319,7 @@ def _reached_through(question: str, names: list[str], sources: list[Source]) -> 
 
 def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
                 sources: list[Source], question_terms: set[str], floor: float,
-                go_between: bool) -> _Candidate | None:
+                go_between: bool, names: Sequence[str] = ()) -> _Candidate | None:
     """The best sentence of a passage about something the lead's passage names (Masakazu
     Katsura, in "I"s is a manga written and illustrated by Masakazu Katsura"), scored on
     the question's words the lead's passage lacks ("born", "year") and what the question
@@ -330,7 +331,16 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
     said = f"{lead_source.title} {lead_source.content or lead_source.snippet}"
     rest = question_terms - set(terms(f"{lead_source.title} {lead_source.content}"))
     if not rest:
-        return None
+        if not (go_between and _about_a_name(lead_source, names)) \
+                or _names_its_kind(lead.focus, question):
+            return None
+        # the named thing's own passage says of it what the question asks of the go-between
+        # ("The White EP ... produced by Ken Thomas" for "The EP that the White EP followed
+        # up was produced by whom?"): the go-between's passage answers, unless the lead
+        # names an answer of the kind asked ("... Lake Corvane, which lies in Pine County")
+        rest = question_terms - set(terms(" ".join(names)))
+        if not rest:
+            return None
     reached = {n for n, source in enumerate(sources) if not _same_thing(source, lead_source)
                and any(not in_phrase(subject, asked)
                        for subject in named_subjects(said, source, 3))}
@@ -589,6 +599,24 @@ def _described_as(kind: str, source: Source) -> bool:
         # rock band and record label"
         word.casefold() == kind or lexicon().is_kind_of(word.casefold(), kind)
         for word in described.group(1).split(" and ")[0].split())
+
+
+def _about_a_name(source: Source, names: Sequence[str]) -> bool:
+    """Whether the passage is about one of the question's names, or its subject is part of
+    one ("White EP" of "Vib Gyor's White EP")."""
+    return any(is_about(phrase(n), source)
+               or any(in_phrase(subject, phrase(n)) for subject in subjects_of(source))
+               for n in names)
+
+
+def _names_its_kind(sentence: str, question: str) -> bool:
+    """Whether the sentence gives a name of the kind the question asks for ("Pine County"
+    for "... in which county?")."""
+    asked = re.search(r"\b(?:which|what)\s+([a-z]{3,})\b", question, re.I)
+    kind = asked.group(1) if asked else ""
+    return bool(kind) and lexicon().is_noun(kind) and re.search(
+        rf"\b[{CAPITAL}][\w'-]*\s+(?:[{CAPITAL}][\w'-]*\s+)*(?i:{re.escape(kind)})\b",
+        sentence) is not None
 
 
 def _same_thing(source: Source, other: Source) -> bool:

@@ -3258,3 +3258,28 @@ async def test_the_album_containing_a_single_is_a_go_between(embedder: Any) -> N
     draft = await _answer(embedder, "In what month was the album containing the Tarns' single "
                           "\"Rope Swing\" released?", [single, album])
     assert "September" in draft.summary, draft.summary
+
+
+async def test_a_go_between_is_not_answered_by_the_named_things_own_passage(
+        embedder: Any) -> None:
+    """The named thing's own passage says of it what the question asks of the go-between
+    ("produced by Ken Tam" of the Red Album): the answer is in the go-between's passage;
+    unless the lead already gives a name of the kind asked ("Pine County")."""
+    red = _page(530, "Red Album (Foo Band album)",
+                "Red Album is the second album by the Leeds band Foo Band. It was released in "
+                "2007. It is the follow-up to their album Quiet Hours. It was recorded in "
+                "Wales and produced by Ken Tam.")
+    quiet = _page(531, "Quiet Hours (album)",
+                  "Quiet Hours is the debut album by the Leeds band Foo Band. It was released "
+                  "in 2005. It was recorded in Bath and produced by Paul Corr.")
+    draft = await _answer(embedder, "The album that Foo Band's Red Album followed up was "
+                          "produced by whom?", [red, quiet])
+    assert "Paul Corr" in draft.summary, draft.summary
+    creek = _page(532, "Alder Brook", "Alder Brook is a stream in Harlan County, Minnesota. "
+                  "It flows into Lake Corvane, which lies in Pine County.")
+    county = _page(533, "Harlan County, Minnesota", "Harlan County is a county in the U.S. "
+                   "state of Minnesota. Its county seat is Brandt. Many lakes lie in the "
+                   "county.")
+    draft = await _answer(embedder, "The lake that Alder Brook flows into is in which county?",
+                          [creek, county])
+    assert "Pine County" in draft.summary, draft.summary
