@@ -123,7 +123,11 @@ def through_another(question: str, names: list[str]) -> bool:
     """Whether the question asks about a go-between of what it names ("where was the
     director of Casablanca born?"), not about the named thing's own attribute ("what is the
     capital of France?", where the phrase is what is asked for)."""
-    first = min((question.find(n) for n in names if n in question), default=-1)
+    spans = [m.span() for m in _GO_BETWEEN.finditer(question)]
+    # a name inside the go-between's own words is its noun ("the EP that ..."), not what
+    # the question names
+    first = min((at for at in (question.find(n) for n in names if n in question)
+                 if not any(start < at < end for start, end in spans)), default=-1)
     return first > 0 and any(not _ASKS_FOR.match(question[:m.start()])
                              for m in _GO_BETWEEN.finditer(question[:first]))
 

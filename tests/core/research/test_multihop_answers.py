@@ -3283,3 +3283,12 @@ async def test_a_go_between_is_not_answered_by_the_named_things_own_passage(
     draft = await _answer(embedder, "The lake that Alder Brook flows into is in which county?",
                           [creek, county])
     assert "Pine County" in draft.summary, draft.summary
+
+
+def test_a_name_inside_the_go_betweens_own_words_is_its_noun() -> None:
+    from core.answer.verdict import through_another
+
+    question = "The EP that Foo Band's White EP followed up was produced by whom?"
+    assert through_another(question, detect_intent(question).entities)
+    assert not through_another("Who produced Foo Band's White EP?",
+                               ["Foo Band's White EP"])
