@@ -586,8 +586,10 @@ def _whole_names(words: list[str], names: list[str]) -> list[str]:
 
 def _common(word: str) -> bool:
     """A word of the language: in the dictionary or a stop word, each part of a hyphenated one
-    ("co-wrote", "comedy-drama"), or one letter from such a word (a typo: "durning")."""
-    parts = [p for p in re.split(r"-+", word.casefold()) if p]
+    ("co-wrote", "comedy-drama"), or one letter from such a word (a typo: "durning"); a
+    possessive as its word ("women's")."""
+    # a possessive is its word's: "women's" is "women"
+    parts = [p for p in re.split(r"-+", re.sub(r"['’]s?$", "", word.casefold())) if p]
     return bool(parts) and all(is_word(p) or any(is_word(v) for v in _one_letter_off(p))
                                for p in parts)
 

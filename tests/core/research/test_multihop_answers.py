@@ -443,6 +443,12 @@ def test_limitations_never_report_a_common_word_of_the_question_missing() -> Non
     assert not any("nationality" in line for line in limitations)
 
 
+def test_a_possessive_common_word_is_never_reported_missing() -> None:
+    limitations = _limitations("Which women's church was the Brask Altarpiece painted for by "
+                               "Anna Lindqvist?")
+    assert not any("women" in line for line in limitations), limitations
+
+
 def test_a_missing_name_is_still_reported() -> None:
     limitations = _limitations("What nationality was the painter of the Brask Altarpiece in "
                                "Velden?")
