@@ -126,8 +126,9 @@ def through_another(question: str, names: list[str]) -> bool:
     spans = [m.span() for m in _GO_BETWEEN.finditer(question)]
     # a name inside the go-between's own words is its noun ("the EP that ..."), not what
     # the question names
-    first = min((at for at in (question.find(n) for n in names if n in question)
-                 if not any(start < at < end for start, end in spans)), default=-1)
+    first = min((at for at, n in ((question.find(n), n) for n in names if n in question)
+                 if not any(start < at and at + len(n) <= end for start, end in spans)),
+                default=-1)  # not "Out of Place" of "the documentaries Out of Place"
     return first > 0 and any(not _ASKS_FOR.match(question[:m.start()])
                              for m in _GO_BETWEEN.finditer(question[:first]))
 

@@ -3298,3 +3298,6 @@ def test_a_name_inside_the_go_betweens_own_words_is_its_noun() -> None:
     assert through_another(question, detect_intent(question).entities)
     assert not through_another("Who produced Foo Band's White EP?",
                                ["Foo Band's White EP"])
+    # a name that only begins inside such words is named: "the documentaries Out of Place"
+    question = "are the documentaries Out of Mind and The Tarn Sisters by the same director?"
+    assert not through_another(question, ["Out of Mind", "The Tarn Sisters"])
