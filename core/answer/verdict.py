@@ -1584,8 +1584,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         holds = holds and not missing
         only_part = only_part and {w.casefold() for w in missing} <= _PART_WORDS
         loose = loose and (missing in ([], [verb]) or (
-            maker is not None and missing == [predicate.split()[0]]
-            and _made_by(maker, predicate.split()[0], text)))
+            by is not None and maker is not None and missing == [by.group(1)]
+            and _made_by(maker, by.group(1), text)))
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
         other_words = bool(missing) and not undescribed \
             and _renamed(predicate, missing, said[:2])
@@ -2122,9 +2122,7 @@ def _done_with(verb: str, preposition: str, source: Source) -> tuple[str, str] |
     return None
 
 
-_DAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                   "sunday", "mondays", "tuesdays", "wednesdays", "thursdays", "fridays",
-                   "saturdays", "sundays"})
+_DAYS = frozenset(d.casefold() + plural for d in calendar.day_name for plural in ("", "s"))
 _DATE_WORDS = _DAYS | {m.casefold() for m in calendar.month_name if m}
 
 
