@@ -69,6 +69,17 @@ def opening_subject(text: str) -> str:
     return start[:verb.start()] if verb else start
 
 
+# a page's note sending readers to another of its name, with nothing else: "For the Nobel
+# Prize-winning Icelandic author, see Halldór Laxness"
+_HATNOTE = re.compile(r"^\W*(?:For\s+(?:the|an?|other|more|information)|This article is about)"
+                      r"\b[^.]{0,200}?,\s+see\b[^.]{1,120}\W*$", re.I)
+
+
+def is_hatnote(text: str) -> bool:
+    """Whether a passage is only a note pointing at another page, about nothing itself."""
+    return bool(_HATNOTE.match(text.strip()))
+
+
 def title_subject(title: str) -> str:
     """What a page is about: its title without a disambiguator or the site's name."""
     title = re.split(r"\s+[-|–—]\s+", title)[0]

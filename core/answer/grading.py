@@ -33,7 +33,7 @@ from core.answer.synthesis.extractive import (
     UNSETTLED,
 )
 from core.answer.values import amounts_in, dates_in
-from core.answer.verdict import through_another
+from core.answer.verdict import through_another, weighed_subjects, weighing_words
 from core.countries import countries_in, is_region, weighed
 from core.models import Confidence, QueryIntent, QuestionType, Source, SourceFailure
 from core.retrieval.rank import named_subjects, subjects_of, tied_to, without_place
@@ -244,13 +244,15 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     texts = [f"{s.title} {s.location or ''} {s.content or s.snippet}" for s in cited]
     joined = " ".join(texts)
     stems = set(terms(joined))
-    wanted = list(dict.fromkeys(intent.key_terms))
+    weighing = set(terms(" ".join(weighing_words(question, intent))))  # "first", "older"
+    wanted = [t for t in dict.fromkeys(intent.key_terms) if t not in weighing]
     places = set(countries_in(joined))
     pool = list(found) or list(cited)
     passages = [phrase(f"{s.title} {s.content or s.snippet}") for s in pool]
     names = specifics(intent, question)
     things = [n for n in names if not n[:1].isdigit()]  # names, not numbers
-    compared = _compared(things, question) \
+    weighs = [n for n in weighed_subjects(question, intent) if n in things]
+    compared = weighs if len(weighs) == 2 else _compared(things, question) \
         if intent.question_type == QuestionType.COMPARISON else []
     subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
                   for n in things}  # the passages whose title or first words are about n

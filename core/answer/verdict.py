@@ -59,6 +59,7 @@ from core.text import (
     NAME,
     STOPWORDS,
     all_words,
+    is_hatnote,
     opening_subject,
     phrase,
     same_phrase,
@@ -116,6 +117,10 @@ _AGENTS = {"director": "directed", "writer": "written", "author": "written",
 _GO_BETWEEN = re.compile(r"\bthe\s+(?:[\w'-]+\s+){0,3}?(?:of|who|that|whose|which|where|"
                          r"containing|starring|featuring)\b",
                          re.I)
+# "the island of Vilsandi", "the city of Paris": the named thing itself, by its kind
+_ITSELF = re.compile(r"the\s+(?:city|cities|town|towns|village|villages|island|islands|state|"
+                     r"states|province|provinces|county|counties|borough|municipality|parish|"
+                     r"kingdom|republic|genus|genera)\s+of", re.I)
 _ASKS_FOR = re.compile(r"^\W*(?:what|who|which)\s+(?:is|was|are|were)\s+$", re.I)
 
 
@@ -123,14 +128,16 @@ def through_another(question: str, names: list[str]) -> bool:
     """Whether the question asks about a go-between of what it names ("where was the
     director of Casablanca born?"), not about the named thing's own attribute ("what is the
     capital of France?", where the phrase is what is asked for)."""
-    spans = [m.span() for m in _GO_BETWEEN.finditer(question)]
+    between = [m for m in _GO_BETWEEN.finditer(question) if not _ITSELF.fullmatch(m.group(0))
+               or not question[m.end():].lstrip()[:1].isupper()]
+    spans = [m.span() for m in between]
     # a name inside the go-between's own words is its noun ("the EP that ..."), not what
     # the question names
     first = min((at for at, n in ((question.find(n), n) for n in names if n in question)
                  if not any(start < at and at + len(n) <= end for start, end in spans)),
                 default=-1)  # not "Out of Place" of "the documentaries Out of Place"
     return first > 0 and any(not _ASKS_FOR.match(question[:m.start()])
-                             for m in _GO_BETWEEN.finditer(question[:first]))
+                             for m in between if m.end() <= first)
 
 
 def shared(question: str) -> bool:
@@ -138,6 +145,21 @@ def shared(question: str) -> bool:
     ("What profession do A and B have in common?", "A and B are both what?"), not a thing
     both name ("Both A and B embrace what campaign?")."""
     return bool(_SHARED.search(question)) and bool(_DESCRIPTION.search(question))
+
+
+def weighing_words(question: str, intent: QueryIntent) -> list[str]:
+    """The words an either-or question weighs its options by ("first", "older", "larger"):
+    what the answer decides, which no passage says of either."""
+    if not either_or(question, intent):
+        return []
+    return [m.group(0) for pattern in (_EARLIER, _LATER, _MORE, _FEWER)
+            for m in pattern.finditer(question)]
+
+
+def weighed_subjects(question: str, intent: QueryIntent) -> list[str]:
+    """The two things a yes/no question weighs ("Were A and B both decided by the Supreme
+    Court?": A and B, not the court), or none when it does not name two."""
+    return _subjects(_asked_plainly(question), intent)[0] if closed(question) else []
 
 
 def closed(question: str) -> bool:
@@ -148,14 +170,35 @@ def closed(question: str) -> bool:
 
 
 # "A and B, are they both Italian films?" asks "Are A and B both Italian films?"
-_NAMED_FIRST = re.compile(r"^\s*(?P<things>[^,;:?]+?\s(?:and|&)\s[^,;:?]+?)\s*[,:]\s*"
-                          r"(?P<verb>are|were|do|did|have|had)\s+(?:they|these|those|the\s+two)"
-                          r"\s+(?P<rest>.+)$", re.I)
+# "A and B, are both of them in C?" and "A and B both had hits; are both acts American?" ask
+# "Are A and B both ...?"
+_NAMED_FIRST = re.compile(
+    r"^\s*(?P<things>[^,;:?]+?\s(?:and|&)\s[^,;:?]+?)(?:\s*[,:]|(?P<stated>\s+(?:both\s+)?"
+    r"(?-i:[a-z])[^;?]*;))\s*(?P<verb>are|were|do|did|have|had)\s+(?:(?:they|these|those|"
+    r"the\s+two)(?:\s+(?P<all>both|all))?|(?P<both>both|each)(?:\s+of\s+them)?)"
+    r"(?:\s+(?P<noun>(?-i:[a-z]+s))(?=\s+\w))?\s+(?P<rest>.+)$", re.I)
+
+
+def _named_after(found: re.Match[str]) -> str:
+    """The question a `_NAMED_FIRST` match asks, its things after its verb; after a clause
+    saying something of them, the plural noun that only stands for them ("are both acts
+    American?") left out, not one the question asks of ("are both towns in Texas?")."""
+    both = found.group("all") or found.group("both") or ""
+    after = found.group("rest").split()[0].casefold()
+    noun = found.group("noun") if found.group("noun") and found.group("stated") \
+        and lexicon().is_noun(found.group("noun")) and after not in STOPWORDS else None
+    rest = found.group("rest") if noun else " ".join(filter(None, [found.group("noun"),
+                                                                  found.group("rest")]))
+    return f"{found.group('verb')} {found.group('things')} {both} {rest}".replace("  ", " ")
 
 
 # "Is A, like B, a documentary film?" asks "Are A and B both a documentary film?"
 _LIKE = re.compile(r"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>[^,;:?]+?),\s+(?:like|as\s+is|"
                    r"just\s+like)\s+(?P<second>[^,;:?]+?),\s+(?P<rest>.+)$", re.I)
+# "Is wine an ingredient in both Kir and Sangria?" asks "Do Kir and Sangria both contain wine?"
+_PART_IN_BOTH = re.compile(r"^\s*(?:is|are|was|were)\s+(?P<part>[^,;:?]+?)\s+(?:an?\s+)?"
+                           r"(?:ingredient|component|constituent)s?\s+(?:in|of)\s+both\s+"
+                           r"(?P<things>[^?]+?\s(?:and|&)\s[^?]+?)\s*\?*\s*$", re.I)
 _PLURAL = {"is": "are", "was": "were", "does": "do", "did": "did", "has": "have"}
 
 
@@ -166,7 +209,11 @@ def _asked_plainly(question: str) -> str:
     if like:
         return (f"{_PLURAL[like.group('verb').casefold()].capitalize()} {like.group('first')} "
                 f"and {like.group('second')} both {like.group('rest')}")
-    return _NAMED_FIRST.sub(r"\g<verb> \g<things> \g<rest>", question)
+    part = _PART_IN_BOTH.match(question)
+    if part:
+        return f"Do {part.group('things')} both contain {part.group('part')}?"
+    named = _NAMED_FIRST.match(question)
+    return _named_after(named) if named else question
 
 
 def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
@@ -515,7 +562,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         verb = made.group(1).casefold()
         # "created by the same author": who wrote each, where a passage does not say who
         # created it; "made by the same filmmaker": who directed it
-        maker = re.search(r"\bsame\s+(\w+?)s?\b", predicate)
+        maker = re.search(r"\bsame\s+(?:[\w-]+\s+){0,2}?(\w+?)s?\W*$", predicate)
         agent = _AGENTS.get(maker.group(1).casefold()) if maker else None
         if maker is not None and agent is not None:  # "by lyricist Tim Rice"
             named = _compare(sides, sources,
@@ -530,7 +577,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
                 return uniform
         return _compare(sides, sources, lambda s: next(
             (by for by in (_agent(r, s) for r in relations) if by is not None), None))
-    same = re.search(r"\bsame\s+(.+)$", predicate, re.I)
+    same = re.search(r"\bsame\s+(.+)$", _as_same(predicate), re.I)
     if same:
         alike = _same(same.group(1), sides, sources, question)
         done = re.search(r"\b([a-z]+)\s+(on|in|at|for|from|with|by)\s+the\s+same\b", predicate)
@@ -556,6 +603,18 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     elif countries_in(_without_named(predicate)):
         return _from(predicate, sides, sources)
     return _described(predicate, sides, sources, question)
+
+
+# "share a director", "have a director in common": the same director
+_SHARE = re.compile(r"^(?:share|shared|have\s+in\s+common)\s+(?:an?|the)\s+(?P<what>[^,;]+)$"
+                    r"|^(?:have|had)\s+(?:an?|the)\s+(?P<common>[^,;]+?)\s+in\s+common$", re.I)
+
+
+def _as_same(predicate: str) -> str:
+    """"share a director" or "have a director in common" said as "the same director"."""
+    shared = _SHARE.match(predicate)
+    return f"have the same {shared.group('what') or shared.group('common')}" if shared \
+        else predicate
 
 
 def _without_named(text: str) -> str:
@@ -738,10 +797,21 @@ def _says(word: str, text: str, senses: bool = True) -> bool:
     any)."""
     if set(terms(word)) <= set(terms(text)):
         return True
+    parts = [p for p in word.casefold().split("-") if p]
+    if len(parts) > 1 and _in_a_row(parts, text):  # "medium-sized" as "a medium size breed"
+        return True
     written = {w for w in re.findall(r"[a-z][\w'-]*", text) if w not in STOPWORDS}
     return bool(_forms(word) & {form for w in written for form in _forms(w)}) or (
         senses and not lexicon().is_graded(word)
         and any(lexicon().synonyms(word, other) for other in written if len(other) > 3))
+
+
+def _in_a_row(parts: list[str], text: str) -> bool:
+    """Whether the text has a form of each part one after another, hyphenated or not."""
+    said = re.findall(r"[^\W_]+", text.casefold())
+    wanted = [_forms(p) for p in parts]
+    return any(all(wanted[k] & _forms(said[at + k]) for k in range(len(parts)))
+               for at in range(len(said) - len(parts) + 1))
 
 
 _RANKED = re.compile(r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
@@ -1014,9 +1084,12 @@ def _each_described(predicates: list[str], sides: list[tuple[str, int]],
 def _subjects(question: str, intent: QueryIntent) -> tuple[list[str], str]:
     """The two things a yes/no question asks about ("Are A and B both ...") and what it says
     of them (the words after the second)."""
-    names = weighed([e for e in intent.entities if e in question])
+    # not a name in brackets after another: "USS New Jersey (BB-62)" is one ship
+    bracketed = " ".join(re.findall(r"\(([^()]*)\)", question))
+    names = weighed([e for e in intent.entities if e in question and e not in bracketed])
     for first, second in itertools.pairwise(names):
-        joined = re.search(re.escape(first) + r"(?:\s+[\w-]+){0,3}?[\"”']?\s*,?\s+and\s+"
+        joined = re.search(re.escape(first) + r"(?:\s*\([^()]{1,40}\))?"
+                           r"(?:\s+[\w-]+){0,3}?[\"”']?\s*,?\s+and\s+"
                            r"(?:the\s+)?(?:\w+\s+){0,2}?[\"“']?" + re.escape(second), question)
         if joined:
             rest = question[joined.end():].strip(" ,?.!")
@@ -1044,7 +1117,8 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
         return _compare(sides, sources, part)
     if re.fullmatch(r"(?:\w+\s+)?(?:profession|occupation|job|career|line of work)", asked):
         return _same_role(sides, sources)
-    if re.fullmatch(r"(?:playing\s+|field\s+)?positions?", asked):  # goalkeeper, defender
+    if re.fullmatch(r"(?:playing\s+|field\s+)?positions?(?:\s+(?:in|on|at)\s+.+)?", asked):
+        # goalkeeper, defender; "the same position in American football"
         return _overlap(sides, sources, _positions_of)
     if re.fullmatch(r"(?:political\s+)?part(?:y|ies)", asked):  # Labor, Australian Democrats
         return _same_party(sides, sources)
@@ -1215,7 +1289,9 @@ _POSITIONS = ("goalkeeper", "defender", "midfielder", "winger", "forward", "swee
               "power forward", "wicket-keeper", "batsman", "bowler", "fly-half", "scrum-half",
               "running back", "wide receiver", "tight end", "offensive lineman",
               "defensive lineman", "defensive back", "kicker", "punter", "defenceman",
-              "left wing", "right wing")
+              "left wing", "right wing", "safety", "defensive end", "defensive tackle",
+              "offensive tackle", "offensive guard", "nose tackle", "long snapper",
+              "first baseman", "second baseman", "third baseman")
 _SAME_POSITION = {"goaltender": "goalkeeper", "defenseman": "defenceman",
                   "placekicker": "kicker", "centre-back": "defender",
                   "center-back": "defender", "full-back": "defender", "fullback": "defender",
@@ -1494,8 +1570,22 @@ def _from(predicate: str, sides: list[tuple[str, int]],
         return None if known is None else _yes_if(all(v in nations for v, _, _ in known),
                                                   known)
     countries = countries_in(predicate)
-    known = _each(sides, sources, _country)
+    known = _each(sides, sources, _birth_country if _birth_asked(predicate) else _country)
     return None if known is None else _yes_if(all(v in countries for v, _, _ in known), known)
+
+
+def _birth_country(source: Source) -> tuple[str, str] | None:
+    """The country the opening says its subject was born in; else, where it gives no place
+    of birth, its nationality ("an Irish writer"); None for a birthplace in no country it
+    knows ("a Liverpool-born novelist of Irish descent" was not born in Ireland)."""
+    said = sentences(_text(source))
+    for sentence in said[:2]:
+        born = _born_in(sentence)
+        if born:
+            return born[0], sentence
+        if _BORN_ADJECTIVE.search(sentence) or _BIRTHPLACE.search(sentence):
+            return None
+    return _country(source)
 
 
 def _in_state(states: list[str], sides: list[tuple[str, int]],
@@ -1552,7 +1642,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     maker = by.group(2) if by and by.group(1).casefold() in _MADE_THINGS else None
     openings = [sentences(_text(sources[n]))[:2] or [_text(sources[n])] for _, n in sides]
     kinds = [_kind_otherwise(predicate, opening) or _frequency_otherwise(predicate, opening)
-             for opening in openings]
+             or _rank_otherwise(predicate, opening) for opening in openings]
     if any(kinds):  # each side as its opening says what it is, the other kind among them
         return Verdict("No", [(n, kind or opening[0]) for (_, n), kind, opening
                               in zip(sides, kinds, openings, strict=True)], basis=Basis.OTHERWISE)
@@ -1573,6 +1663,9 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         missing = [w for w in wanted if not (_says(w, text, senses=False)
                                               or _kind_in(opening, w)
                                               or _said_by_its_noun(w, words_asked, text)
+                                              or _said_as_adjective(w, words_asked, text)
+                                              or (w.casefold() == "part"
+                                                  and _placed_within(predicate, text))
                                               or _once_so(w, text, words_asked))]
         if part_of and not missing and not re.search(
                 rf"\b[a-z][\w-]*\s+of\s+(?:the\s+)?{re.escape(part_of.group(1))}", text):
@@ -1659,6 +1752,27 @@ def _said_by_its_noun(word: str, asked: list[str], text: str) -> bool:
     heads = {asked[-1].casefold(), lexicon().lemma(asked[-1]).base}
     return any(re.search(rf"\b{re.escape(noun)}\s+{re.escape(head)}\b", text, re.I)
                for head in heads)
+
+
+def _placed_within(predicate: str, text: str) -> bool:
+    """Whether the text places its subject in the named thing the question says it is part
+    of: "a mountain in the Karakoram mountain range" for "part of the Karakoram mountain
+    range"."""
+    whole = re.match(r"^(?:an?\s+)?part\s+of\s+(?:the\s+)?([A-Z][\w'-]*)", predicate)
+    return whole is not None and re.search(
+        rf"\b(?:in|of|within)\s+(?:the\s+)?{re.escape(whole.group(1))}\b", text) is not None
+
+
+def _said_as_adjective(word: str, asked: list[str], text: str) -> bool:
+    """Whether a noun the question puts before another noun stands in the text as its
+    adjective in "-al" before that same noun: "a parent genus" as "its parental genera"
+    (the reverse of `_said_by_its_noun`)."""
+    at = next((k for k, w in enumerate(asked[:-1]) if w == word), None)
+    if at is None or len(word) < 4 or not lexicon().is_noun(word):
+        return False
+    head = _forms(asked[at + 1])
+    return any(head & _forms(m.group(1)) for m in re.finditer(
+        rf"\b{re.escape(word.casefold())}i?al\s+([\w-]+)", text, re.I))
 
 
 def _undescribed(predicate: str, missing: list[str], opening: list[str]) -> bool:
@@ -1774,6 +1888,28 @@ def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
     return None
 
 
+_RANKS = frozenset({"genus", "species", "subspecies", "family", "subfamily", "tribe",
+                    "phylum"})
+
+
+def _rank_otherwise(predicate: str, said: list[str]) -> str | None:
+    """The opening sentence that makes the subject another rank than the one the question
+    ends on ("both genera?" of "a species of flowering plant in the genus Matthiola": the
+    first rank after its verb is what it is), or None."""
+    words = re.findall(r"[a-z]+", predicate.casefold())
+    asked = lexicon().lemma(words[-1]).base if words else ""
+    if asked not in _RANKS or "of" in words:  # "genera", "plant genera"; not "a genus of"
+        return None
+    for sentence in said[:1]:
+        verb = re.search(r"\b(?:is|was|are|were)\s", sentence)
+        ranks = re.findall(r"\b([a-z]+)\b", sentence[verb.end():]) if verb else []
+        first = next((r for r in map(lambda w: lexicon().lemma(w).base, ranks)
+                      if r in _RANKS), None)
+        if first is not None and first != asked:
+            return sentence
+    return None
+
+
 # how often something comes out: "bi-monthly" is not "monthly"
 _FREQUENCY = re.compile(r"(?<![\w-])(daily|weekly|bi-?weekly|fortnightly|semi-?monthly|monthly|"
                         r"bi-?monthly|quarterly|semi-?annual(?:ly)?|annual(?:ly)?|yearly)"
@@ -1871,8 +2007,12 @@ _FOR_A_COUNTRY = re.compile(r"(\b(?:produced|made|built|manufactured|developed|d
 
 def _origins(sentence: str) -> list[str]:
     """The countries a sentence names, but one it says something was made for (not one a
-    person "competed for")."""
-    return countries_in(_FOR_A_COUNTRY.sub(r"\1 ", sentence))
+    person "competed for"), or one a person's forebears came from ("of Irish descent")."""
+    return countries_in(_DESCENT.sub(" ", _FOR_A_COUNTRY.sub(r"\1 ", sentence)))
+
+
+_DESCENT = re.compile(rf"\bof\s+(?:[{CAPITAL}][\w-]*(?:,?\s+(?:and\s+)?|\s*-\s*)){{1,3}}"
+                      r"(?:descent|ancestry|heritage|extraction|parentage)\b")
 
 
 def _by_title(found_in: Callable[[str], list[str]], source: Source, said: Sequence[str]
@@ -2131,12 +2271,15 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
     saying so: "written by B" anywhere in it, or in its opening a "by B" that no other verb
     makes ("a 1942 novel by French author B" is written by B, not "produced by B")."""
     said = sentences(_text(source))
-    for sentence in said:
-        done = re.search(rf"\b(?i:{verb})\s+(?:and\s+\w+\s+|{_WHERE.pattern})?by\s+"
-                         rf"(?:{_MAKER_ROLE.pattern})?({NAME.pattern})", sentence)
-        if done:  # "directed by B", "Directed by B, the film ...", "published in North
-            # America by B"
-            return phrase(done.group(1)), sentence
+    # a game or a record "released in 1994 by B" is published by B, where nothing says so
+    for made in [verb, *(["released"] if verb.casefold() == "published" else [])]:
+        for sentence in said:
+            done = re.search(rf"\b(?i:{made})\s+(?:and\s+\w+\s+|{_WHERE.pattern}|in\s+"
+                             rf"(?:1[0-9]{{3}}|20[0-9]{{2}})\s+)?by\s+"
+                             rf"(?:{_MAKER_ROLE.pattern})?({NAME.pattern})", sentence)
+            if done:  # "directed by B", "Directed by B, the film ...", "published in North
+                # America by B", "published in 1994 by B"
+                return phrase(done.group(1)), sentence
     works = _WORKS_MADE.get(verb, ())
     for sentence in said[:1]:
         for by in _BY_MAKER.finditer(sentence):
@@ -2365,7 +2508,7 @@ def _titled_about(name: str, sources: Sequence[Source]) -> int | None:
                  lambda s: plain(name)
                  and phrase(opening_subject(s.content or s.snippet)).startswith(wanted)):
         for n, source in enumerate(sources):
-            if test(source):
+            if test(source) and not is_hatnote(_text(source)):  # "For the author, see ..."
                 return n
     return None
 

@@ -172,6 +172,13 @@ def _time_constraint(question: str, year_now: int) -> TimeConstraint | None:
     return TimeConstraint(start_year=year_now - 1, end_year=year_now, recent=True)
 
 
+# prepositions that the stop words do not hold, which may open a question before a name
+# and its comma ("Like Yazoo, is ...?"; not the title "Unlike Anyone Else")
+_PREPOSITIONS = frozenset({"like", "unlike", "besides", "beside", "alongside", "including",
+                           "excluding", "despite", "regarding", "concerning", "considering",
+                           "except"})
+
+
 def _entities(question: str) -> list[str]:
     found: list[str] = []
     joined_to = 0  # where a place's name that took in its region ends
@@ -186,7 +193,9 @@ def _entities(question: str) -> list[str]:
         entity = match.groups()[index].strip(" ?.!,")
         first_word, _, others = entity.partition(" ")
         if index == 4 and match.start() == len(question) - len(question.lstrip()) and (
-                first_word.casefold() in STOPWORDS if others
+                first_word.casefold() in STOPWORDS or (
+                    first_word.casefold() in _PREPOSITIONS
+                    and question[match.start():].startswith(f"{entity},")) if others
                 else is_word(first_word) and not _NAME_FOLLOWS.match(question, match.end())):
             # A capital at the start of a sentence is not a name when it is a word of the
             # language ("Which", "Are", "Born on ..."): drop it. "SuperMansion starred ..."
@@ -225,7 +234,19 @@ def _entities(question: str) -> list[str]:
             joined_to = end + question[end:].find(region) + len(region)
         if entity and entity.lower() not in STOPWORDS and entity not in found:
             found.append(entity)
-    return _editions(question, _titles_with_in(question, found))
+    return _editions(question, _titles_with_in(question, _subtitled(question, found)))
+
+
+def _subtitled(question: str, found: list[str]) -> list[str]:
+    """A title and its subtitle after a colon are one name: "Illuminati: New World Order",
+    "Elasund: The First City"."""
+    joined: list[str] = []
+    for entity in found:
+        if joined and f"{joined[-1]}: {entity}" in question:
+            joined[-1] = f"{joined[-1]}: {entity}"
+        else:
+            joined.append(entity)
+    return joined
 
 
 _YEARS_BEFORE = re.compile(r"\bthe\s+(1\d{3}|20\d{2})(?:\s+and\s+(?:the\s+)?(1\d{3}|20\d{2}))?"

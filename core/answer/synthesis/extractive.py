@@ -44,6 +44,7 @@ from core.text import (
     CAPITAL,
     STOPWORDS,
     in_phrase,
+    is_hatnote,
     phrase,
     plain_words,
     sentences,
@@ -555,6 +556,8 @@ def asked_kind(question: str) -> str | None:
     "Which American film director hosted ...?", "adventure" in "What is the name for the
     adventure in ...?", "adaptation" in "the name of the 1996 loose adaptation"; None when it
     names none."""
+    if _BIRTH_NAME_ASKED.search(question):  # "the birth name of the actress who ...": the
+        return None  # actress's name at birth, not the actress
     for pattern in _ASKED_KIND:
         asked = pattern.search(question)
         words: list[str] = []
@@ -694,6 +697,8 @@ def _candidates(sources: list[Source]) -> list[_Candidate]:
     found: list[_Candidate] = []
     seen: set[str] = set()
     for index, source in enumerate(sources):
+        if is_hatnote(source.content or source.snippet):
+            continue  # "For the author, see ...": it says nothing of anything
         for position, unit, focus in _units(sentences(source.content or source.snippet)):
             key = " ".join(terms(unit))
             if _usable(focus) and len(unit) <= 900 and key not in seen:
@@ -748,6 +753,9 @@ def holds_answer_type(text: str, wanted: str, question: str) -> float:
     1 when it stands next to one of the question's own words ("born in Budapest" for
     "where was ... born"), 0.5 anywhere else in the sentence, 0 when absent."""
     asked = question.casefold()
+    if wanted == "name" and _BIRTH_NAME_ASKED.search(question):
+        # a name someone was born under stands after "born": "(born Lucille Wood Smith; ..."
+        return 1.0 if _BORN_NAMED.search(text) else 0.0
     if wanted == "time":
         found = [m for m in _YEAR_OR_DATE.finditer(text) if m.group(0) not in question]
     elif wanted == "number":
@@ -765,6 +773,16 @@ def holds_answer_type(text: str, wanted: str, question: str) -> float:
         if anchors & set(terms(window)):
             return 1.0
     return 0.5
+
+
+# "What was the birth name of ...?", "born under what name?", "the real name of ...?"
+_BIRTH_NAME_ASKED = re.compile(r"\b(?:birth\s+name|name\s+at\s+birth|real\s+name|"
+                               r"born\s+(?:under|with|as)\s+(?:what|which)\b)", re.I)
+# ... after "born", or opening a passage that says its subject is better known otherwise
+# ("Randy Bruce Traywick (born May 4, 1959), better known by his stage name, Randy Travis")
+_BORN_NAMED = re.compile(r"\b(?:born|n[ée]e?)\s+(?!(?:in|on|at|to|into|of)\b)"
+                         r"[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)+|\b(?:better|professionally|"
+                         r"popularly)\s+known\s+(?:by\s+(?:his|her|their)\s+stage\s+name|as)\b")
 
 
 def _usable(sentence: str) -> bool:

@@ -3301,3 +3301,182 @@ def test_a_name_inside_the_go_betweens_own_words_is_its_noun() -> None:
     # a name that only begins inside such words is named: "the documentaries Out of Place"
     question = "are the documentaries Out of Mind and The Tarn Sisters by the same director?"
     assert not through_another(question, ["Out of Mind", "The Tarn Sisters"])
+
+
+# ---- the thirteenth blind set's forms ------------------------------------------------------
+
+def _decided(question: str, *pages: tuple[str, str]) -> str | None:
+    """The verdict's answer to `question` over (title, text) pages, or None."""
+    from core.answer.verdict import decide
+
+    sources = [_page(600 + n, title, text) for n, (title, text) in enumerate(pages)]
+    verdict = decide(question, detect_intent(question), sources)
+    return verdict.answer if verdict else None
+
+
+def test_the_thirteenth_sets_words_are_read_as_the_passages_write_them() -> None:
+    # a hyphenated word said in two ("medium size"), a noun said as its adjective ("parental")
+    assert _decided("Are the Harl Setter and the Dunmore Hound both medium-sized dog breeds?",
+                    ("Harl Setter", "The Harl Setter is a medium size breed of dog."),
+                    ("Dunmore Hound", "The Dunmore Hound is a medium-sized breed of dog.")) \
+        == "Yes"
+    assert _decided("Do the hybrids Velarra and Trosia both have Mendelia as a parent genus?",
+                    ("Velarra", "Velarra is an intergeneric hybrid of orchids, with Mendelia "
+                                "and Corvia as parent genera."),
+                    ("Trosia", "Trosia (from Mendelia and Askia, its parental genera) is an "
+                               "intergeneric hybrid of orchids.")) == "Yes"
+    # "share a director" is the same director
+    films = (("Harbor Lights", "Harbor Lights is a 1921 Danish film directed by Aksel Brun."),
+             ("Winter Oath", "Winter Oath is a 1924 Danish drama film directed by Aksel Brun "
+                             "and released by Nordlys."))
+    assert _decided("Do Harbor Lights and Winter Oath share a director?", *films) == "Yes"
+    assert _decided("Do Harbor Lights and Winter Oath have a director in common?", *films) \
+        == "Yes"
+    # "part of the Ostrava range" as "in the Ostrava range"
+    assert _decided("Are Kel Sar and Dova Peak both part of the Ostrava mountain range?",
+                    ("Kel Sar", "Kel Sar is a mountain located in the Ostrava mountain range."),
+                    ("Dova Peak", "Dova Peak is a mountain in the Ostrava mountain range.")) \
+        == "Yes"
+    # "the same position in American football": a safety both
+    assert _decided("Did Ray Tolbert and Vic Arno play the same position in American football?",
+                    ("Ray Tolbert", "Ray Tolbert (born 1984) is a former American football "
+                                    "safety."),
+                    ("Vic Arno", "Vic Arno (born 1979) is a retired American football safety.")) \
+        == "Yes"
+    # a game "released in 1994 by" its publisher; "the same game designer" asks the designer
+    assert _decided("Were Cow Wars: The Card Game and Moonrise: New Order published by the same "
+                    "company?",
+                    ("Cow Wars: The Card Game", "Cow Wars: The Card Game is a card game "
+                                                "published by Tallow Games."),
+                    ("Moonrise: New Order", "Moonrise: New Order is a card game that was "
+                                            "released in 1994 by Tallow Games.")) == "Yes"
+    assert _decided("Were The Kids of Varn and Oslund both created by the same game designer?",
+                    ("The Kids of Varn", "The Kids of Varn is a board game for children. The "
+                                         "game is created by Karl Brenner."),
+                    ("Oslund", "Oslund is a German-style board game designed by Karl "
+                               "Brenner.")) == "Yes"
+    # an ingredient of both: what each is made with
+    drinks = (("Kirra", "Kirra is a French cocktail made with cassis topped up with white "
+                        "wine."),
+              ("Zorra", "Zorra is a Spanish mixed drink of red wine and fruit."))
+    assert _decided("Is wine an ingredient in both Kirra and Zorra?", *drinks) == "Yes"
+    assert _decided("Is rum an ingredient in both Kirra and Zorra?", *drinks) == "No"
+
+
+def test_the_thirteenth_sets_forms_name_their_two_things() -> None:
+    from core.answer.verdict import _asked_plainly
+
+    # the things first, then the question of them; the noun standing for them left out
+    assert _asked_plainly("West Holm and Tarrow Center, are both of them in Fenn County, "
+                          "Virginia?") == "are West Holm and Tarrow Center both in Fenn County, "\
+                                          "Virginia?"
+    assert _asked_plainly("Sunland and Marrow Sisters both had hits called \"Stay\"; are both "
+                          "acts American?") == "are Sunland and Marrow Sisters both American?"
+    assert _asked_plainly("Moon Hill and Cole Farm, are both towns in Texas?") \
+        == "are Moon Hill and Cole Farm both towns in Texas?"
+    assert _decided("West Holm and Tarrow Center, are both of them in Fenn County, Virginia?",
+                    ("West Holm", "West Holm is an unincorporated community in Fenn County, "
+                                  "Virginia, United States."),
+                    ("Tarrow Center", "Tarrow Center is a shopping mall in Fenn County, "
+                                      "Virginia.")) == "Yes"
+    # a name in brackets after another is part of it: two ships, not one and a number
+    ships = (("USS Harlow (BB-70)", "USS \"Harlow\" (BB-70) is an \"Iowa\"-class battleship of "
+                                    "the United States Navy."),
+             ("French battleship Belmont", "Belmont was the second ship of the Courbet-class "
+                                           "battleships of the French Navy."))
+    assert _decided("Were USS Harlow (BB-70) and the French ship Belmont both battleships?",
+                    *ships) == "Yes"
+    assert _decided("Were USS Harlow (BB-70) and the French ship Belmont both battleships?",
+                    ships[0]) is None  # not No from one ship's passage
+    # "Like A, is B ...?" names A, not "Like A"; a title and its subtitle are one name
+    assert detect_intent("Like Yazra, is the act that recorded \"Come Over\" a British duo?"
+                         ).entities[0] == "Yazra"
+    assert detect_intent("Unlike Anyone Else is a film by whom?").entities == [
+        "Unlike Anyone Else"]
+    assert detect_intent("Were Cow Wars: The Card Game and Moonrise: New Order published by "
+                         "the same company?").entities == ["Cow Wars: The Card Game",
+                                                          "Moonrise: New Order"]
+
+
+def test_the_thirteenth_sets_rules_do_not_answer_past_the_passages() -> None:
+    # a species is no genus, though its passage names its genus
+    assert _decided("Are Eustara and Melthia incana both genera?",
+                    ("Eustara", "Eustara is a small genus in the gentian family."),
+                    ("Melthia incana", "Melthia incana is a species of flowering plant in the "
+                                       "genus Melthia.")) == "No"
+    assert _decided("Are Eustara and Melthia both genera?",
+                    ("Eustara", "Eustara is a small genus in the gentian family."),
+                    ("Melthia", "Melthia is a genus of flowering plants with 50 species.")) \
+        == "Yes"
+    # born elsewhere, of Irish descent: not born in Ireland, nor Irish by nationality
+    writers = (("Sean Dolan", "Sean Dolan (1934 – 2006) is regarded as one of the most "
+                              "important Irish writers of his time."),
+               ("J. B. Farr", "James Bernard Farr (1935 – 1979) was a Leeds-born novelist of "
+                              "Irish descent."))
+    assert _decided("Were Sean Dolan and J. B. Farr both born in Ireland?", *writers) != "Yes"
+    assert _decided("Were Sean Dolan and J. B. Farr both Irish?", *writers) != "Yes"
+    assert _decided("Were Sean Dolan and Mary Kell both born in Ireland?", writers[0],
+                    ("Mary Kell", "Mary Kell (born 1950 in Cork, Ireland) is a poet.")) == "Yes"
+
+
+def test_the_thirteenth_sets_go_betweens_and_grades() -> None:
+    from core.answer.verdict import through_another
+
+    # "the islands of Vilna" are Vilna itself, no go-between
+    question = "Are the islands of Vilna and Bjarney in the same country?"
+    assert not through_another(question, ["Vilna", "Bjarney"])
+    assert through_another("Where was the director of Casablanca born?", ["Casablanca"])
+    # a yes/no question weighs its two things, not the court it names
+    cases = [_page(610, "Reyes v. Holt", "Reyes v. Holt, 98 U.S. 145 (1878), was a Supreme Court "
+                   "of the United States case about religious duty."),
+             _page(611, "Reyes v. Pegg", "Reyes v. Pegg, 223 F.2d 429 (2nd Cir. 1955), was a "
+                   "landmark libel decision of a federal appeals court.")]
+    graded = _graded_answer("Were Reyes v. Holt and Reyes v. Pegg both decided by the United "
+                            "States Supreme Court?", cases)
+    assert graded.evidence is not None and graded.evidence.subjects_needed == 2
+    # "first" is what an either-or answer decides, which no passage says
+    battles = [_page(612, "Battle of Tarn Creek", "The Battle of Tarn Creek was fought on "
+                     "November 7, 1811, in Indiana."),
+               _page(613, "Battle of Fallen Oaks", "The Battle of Fallen Oaks (August 20, 1794) "
+                     "was the final battle of the Northwest War.")]
+    graded = _graded_answer("Which battle took place first, the Battle of Tarn Creek or the "
+                            "Battle of Fallen Oaks?", battles)
+    assert graded.confidence != Confidence.INSUFFICIENT
+    assert graded.evidence is not None and "first" not in graded.evidence.missing_words
+
+
+async def test_a_birth_name_is_answered_by_the_go_betweens_born_as(embedder: Any) -> None:
+    says = functools.partial(_summary, embedder, 620)
+    film = ("Fence Line", "Fence Line is a 1945 American western film directed by John Eng and "
+                          "starring Ray Rodd, Gabe Hale and Dana Eve. The film was part of the "
+                          "long-running series of Ray Rodd films produced by Republic.")
+    actress = ("Dana Eve", "Dana Eve (born Lucy Wood Smit; October 31, 1912 – February 7, "
+                           "2001) was an American actress, singer, and songwriter.")
+    summary = await says("What was the birth name of the actress who starred with Ray Rodd in "
+                         "the 1945 film Fence Line?", film, actress)
+    assert "Lucy Wood Smit" in summary, summary
+    album = ("This Is Us (Rand Tarvis album)", "This Is Us is the ninth studio album by country "
+             "music star Rand Tarvis, released on April 26, 1994 by Warner Bros. The tracks "
+             "were all released as singles.")
+    singer = ("Rand Tarvis", "Rand Bruce Trawick (born May 4, 1959), better known by his stage "
+              "name, Rand Tarvis, is an American country music singer. Considered a pivotal "
+              "figure in country music, Tarvis broke through in the mid-1980s.")
+    summary = await says("What is the real name of the country music star who released the "
+                         "album This Is Us in 1994?", album, singer)
+    assert "Rand Bruce Trawick" in summary, summary
+
+
+async def test_a_note_pointing_at_another_page_is_about_nothing(embedder: Any) -> None:
+    from core.text import is_hatnote
+
+    note = ("Halla Lund (album)", "\"For the Nobel Prize-winning Icelandic author, see Halla "
+                                  "Lund\"")
+    assert is_hatnote(note[1]) and not is_hatnote("For years he lived in Oslo, see above.")
+    people = (("Gold Mann", "Gold Mann (27 March 1909 – 7 April 1994) was a historian."),
+              ("Halla Lund", "Halla Lund (23 April 1902 – 8 February 1998) was an Icelandic "
+                             "writer."))
+    assert _decided("Who was born first, Gold Mann or Halla Lund?", people[0], note,
+                    people[1]) == "Halla Lund"
+    summary = await _summary(embedder, 630, "Who was born first, Gold Mann or Halla Lund?",
+                             note, *people)
+    assert summary.startswith("Halla Lund"), summary
