@@ -199,6 +199,11 @@ _LIKE = re.compile(r"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>[^,;:?]+?),\s
 _PART_IN_BOTH = re.compile(r"^\s*(?:is|are|was|were)\s+(?P<part>[^,;:?]+?)\s+(?:an?\s+)?"
                            r"(?:ingredient|component|constituent)s?\s+(?:in|of)\s+both\s+"
                            r"(?P<things>[^?]+?\s(?:and|&)\s[^?]+?)\s*\?*\s*$", re.I)
+# "Did Kris Marsh appear in both Metro and Murder Town?" asks "Do Metro and Murder Town both
+# feature Kris Marsh?"
+_NAMED_IN_BOTH = re.compile(rf"^\s*(?i:did|does|has|had)\s+(?P<who>[{CAPITAL}][\w.'-]*"
+                            rf"(?:\s+[{CAPITAL}][\w.'-]*){{0,3}})\s+[a-z]+\s+(?:in|on)\s+"
+                            r"both\s+(?P<things>[^?]+?\s(?:and|&)\s[^?]+?)\s*\?*\s*$")
 _PLURAL = {"is": "are", "was": "were", "does": "do", "did": "did", "has": "have"}
 
 
@@ -212,6 +217,9 @@ def _asked_plainly(question: str) -> str:
     part = _PART_IN_BOTH.match(question)
     if part:
         return f"Do {part.group('things')} both contain {part.group('part')}?"
+    named = _NAMED_IN_BOTH.match(question)
+    if named:
+        return f"Do {named.group('things')} both feature {named.group('who')}?"
     named = _NAMED_FIRST.match(question)
     return _named_after(named) if named else question
 
@@ -549,10 +557,24 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # one thing, or one whose name joins two ("Tweedledum and Tweedledee", "Fire and
         # Ice"), as a passage is about it; or one said to be in a place whose name joins
         # two ("Is A located in Dumfries and Galloway?")
+        unread = one is not None and not joined and _TWO.search(question) is not None \
+            and re.search(r"\s(?:and|&)\s", one[0]) is not None
+        if unread and one is not None:  # "both" of two names not read apart ("Are Hour to
+            # Kill and Happen to Me both ...?"): at most a No from the first one's passage
+            first = _about(re.split(r"\s(?:and|&)\s", one[0])[0], sources)
+            return _one_from_elsewhere(one[1], [first], sources) if first is not None \
+                else None
         return _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found) or len(set(found)) < len(found):
-        return None  # a passage for each, and not one for two
+        # a passage for each, and not one for two; but "both American films?" is No when
+        # the one passage found gives its subject another country
+        # (the one the question names first, where its names were not read apart)
+        first = _about(one[0], sources) if one is not None and not set(found) - {None} \
+            else None
+        alone = [n for n in dict.fromkeys(found) if n is not None] \
+            or ([first] if first is not None else [])
+        return _one_from_elsewhere(predicate, alone, sources) if len(alone) == 1 else None
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
     own = _own_predicates(question, subjects)
     if own is not None:  # "Is A a magazine and B a newspaper?"
@@ -577,6 +599,10 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
                 return uniform
         return _compare(sides, sources, lambda s: next(
             (by for by in (_agent(r, s) for r in relations) if by is not None), None))
+    occupation = re.search(r"\bsame\s+(?:occupation|profession|job|career)\s+(?:of|as)\s+"
+                           r"(?:an?\s+)?(.+)$", predicate, re.I)
+    if occupation:  # "the same occupation of record producer": both record producers?
+        return _described(occupation.group(1), sides, sources, question)
     same = re.search(r"\bsame\s+(.+)$", _as_same(predicate), re.I)
     if same:
         alike = _same(same.group(1), sides, sources, question)
@@ -602,7 +628,29 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
             return in_state
     elif countries_in(_without_named(predicate)):
         return _from(predicate, sides, sources)
+    played = _played(predicate, sides, sources)
+    if played is not None:
+        return played
     return _described(predicate, sides, sources, question)
+
+
+def _played(predicate: str, sides: list[tuple[str, int]], sources: Sequence[Source]
+            ) -> Verdict | None:
+    """Whether each side plays the instrument "play bass" asks of both, by the players its
+    opening names ("the bassist", "a bass guitarist"); None when a side names none, or the
+    predicate asks no instrument."""
+    asked = re.fullmatch(r"(?:play|plays|played)\s+(?:the\s+)?([a-z]+)\W*", predicate.strip())
+    if asked is None:
+        return None
+    instrument = lexicon().lemma(asked.group(1)).base or asked.group(1)
+    player = next((p for p in (f"{instrument}ist", f"{instrument}er", f"{instrument}mer")
+                   if lexicon().is_kind_of(p, "instrumentalist")), None)
+    known = _each(sides, sources, _players_of) if player else None
+    if known is None:
+        return None
+    return Verdict("Yes" if all(player in v for v, _, _ in known) else "No",
+                   [(n, sentence) for _, sentence, n in known],
+                   basis=None if all(player in v for v, _, _ in known) else Basis.OTHERWISE)
 
 
 # "share a director", "have a director in common": the same director
@@ -773,6 +821,9 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
             _made_so(made.group(1), sentence[:m.start()]) for m in re.finditer(
                 r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence))), None)
         return Verdict("Yes", [(n, _quote(said, by))]) if by is not None else None
+    denial = _denied(re.findall(r"[\w'-]+", predicate), said)
+    if denial is not None:  # "it is not a true sage"
+        return Verdict("No", [(n, denial)], basis=Basis.OTHERWISE)
     opening = _opening_words(said)
     for k, whole in enumerate(said):
         sentence = _RANKED.sub(" ", whole)  # "the second-tallest" is not "the tallest"
@@ -795,7 +846,8 @@ def _says(word: str, text: str, senses: bool = True) -> bool:
     with `senses`, in another word of the same sense ("situated" for "located", "movie" for
     "film": for one sentence; over a whole passage some word shares a sense with almost
     any)."""
-    if set(terms(word)) <= set(terms(text)):
+    if set(terms(word)) <= set(terms(text)) | set(terms(" ".join(
+            w.replace("-", "") for w in re.findall(r"\w+(?:-\w+)+", text)))):  # "sub-range"
         return True
     parts = [p for p in word.casefold().split("-") if p]
     if len(parts) > 1 and _in_a_row(parts, text):  # "medium-sized" as "a medium size breed"
@@ -1574,6 +1626,19 @@ def _from(predicate: str, sides: list[tuple[str, int]],
     return None if known is None else _yes_if(all(v in countries for v, _, _ in known), known)
 
 
+def _one_from_elsewhere(predicate: str, found: list[int], sources: Sequence[Source]
+                        ) -> Verdict | None:
+    """No when the one side with a passage is, by its opening, from another country than
+    "both <country's> ..." asks; else None (the other side is not known)."""
+    countries = countries_in(_without_named(predicate))
+    if not countries or home_nations_in(predicate) or states_in(predicate) \
+            or _birth_asked(predicate):
+        return None
+    value = _country(sources[found[0]])
+    return Verdict("No", [(found[0], value[1])], basis=Basis.OTHERWISE) \
+        if value is not None and value[0] not in countries else None
+
+
 def _birth_country(source: Source) -> tuple[str, str] | None:
     """The country the opening says its subject was born in; else, where it gives no place
     of birth, its nationality ("an Irish writer"); None for a birthplace in no country it
@@ -1633,8 +1698,12 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     if not wanted:
         return None
     first = predicate.split()[0] if predicate.split() else ""
+    # "Did A and B both include C?", "Were A and B both connected to C?"
     verb = first if (len(wanted) > 1 and wanted[0] == first and _forms(first) & _RELATING
-                     and re.match(r"^\W*(?:do|does|did)\b", question, re.I)) else None
+                     and (re.match(r"^\W*(?:do|does|did)\b", question, re.I)
+                          or (lexicon().participle_base(first) is not None
+                              and re.match(r"^\W*(?:is|are|was|were)\b", question, re.I)))
+                     ) else None
     # "published by Steve Jackson Games" said as "a card game by Steve Jackson Games": the
     # maker without the verb (not "produced by" for "directed by")
     by = re.match(r"^(\w+)\s+by\s+((?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*)\W*$",
@@ -1648,6 +1717,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
                               in zip(sides, kinds, openings, strict=True)], basis=Basis.OTHERWISE)
     reasons = []
     holds = loose = only_part = True
+    denied = False  # a side's passage says it is not what is asked
     lacking = False  # a side lacks more than a describing word its opening leaves unsaid
     renamed = False  # a side may say the asked noun in other words
     broad = True  # what a side lacks is only which kind of the asked noun it is
@@ -1667,12 +1737,24 @@ def _described(predicate: str, sides: list[tuple[str, int]],
                                               or (w.casefold() == "part"
                                                   and _placed_within(predicate, text))
                                               or _once_so(w, text, words_asked))]
+        if not missing and _described_otherwise(wanted, words_asked, said):
+            # "animated films" of "a 1994 American drama film", though a later sentence
+            # names "animated films" of its director: what the opening says it is does not
+            # say so, nor that it is not (a "hip hop group" is a rap group): not settled
+            renamed, holds, loose = True, False, False
+            reasons.append((n, _quote(said, 0)))
+            continue
         if part_of and not missing and not re.search(
                 rf"\b[a-z][\w-]*\s+of\s+(?:the\s+)?{re.escape(part_of.group(1))}", text):
             # "a squadron of Yugoslav Air Force" is one of its units; "took over aircraft
             # from the Royal Air Force" says nothing of it: not settled by this side
             renamed, holds, loose = True, False, False
             reasons.append((n, _quote(said, 0)))
+            continue
+        denial = None if missing else _denied(words_asked, said)
+        if denial is not None:  # "it is not a true sage": said, and denied
+            denied = True
+            reasons.append((n, denial))
             continue
         holds = holds and not missing
         only_part = only_part and {w.casefold() for w in missing} <= _PART_WORDS
@@ -1689,6 +1771,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
         reasons.append((n, _quote(said, best if missing in ([], [verb])
                                   and stems & set(terms(said[best])) else 0)))
+    if denied:
+        return Verdict("No", reasons, basis=Basis.OTHERWISE)
     if holds:
         return Verdict("Yes", reasons)
     if took_part and only_part:  # "took part in the Battle of X" of a passage naming
@@ -1752,6 +1836,49 @@ def _said_by_its_noun(word: str, asked: list[str], text: str) -> bool:
     heads = {asked[-1].casefold(), lexicon().lemma(asked[-1]).base}
     return any(re.search(rf"\b{re.escape(noun)}\s+{re.escape(head)}\b", text, re.I)
                for head in heads)
+
+
+def _denied(asked: list[str], said: list[str]) -> str | None:
+    """The sentence that says its subject is not what the question asks of it ("Although
+    commonly known as Texas sage, it is not a true sage" for "true sages"), or None."""
+    words = [w.casefold() for w in asked if w.casefold() not in STOPWORDS]
+    if not words or not lexicon().is_noun(words[-1]):
+        return None
+    noun = lexicon().lemma(words[-1]).base or words[-1]
+    last = rf"(?:{re.escape(noun)}|{re.escape(words[-1])})"
+    kind = r"\s+".join([*map(re.escape, words[:-1]), last])
+    denial = re.compile(rf"\b(?:is|was|are|were)\s+not\s+(?:an?\s+|the\s+)?{kind}\b", re.I)
+    return next((sentence for sentence in said if denial.search(sentence)), None)
+
+
+def _described_otherwise(wanted: list[str], asked: list[str], said: list[str]) -> list[str]:
+    """The describing words of the question's last noun ("animated" of "animated films")
+    that a passage's first sentence leaves out where it gives that noun with describing
+    words of its own ("a 1994 American drama film"): what the passage says it is."""
+    if len(asked) < 2 or not said or not asked[-1].islower() \
+            or not lexicon().is_noun(asked[-1]) \
+            or any(w.casefold() in STOPWORDS for w in asked):  # a noun phrase, no more
+        return []
+    head = _forms(asked[-1])
+    words = re.findall(r"[\w'-]+", said[0])
+    # the noun, or a kind right below it ("an Italian action thriller" of "films")
+    at = next((k for k, w in enumerate(words) if head & _forms(w.casefold())
+               or (w.islower() and lexicon().is_kind_of(w, asked[-1], steps=1))), None)
+    if at is None:
+        return []
+    own = []  # the noun's own describing words, back to its article
+    for word in reversed(words[:at]):
+        if word.casefold() in STOPWORDS:
+            break
+        own.append(word)
+    # adjectives only: "animated", not "music" of "music magazines" ("a rock magazine" is
+    # one) nor "originally"
+    describing = [w for w in wanted if w.islower() and not head & _forms(w)
+                  and lexicon().is_adjective(w) and not lexicon().is_noun(w)]
+    if not any(w.islower() and not lexicon().is_verb(w) for w in own) or not describing:
+        return []
+    return [w for w in describing if not (_says(w, said[0], senses=False)
+                                          or _said_by_its_noun(w, asked, said[0]))]
 
 
 def _placed_within(predicate: str, text: str) -> bool:
@@ -1859,7 +1986,8 @@ def _renamed(predicate: str, missing: list[str], opening: list[str]) -> bool:
 _RELATING = frozenset({"include", "contain", "feature", "have", "belong", "compete", "focus",
                        "share", "consist", "comprise", "participate", "appear", "involve",
                        "cover", "use", "serve", "concern", "specialize", "specialise", "air",
-                       "broadcast", "run", "play", "star", "perform", "operate", "work"})
+                       "broadcast", "run", "play", "star", "perform", "operate", "work",
+                       "connect", "associate", "affiliate", "link", "relate"})
 # nouns that say what kind of thing something is: "a genus of fungi", "a type of bread"
 _KINDS = frozenset({"genus", "species", "subspecies", "family", "type", "kind", "sort",
                     "breed", "variety", "genre", "style", "order", "class", "tribe"})
@@ -1898,8 +2026,8 @@ def _rank_otherwise(predicate: str, said: list[str]) -> str | None:
     first rank after its verb is what it is), or None."""
     words = re.findall(r"[a-z]+", predicate.casefold())
     asked = lexicon().lemma(words[-1]).base if words else ""
-    if asked not in _RANKS or "of" in words:  # "genera", "plant genera"; not "a genus of"
-        return None
+    if asked not in _RANKS or any(w in STOPWORDS for w in words):
+        return None  # "genera", "plant genera"; not "a genus of", "in the mint family"
     for sentence in said[:1]:
         verb = re.search(r"\b(?:is|was|are|were)\s", sentence)
         ranks = re.findall(r"\b([a-z]+)\b", sentence[verb.end():]) if verb else []
@@ -2212,10 +2340,10 @@ def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
     return None
 
 
-_PERSON = re.compile(r"[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){1,3}")
+_PERSON = re.compile(r"[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){0,3}")  # "Simone and Amedeo Pace"
 _ROLE = re.compile(r"^(?:[a-z][\w-]*\s+){1,3}(?=[A-Z])")  # "lead guitarist ", "producer "
-_LISTED = re.compile(r"\b(?:consist\w*|compris\w*|made up|members are)\s+(?:of\s+)?(.+?)"
-                     r"(?:[.;]\s|[.;]?$)")
+_LISTED = re.compile(r"\b(?:consist\w*|compris\w*|composed|made up|members are)\s+(?:of\s+)?(.+?)"
+                     r"(?:[.;]\s|[.;]?$|\s+(?:that|who|which|whose)\s)")  # "... that formed"
 
 
 _ONLY = re.compile(r"\b(?:only|sole|single|lone)\b", re.I)
@@ -2506,7 +2634,10 @@ def _titled_about(name: str, sources: Sequence[Source]) -> int | None:
                  lambda s: same_phrase(title_subject(s.title), name),
                  # not "I Was", all short words, of whatever passage opens with such words
                  lambda s: plain(name)
-                 and phrase(opening_subject(s.content or s.snippet)).startswith(wanted)):
+                 and phrase(opening_subject(s.content or s.snippet)).startswith(wanted),
+                 # "Cho Kyu-hyun ..., better known mononymously as Kyuhyun, is ..."
+                 lambda s: re.search(rf"\bknown\s+(?:\w+\s+)?as\s+{re.escape(name)}\b",
+                                     (sentences(s.content or s.snippet) or [""])[0]) is not None):
         for n, source in enumerate(sources):
             if test(source) and not is_hatnote(_text(source)):  # "For the author, see ..."
                 return n

@@ -108,7 +108,8 @@ _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 # it: "Children's Day", "Schindler's List"), an abbreviation ("F.C.", "U.S."), or an initial
 # or short title before a name ("H. G. Wells", "St. Jude Medical")
 _WORD = (rf"[{CAPITAL}](?:\.[{CAPITAL}])+\.?|[{CAPITAL}][a-z]{{0,2}}\.(?=\s+[{CAPITAL}])|"
-         rf"[{CAPITAL}][\w+#-]*(?:'[{CAPITAL}][\w+#-]*|['’]s(?=\s+[{CAPITAL}]))?")
+         rf"[{CAPITAL}][\w+#-]*(?:&[{CAPITAL}][\w+#-]*)*"  # "A&W", "AT&T"
+         rf"(?:'[{CAPITAL}][\w+#-]*|['’]s(?=\s+[{CAPITAL}]))?")
 # "the King who made ...": a word of the language naming the go-between, not a name
 _ROLE_FOLLOWS = re.compile(r"\s+(?:who|whom|whose|that|which)\b", re.I)
 # the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",

@@ -203,8 +203,9 @@ class ExtractiveSynthesizer:
                  and c.bonus > 0 and (between or c.score >= lead.score - KIND_MARGIN)
                  and (_described_as(between, sources[c.source_index]) if between
                       else _is_kind(kind, sources[c.source_index]))
-                 and not any(in_phrase(subject, asked) for subject in subjects_of(
-                     sources[c.source_index]))]
+                 and not any(in_phrase(subject, asked) and not _another_of_its_name(
+                     subject, sources[c.source_index], question)
+                     for subject in subjects_of(sources[c.source_index]))]
         written = " ".join(f"{s.title} {s.content or s.snippet}" for s in sources
                            if any(is_about(phrase(n), s) for n in names)) if kinds else ""
         named = phrase(written) if written else ""
@@ -342,8 +343,10 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
         rest = question_terms - set(terms(" ".join(names)))
         if not rest:
             return None
-    reached = {n for n, source in enumerate(sources) if not _same_thing(source, lead_source)
+    reached = {n for n, source in enumerate(sources)
+               if not _same_thing(source, lead_source, question)
                and any(not in_phrase(subject, asked)
+                       or _another_of_its_name(subject, source, question)
                        for subject in named_subjects(said, source, 3))}
     best: tuple[float, _Candidate] | None = None
     asked_of = _go_between(question)  # "a Tunisian historian who died ...": a historian's
@@ -622,11 +625,27 @@ def _names_its_kind(sentence: str, question: str) -> bool:
         sentence) is not None
 
 
-def _same_thing(source: Source, other: Source) -> bool:
-    """Two passages of one document, or about one subject: no hop between them."""
+def _same_thing(source: Source, other: Source, question: str = "") -> bool:
+    """Two passages of one document, or about one subject: no hop between them; unless the
+    question names that subject as a kind of thing the first one is not (the film Ed Wood
+    and the filmmaker Ed Wood)."""
     return (source.id == other.id or (bool(source.document_id)
             and source.document_id == other.document_id)
-            or bool(subjects_of(source) & subjects_of(other)))
+            or any(not _another_of_its_name(subject, source, question)
+                   for subject in subjects_of(source) & subjects_of(other)))
+
+
+def _another_of_its_name(subject: str, source: Source, question: str) -> bool:
+    """Whether the question names a passage's `subject` (as a phrase) right after a noun
+    for a kind of thing that the passage's title and first sentence do not say it is: "the
+    1994 film Ed Wood" of the passage about the filmmaker Ed Wood (not "the co-creator of
+    Good Morning")."""
+    name = r"\W+".join(map(re.escape, subject.split()))
+    kind = re.search(rf"\b([a-z]+)\s+(?i:{name})\b", question) if question and name else None
+    if kind is None or kind.group(1) in STOPWORDS or not lexicon().is_noun(kind.group(1)):
+        return False
+    first = (sentences(source.content or source.snippet) or [""])[0]
+    return not set(terms(kind.group(1))) <= set(terms(f"{source.title} {first}"))
 
 
 def _earning(chain: list[_Candidate], chosen: list[_Candidate], sources: list[Source],

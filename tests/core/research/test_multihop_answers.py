@@ -3480,3 +3480,134 @@ async def test_a_note_pointing_at_another_page_is_about_nothing(embedder: Any) -
     summary = await _summary(embedder, 630, "Who was born first, Gold Mann or Halla Lund?",
                              note, *people)
     assert summary.startswith("Halla Lund"), summary
+
+
+async def test_a_go_between_of_the_named_things_own_name_is_reached(embedder: Any) -> None:
+    """"The film Ed Wood is about a filmmaker who died when?": the filmmaker's passage has
+    the film's name, yet is another thing than the film the question names."""
+    film = ("Eddo Wald (film)", "Eddo Wald is a 1994 American biographical comedy-drama film "
+            "directed by Tom Barton, starring Jon Dapp as cult filmmaker Eddo Wald. The film "
+            "concerns the period in Wald's life when he made his best-known films.")
+    man = ("Eddo Wald", "Edward Davis Wald Jr. (October 10, 1924 – December 10, 1978) was an "
+           "American filmmaker, actor and writer.")
+    summary = await _summary(embedder, 640, "The 1994 Tom Barton film Eddo Wald is about a cult "
+                             "filmmaker who died on what date?", film, man)
+    assert "December 10, 1978" in summary, summary
+    # a noun before the name with a word between is no kind of it: "the co-creator of X"
+    from core.answer.synthesis.extractive import _another_of_its_name
+
+    show = _page(642, "Good Evening, Tampa", "Good Evening, Tampa is a sitcom that ran from "
+                 "2002 to 2004 on NBC.")
+    assert not _another_of_its_name(" good evening tampa ", show, "When was the co-creator of "
+                                    "Good Evening, Tampa born?")
+    assert _another_of_its_name(" good evening tampa ", show, "Who starred in the film Good "
+                                "Evening, Tampa?")
+
+
+def test_both_from_a_country_is_no_when_the_one_passage_found_is_from_another() -> None:
+    italian = ("Hour to Kill (1989 film)", "Hour to Kill is a 1989 Italian drama film starring "
+               "Nico Cage.")
+    assert _decided("Are Hour to Kill and Happen to Me both American films?", italian) == "No"
+    assert _decided("Are Hour to Kill and Happen to Me both Italian films?", italian) is None
+    assert _decided("Are Hour to Kill (1989) and Happen to Me (1994) both American films?",
+                    italian) == "No"
+
+
+def test_the_fourteenth_sets_descriptions_are_read_where_they_say_what_a_thing_is() -> None:
+    # the opening's own kind: "a drama film", though a later sentence names "animated films"
+    fritz = ("Fritz the Dog", "Fritz the Dog is a 1972 American adult animated comedy film.")
+    crazy = ("Cool and the Mad", "Cool and the Mad is a 1994 American drama film written and "
+             "directed by Ralf Bask. The film was Bask's first live-action film, he being "
+             "known as a director of animated films.")
+    assert _decided("Are Fritz the Dog and Cool and the Mad both animated films?", fritz,
+                    crazy) is None  # not Yes; nor No, which "a drama film" does not say
+    hiphop = (("Psy Realm", "The Psy Realm is an American hip hop group from Los Angeles. "
+                            "Their rap lyrics are political."),
+              ("Mad Fangs", "Mad Fangs is an American rap group from Detroit."))
+    assert _decided("Psy Realm and Mad Fangs, are they both rap groups?", *hiphop) != "No"
+    assert _decided("Are Mingo Sar and Kez Peak both part of the Karakoram mountain range?",
+                    ("Mingo Sar", "Mingo Sar is a mountain in the Shimshal valley. The mountain, "
+                                  "located in the Karakoram mountain range, is 6050 m high."),
+                    ("Kez Peak", "Kez Peak is a mountain in the Karakoram mountain range.")) \
+        == "Yes"
+    assert _decided("Are Fritz the Dog and Cool and the Mad both American films?", fritz,
+                    crazy) == "Yes"
+    # said, and denied
+    sages = (("Salvia rubra", "Salvia rubra is a species of flowering plant in the genus "
+                              "Salvia, known as sages."),
+             ("Leucon texana", "Leucon texana is an evergreen shrub in the figwort family. "
+                               "Although commonly known as Texas sage, it is not a true sage."))
+    assert _decided("Are Salvia rubra and Leucon texana both true sages?", *sages) == "No"
+    assert _decided("Is Leucon texana a true sage?", sages[1]) == "No"
+    # a player of the instrument: "the bassist", "the bass guitarist"
+    players = (("Dyl Keef", "Dyl Keef (born 1970) is the bassist of the rock band Marcy Park."),
+               ("Glen Matt", "Glen Matt (born 1956) is an English musician best known as the "
+                             "bass guitarist of the punk band the Sex Dolls."))
+    assert _decided("Did Dyl Keef and Glen Matt both play bass?", *players) == "Yes"
+    assert _decided("Did Dyl Keef and Glen Matt both play drums?", *players) == "No"
+
+
+def test_the_fourteenth_sets_forms_are_read() -> None:
+    # a name its passage gives as "better known as"; "the same occupation of record producer"
+    assert _decided("Are Kyuhan and Divya Menn singers of the same nationality?",
+                    ("Cho Kyuhan", "Cho Kyu-han (born 1988), better known mononymously as "
+                                   "Kyuhan, is a South Korean singer."),
+                    ("Divya Menn", "Divya Menn (born 1987) is an Indian singer from Kerala.")) \
+        == "No"
+    assert _decided("Do Daro Jons and Ral Monk have the same occupation of record producer?",
+                    ("Daro Jons", "Daro Jons (born 1976) is an American singer-songwriter, "
+                                  "record producer."),
+                    ("Ral Monk", "Ral Monk is an American electronic musician, record producer "
+                                 "and engineer.")) == "Yes"
+    # "sub-range" for "subranges"; "connected to" said by what each did there
+    assert _decided("Are Hisar Muz and Yengi both subranges of the Karakoram?",
+                    ("Hisar Muz", "Hisar Muz is a sub-range of the Karakoram mountain range."),
+                    ("Yengi", "The Yengi range is a Chinese subrange of the Karakoram.")) == "Yes"
+    assert _decided("Were Mugs Bogs and Ayla Walk both connected to the Charlotte Stingers?",
+                    ("Mugs Bogs", "Mugs Bogs (born 1965) is an American retired basketball "
+                                  "player. He later served as head coach of the Charlotte "
+                                  "Stingers."),
+                    ("Ayla Walk", "Ayla Walk (born 1979) is an American basketball player. She "
+                                  "signed with the Charlotte Stingers in 2004.")) == "Yes"
+    # "Did A appear in both B and C?": both name A
+    shows = (("Metro Town", "Metro Town is a British drama series starring Kris Marsh."),
+             ("Murder Ward", "Murder Ward is a British crime series with Amy Dono and Kris "
+                             "Marsh."))
+    assert _decided("Did Kris Marsh appear in both Metro Town and Murder Ward?", *shows) == "Yes"
+
+
+def test_names_with_an_ampersand_and_members_listed_with_one_surname() -> None:
+    assert detect_intent("Which chain was founded first, A&V Restaurants or Pickwick "
+                         "Pub?").entities == ["A&V Restaurants", "Pickwick Pub"]
+    assert _decided("Which chain was founded first, A&V Restaurants or Pickwick Pub?",
+                    ("A&V Restaurants", "A&V Restaurants is a chain of fast-food restaurants. "
+                                        "Frank Wills founded the first A&V restaurant in 1923."),
+                    ("Pickwick Pub", "Pickwick Pub was a chain of casual dining restaurants. The "
+                                     "first Pickwick Pub was opened in 1950.")) == "A&V Restaurants"
+    # "composed of A and twin brothers B and C D that formed in ...": three members
+    assert _decided("Which group has more members, Blond Redd or Nat and Al Wolf?",
+                    ("Blond Redd", "Blond Redd is an alternative rock band composed of Kazu Maki "
+                                   "(vocals) and twin brothers Simon and Amos Pace (drums) that "
+                                   "formed in New York City in 1993."),
+                    ("Nat and Al Wolf", "Nat and Al Wolf are an American pop music duo from New "
+                                        "York.")) == "Blond Redd"
+
+
+def test_one_shortfall_is_a_technicality_two_are_low() -> None:
+    """An answer whose passages reach what is asked, short only of a passage about a name the
+    question gives in passing ("on Night Watch"), is Medium; short of that and of a second
+    document for two names, Low."""
+    show = _page(650, "Moonbase (TV series)", "Moonbase is an American animated comedy series "
+                 "starring Jill Bellamy and Keith Lane.")
+    actress = _page(651, "Jill Bellamy", "Jill Bellamy (born April 18, 1984) is an American "
+                    "actress, comedian and screenwriter from Las Vegas. She began her career in "
+                    "improvised comedy. She had a recurring role as Jillian on the series Night "
+                    "Watch.")
+    question = "Moonbase starred the actress who had a recurring role as whom on Night Watch?"
+    graded = _graded_answer(question, [show, actress])
+    assert graded.evidence is not None and graded.evidence.about < graded.evidence.names
+    assert graded.confidence == Confidence.MEDIUM
+    # one document for both names, one of them without a passage: two shortfalls
+    graded = _graded_answer("Did Jill Bellamy play Jillian on Night Watch and Sunday Shift?",
+                            [actress])
+    assert graded.confidence in (Confidence.LOW, Confidence.INSUFFICIENT)
