@@ -55,6 +55,15 @@ async def _summary(embedder: Any, first: int, question: str, *pages: tuple[str, 
     return str((await _answer(embedder, question, sources)).summary)
 
 
+def _decided(question: str, *pages: tuple[str, str]) -> str | None:
+    """The verdict's answer to `question` over (title, text) pages, or None."""
+    from core.answer.verdict import decide
+
+    sources = [_page(600 + n, title, text) for n, (title, text) in enumerate(pages)]
+    verdict = decide(question, detect_intent(question), sources)
+    return verdict.answer if verdict else None
+
+
 # ---- yes or no, first ----------------------------------------------------------------------
 
 async def test_a_shared_description_is_answered_yes_with_both_passages(embedder: Any) -> None:
@@ -3192,13 +3201,7 @@ async def test_a_go_betweens_kind_named_only_in_words_of_the_language_does_not_l
 def test_the_twelfth_sets_rules_stop_short_of_a_wrong_answer() -> None:
     """A review of this step's rules found each of these answered wrongly; each now is
     right or left unsettled."""
-    from core.answer.verdict import decide
-
-    def said(question: str, *pages: tuple[str, str]) -> str | None:
-        sources = [_page(500 + n, title, text) for n, (title, text) in enumerate(pages)]
-        verdict = decide(question, detect_intent(question), sources)
-        return verdict.answer if verdict else None
-
+    said = _decided
     # a passage naming two teams, or a day before the network, gives no one value
     assert said("Did Mark Toll and Dean Rask play for the same team?",
                 ("Mark Toll", "Mark Toll is an American footballer. He played for the Harbor "
@@ -3304,15 +3307,6 @@ def test_a_name_inside_the_go_betweens_own_words_is_its_noun() -> None:
 
 
 # ---- the thirteenth blind set's forms ------------------------------------------------------
-
-def _decided(question: str, *pages: tuple[str, str]) -> str | None:
-    """The verdict's answer to `question` over (title, text) pages, or None."""
-    from core.answer.verdict import decide
-
-    sources = [_page(600 + n, title, text) for n, (title, text) in enumerate(pages)]
-    verdict = decide(question, detect_intent(question), sources)
-    return verdict.answer if verdict else None
-
 
 def test_the_thirteenth_sets_words_are_read_as_the_passages_write_them() -> None:
     # a hyphenated word said in two ("medium size"), a noun said as its adjective ("parental")
