@@ -180,30 +180,15 @@ _NAMED_FIRST = re.compile(
 
 
 def _named_after(found: re.Match[str]) -> str:
-    """The question a `_NAMED_FIRST` match asks, its things after its verb; after a clause
-    saying something of them, the plural noun that only stands for them ("are both acts
-    American?") left out, not one the question asks of ("are both towns in Texas?")."""
+    """The question a `_NAMED_FIRST` match asks, its things after its verb."""
     both = found.group("all") or found.group("both") or ""
-    after = found.group("rest").split()[0].casefold()
-    noun = found.group("noun") if found.group("noun") and found.group("stated") \
-        and lexicon().is_noun(found.group("noun")) and after not in STOPWORDS else None
-    rest = found.group("rest") if noun else " ".join(filter(None, [found.group("noun"),
-                                                                  found.group("rest")]))
+    rest = " ".join(filter(None, [found.group("noun"), found.group("rest")]))
     return f"{found.group('verb')} {found.group('things')} {both} {rest}".replace("  ", " ")
 
 
 # "Is A, like B, a documentary film?" asks "Are A and B both a documentary film?"
 _LIKE = re.compile(r"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>[^,;:?]+?),\s+(?:like|as\s+is|"
                    r"just\s+like)\s+(?P<second>[^,;:?]+?),\s+(?P<rest>.+)$", re.I)
-# "Is wine an ingredient in both Kir and Sangria?" asks "Do Kir and Sangria both contain wine?"
-_PART_IN_BOTH = re.compile(r"^\s*(?:is|are|was|were)\s+(?P<part>[^,;:?]+?)\s+(?:an?\s+)?"
-                           r"(?:ingredient|component|constituent)s?\s+(?:in|of)\s+both\s+"
-                           r"(?P<things>[^?]+?\s(?:and|&)\s[^?]+?)\s*\?*\s*$", re.I)
-# "Did Kris Marsh appear in both Metro and Murder Town?" asks "Do Metro and Murder Town both
-# feature Kris Marsh?"
-_NAMED_IN_BOTH = re.compile(rf"^\s*(?i:did|does|has|had)\s+(?P<who>[{CAPITAL}][\w.'-]*"
-                            rf"(?:\s+[{CAPITAL}][\w.'-]*){{0,3}})\s+[a-z]+\s+(?:in|on)\s+"
-                            r"both\s+(?P<things>[^?]+?\s(?:and|&)\s[^?]+?)\s*\?*\s*$")
 _PLURAL = {"is": "are", "was": "were", "does": "do", "did": "did", "has": "have"}
 
 
@@ -214,12 +199,6 @@ def _asked_plainly(question: str) -> str:
     if like:
         return (f"{_PLURAL[like.group('verb').casefold()].capitalize()} {like.group('first')} "
                 f"and {like.group('second')} both {like.group('rest')}")
-    part = _PART_IN_BOTH.match(question)
-    if part:
-        return f"Do {part.group('things')} both contain {part.group('part')}?"
-    named = _NAMED_IN_BOTH.match(question)
-    if named:
-        return f"Do {named.group('things')} both feature {named.group('who')}?"
     named = _NAMED_FIRST.match(question)
     return _named_after(named) if named else question
 
@@ -227,6 +206,9 @@ def _asked_plainly(question: str) -> str:
 def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Verdict | None:
     """The answer to a yes/no or either-or question when the passages settle it; None when
     they do not or the question is neither."""
+    named = _NAMED_FIRST.match(question)
+    if named and named.group("stated"):  # "A and B both had hits called "Stay"; are both
+        return None  # acts American?": what the clause says of them is not read
     question = _asked_plainly(question)
     options = either_or(question, intent)
     if options:
@@ -557,13 +539,10 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # one thing, or one whose name joins two ("Tweedledum and Tweedledee", "Fire and
         # Ice"), as a passage is about it; or one said to be in a place whose name joins
         # two ("Is A located in Dumfries and Galloway?")
-        unread = one is not None and not joined and _TWO.search(question) is not None \
-            and re.search(r"\s(?:and|&)\s", one[0]) is not None
-        if unread and one is not None:  # "both" of two names not read apart ("Are Hour to
-            # Kill and Happen to Me both ...?"): at most a No from the first one's passage
-            first = _about(re.split(r"\s(?:and|&)\s", one[0])[0], sources)
-            return _one_from_elsewhere(one[1], [first], sources) if first is not None \
-                else None
+        if one is not None and not joined and _TWO.search(question) is not None \
+                and re.search(r"\s(?:and|&)\s", one[0]) is not None:
+            return None  # "both" of two names not read apart ("Are Hour to Kill and Happen
+            # to Me both ...?"): not one thing's question
         return _single(question, intent, sources)
     found = [_about(s, sources) for s in subjects]
     if any(n is None for n in found) or len(set(found)) < len(found):
@@ -571,10 +550,13 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # the one passage found gives its subject another country
         # (the one the question names first, where its names were not read apart)
         first = _about(one[0], sources) if one is not None and not set(found) - {None} \
-            else None
+            and not re.search(r"\s(?:and|&)\s", one[0]) else None
         alone = [n for n in dict.fromkeys(found) if n is not None] \
             or ([first] if first is not None else [])
-        return _one_from_elsewhere(predicate, alone, sources) if len(alone) == 1 else None
+        # (not where the names split a title: "Pride" and "Prejudice", "and Zombies ...")
+        split_title = re.match(r"\W*(?:and|&|or)\b", predicate) is not None
+        return _one_from_elsewhere(predicate, alone, sources) \
+            if len(alone) == 1 and not split_title else None
     sides = [(s, n) for s, n in zip(subjects, found, strict=True) if n is not None]
     own = _own_predicates(question, subjects)
     if own is not None:  # "Is A a magazine and B a newspaper?"
@@ -599,10 +581,6 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
                 return uniform
         return _compare(sides, sources, lambda s: next(
             (by for by in (_agent(r, s) for r in relations) if by is not None), None))
-    occupation = re.search(r"\bsame\s+(?:occupation|profession|job|career)\s+(?:of|as)\s+"
-                           r"(?:an?\s+)?(.+)$", predicate, re.I)
-    if occupation:  # "the same occupation of record producer": both record producers?
-        return _described(occupation.group(1), sides, sources, question)
     same = re.search(r"\bsame\s+(.+)$", _as_same(predicate), re.I)
     if same:
         alike = _same(same.group(1), sides, sources, question)
@@ -821,7 +799,7 @@ def _single(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ve
             _made_so(made.group(1), sentence[:m.start()]) for m in re.finditer(
                 r"\bby\s+" + re.escape(made.group(2)) + r"\b", sentence))), None)
         return Verdict("Yes", [(n, _quote(said, by))]) if by is not None else None
-    denial = _denied(re.findall(r"[\w'-]+", predicate), said)
+    denial = _denied(re.findall(r"[\w'-]+", predicate), said, subject)
     if denial is not None:  # "it is not a true sage"
         return Verdict("No", [(n, denial)], basis=Basis.OTHERWISE)
     opening = _opening_words(said)
@@ -1628,15 +1606,21 @@ def _from(predicate: str, sides: list[tuple[str, int]],
 
 def _one_from_elsewhere(predicate: str, found: list[int], sources: Sequence[Source]
                         ) -> Verdict | None:
-    """No when the one side with a passage is, by its opening, from another country than
-    "both <country's> ..." asks; else None (the other side is not known)."""
-    countries = countries_in(_without_named(predicate))
-    if not countries or home_nations_in(predicate) or states_in(predicate) \
-            or _birth_asked(predicate):
+    """No when the one side with a passage is of another nationality than "both American
+    films?" asks, as its opening says it right after its verb ("is a 1989 Italian drama
+    film"), naming no other country; else None (the other side is not known)."""
+    asked = re.search(r"(?:^\W*|\bboth\s+)([A-Z][a-z]+)\s+[a-z][\w-]*\W*$", predicate)
+    countries = countries_in(asked.group(1)) if asked and is_nationality(asked.group(1)) \
+        else []
+    if not countries:
         return None
-    value = _country(sources[found[0]])
-    return Verdict("No", [(found[0], value[1])], basis=Basis.OTHERWISE) \
-        if value is not None and value[0] not in countries else None
+    opening = (sentences(_text(sources[found[0]])) or [""])[0]
+    said = re.search(r"\b(?:is|was)\s+an?\s+(?:\d{4}\s+)?([A-Z][a-z]+)(?![\w-])\s+[a-z]", opening)
+    if said is None or not is_nationality(said.group(1)) \
+            or set(countries_in(opening)) != set(countries_in(said.group(1))):
+        return None  # "a Mexican-American actor", "a Canadian and American actor"
+    return Verdict("No", [(found[0], opening)], basis=Basis.OTHERWISE) \
+        if not set(countries_in(said.group(1))) & set(countries) else None
 
 
 def _birth_country(source: Source) -> tuple[str, str] | None:
@@ -1644,7 +1628,7 @@ def _birth_country(source: Source) -> tuple[str, str] | None:
     of birth, its nationality ("an Irish writer"); None for a birthplace in no country it
     knows ("a Liverpool-born novelist of Irish descent" was not born in Ireland)."""
     said = sentences(_text(source))
-    for sentence in said[:2]:
+    for sentence in said[:1]:  # the opening's, not "His parents were born in Naples"
         born = _born_in(sentence)
         if born:
             return born[0], sentence
@@ -1698,12 +1682,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     if not wanted:
         return None
     first = predicate.split()[0] if predicate.split() else ""
-    # "Did A and B both include C?", "Were A and B both connected to C?"
     verb = first if (len(wanted) > 1 and wanted[0] == first and _forms(first) & _RELATING
-                     and (re.match(r"^\W*(?:do|does|did)\b", question, re.I)
-                          or (lexicon().participle_base(first) is not None
-                              and re.match(r"^\W*(?:is|are|was|were)\b", question, re.I)))
-                     ) else None
+                     and re.match(r"^\W*(?:do|does|did)\b", question, re.I)) else None
     # "published by Steve Jackson Games" said as "a card game by Steve Jackson Games": the
     # maker without the verb (not "produced by" for "directed by")
     by = re.match(r"^(\w+)\s+by\s+((?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*)\W*$",
@@ -1726,7 +1706,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     kind_words = set(itertools.takewhile(lambda w: w not in STOPWORDS,
                                          (w.casefold() for w in reversed(words_asked[:-1]))))
     stems = set(terms(predicate))
-    for _, n in sides:
+    for name, n in sides:
         said = sentences(_text(sources[n])) or [_text(sources[n])]
         text = " ".join(said)
         opening = _opening_words(said)
@@ -1751,7 +1731,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
             renamed, holds, loose = True, False, False
             reasons.append((n, _quote(said, 0)))
             continue
-        denial = None if missing else _denied(words_asked, said)
+        denial = None if missing else _denied(words_asked, said, name)
         if denial is not None:  # "it is not a true sage": said, and denied
             denied = True
             reasons.append((n, denial))
@@ -1838,16 +1818,21 @@ def _said_by_its_noun(word: str, asked: list[str], text: str) -> bool:
                for head in heads)
 
 
-def _denied(asked: list[str], said: list[str]) -> str | None:
-    """The sentence that says its subject is not what the question asks of it ("Although
-    commonly known as Texas sage, it is not a true sage" for "true sages"), or None."""
+def _denied(asked: list[str], said: list[str], subject: str) -> str | None:
+    """The sentence that says its subject (by name or as "it") is not what the question asks
+    of it ("Although commonly known as Texas sage, it is not a true sage" for "true sages"),
+    or None; not one that says so of another ("Mork, which is not a city"), nor of a time
+    ("was not a city until 1921")."""
     words = [w.casefold() for w in asked if w.casefold() not in STOPWORDS]
     if not words or not lexicon().is_noun(words[-1]):
         return None
     noun = lexicon().lemma(words[-1]).base or words[-1]
     last = rf"(?:{re.escape(noun)}|{re.escape(words[-1])})"
     kind = r"\s+".join([*map(re.escape, words[:-1]), last])
-    denial = re.compile(rf"\b(?:is|was|are|were)\s+not\s+(?:an?\s+|the\s+)?{kind}\b", re.I)
+    denial = re.compile(rf"(?:^|[,;]\s*|\b(?:but|and|although|though)\s+)"
+                        rf"(?:it|he|she|they|{re.escape(subject)})\s+(?:is|was|are|were)\s+"
+                        rf"not\s+(?:an?\s+|the\s+)?{kind}\b(?!\s+(?:until|before|after|when|"
+                        r"in|during|since)\b)", re.I)
     return next((sentence for sentence in said if denial.search(sentence)), None)
 
 
@@ -1885,9 +1870,11 @@ def _placed_within(predicate: str, text: str) -> bool:
     """Whether the text places its subject in the named thing the question says it is part
     of: "a mountain in the Karakoram mountain range" for "part of the Karakoram mountain
     range"."""
-    whole = re.match(r"^(?:an?\s+)?part\s+of\s+(?:the\s+)?([A-Z][\w'-]*)", predicate)
+    whole = re.match(r"^(?:an?\s+)?part\s+of\s+(?:the\s+)?([A-Z][\w'-]*(?:\s+[\w'-]+)*)\W*$",
+                     predicate)
     return whole is not None and re.search(
-        rf"\b(?:in|of|within)\s+(?:the\s+)?{re.escape(whole.group(1))}\b", text) is not None
+        rf"\b(?:in|within|part\s+of)\s+(?:the\s+)?{re.escape(whole.group(1))}\b", text,
+        re.I) is not None
 
 
 def _said_as_adjective(word: str, asked: list[str], text: str) -> bool:
@@ -1986,8 +1973,7 @@ def _renamed(predicate: str, missing: list[str], opening: list[str]) -> bool:
 _RELATING = frozenset({"include", "contain", "feature", "have", "belong", "compete", "focus",
                        "share", "consist", "comprise", "participate", "appear", "involve",
                        "cover", "use", "serve", "concern", "specialize", "specialise", "air",
-                       "broadcast", "run", "play", "star", "perform", "operate", "work",
-                       "connect", "associate", "affiliate", "link", "relate"})
+                       "broadcast", "run", "play", "star", "perform", "operate", "work"})
 # nouns that say what kind of thing something is: "a genus of fungi", "a type of bread"
 _KINDS = frozenset({"genus", "species", "subspecies", "family", "type", "kind", "sort",
                     "breed", "variety", "genre", "style", "order", "class", "tribe"})
@@ -2016,8 +2002,12 @@ def _kind_otherwise(predicate: str, said: list[str]) -> str | None:
     return None
 
 
-_RANKS = frozenset({"genus", "species", "subspecies", "family", "subfamily", "tribe",
-                    "phylum"})
+_RANKS = frozenset({"genus", "species", "subspecies", "family", "subfamily", "phylum"})
+# the rank a passage's opening gives its subject: the head of the noun phrase after its verb
+# ("is a species of ...", "is a small genus in ..."; not "is a moth of the family ...")
+_RANK_GIVEN = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|one\s+of\s+(?:the\s+)?(?:\d+\s+)?)\s*"
+                         r"(?:[a-z-]+\s+){0,2}?(genus|genera|species|subspecies|family|"
+                         r"subfamily|phylum)\b")
 
 
 def _rank_otherwise(predicate: str, said: list[str]) -> str | None:
@@ -2029,10 +2019,8 @@ def _rank_otherwise(predicate: str, said: list[str]) -> str | None:
     if asked not in _RANKS or any(w in STOPWORDS for w in words):
         return None  # "genera", "plant genera"; not "a genus of", "in the mint family"
     for sentence in said[:1]:
-        verb = re.search(r"\b(?:is|was|are|were)\s", sentence)
-        ranks = re.findall(r"\b([a-z]+)\b", sentence[verb.end():]) if verb else []
-        first = next((r for r in map(lambda w: lexicon().lemma(w).base, ranks)
-                      if r in _RANKS), None)
+        given = _RANK_GIVEN.search(sentence)
+        first = lexicon().lemma(given.group(1)).base if given else None
         if first is not None and first != asked:
             return sentence
     return None
@@ -2340,10 +2328,10 @@ def _count_of(noun: str, source: Source) -> tuple[float, str] | None:
     return None
 
 
-_PERSON = re.compile(r"[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){0,3}")  # "Simone and Amedeo Pace"
+_PERSON = re.compile(r"[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){1,3}")
 _ROLE = re.compile(r"^(?:[a-z][\w-]*\s+){1,3}(?=[A-Z])")  # "lead guitarist ", "producer "
 _LISTED = re.compile(r"\b(?:consist\w*|compris\w*|composed|made up|members are)\s+(?:of\s+)?(.+?)"
-                     r"(?:[.;]\s|[.;]?$|\s+(?:that|who|which|whose)\s)")  # "... that formed"
+                     r"(?:[.;]\s|[.;]?$)")
 
 
 _ONLY = re.compile(r"\b(?:only|sole|single|lone)\b", re.I)
@@ -2634,14 +2622,25 @@ def _titled_about(name: str, sources: Sequence[Source]) -> int | None:
                  lambda s: same_phrase(title_subject(s.title), name),
                  # not "I Was", all short words, of whatever passage opens with such words
                  lambda s: plain(name)
-                 and phrase(opening_subject(s.content or s.snippet)).startswith(wanted),
+                 and phrase(opening_subject(s.content or s.snippet)).startswith(wanted)
+                 and not _continued(name, opening_subject(s.content or s.snippet)),
                  # "Cho Kyu-hyun ..., better known mononymously as Kyuhyun, is ..."
-                 lambda s: re.search(rf"\bknown\s+(?:\w+\s+)?as\s+{re.escape(name)}\b",
+                 lambda s: re.search(rf"\b(?:better|mononymously|professionally|popularly)\s+"
+                                     rf"known\s+(?:\w+\s+)?as\s+{re.escape(name)}(?![\w'-])"
+                                     rf"(?!\s+[{CAPITAL}])",
                                      (sentences(s.content or s.snippet) or [""])[0]) is not None):
         for n, source in enumerate(sources):
             if test(source) and not is_hatnote(_text(source)):  # "For the author, see ..."
                 return n
     return None
+
+
+def _continued(name: str, opening: str) -> bool:
+    """Whether the opening writes `name` as the start of a longer name: "The Dallas Cowboys"
+    is not Dallas."""
+    words = r"\W+".join(map(re.escape, re.findall(r"[^\W_]+", name)))
+    at = re.search(rf"(?i:{words})(?![\w'-])", opening) if words else None
+    return at is not None and re.match(rf"\s+[{CAPITAL}]", opening[at.end():]) is not None
 
 
 def _titles(name: str, sources: Sequence[Source]) -> bool:

@@ -637,9 +637,13 @@ def _same_thing(source: Source, other: Source, question: str = "") -> bool:
 
 def _another_of_its_name(subject: str, source: Source, question: str) -> bool:
     """Whether the question names a passage's `subject` (as a phrase) right after a noun
-    for a kind of thing that the passage's title and first sentence do not say it is: "the
-    1994 film Ed Wood" of the passage about the filmmaker Ed Wood (not "the co-creator of
-    Good Morning")."""
+    for a kind of thing that the passage's title and first sentence do not say it is, while
+    they say it is the go-between the question asks of: "the 1994 film Ed Wood is about a
+    cult filmmaker who ..." of the passage about the filmmaker Ed Wood (not "the co-creator
+    of Good Morning", nor a novel of a film's name for "the movie ... directed by a man")."""
+    between = _go_between(question)
+    if between is None or not _described_as(between.group(2), source):
+        return False
     name = r"\W+".join(map(re.escape, subject.split()))
     kind = re.search(rf"\b([a-z]+)\s+(?i:{name})\b", question) if question and name else None
     if kind is None or kind.group(1) in STOPWORDS or not lexicon().is_noun(kind.group(1)):
@@ -795,8 +799,11 @@ def holds_answer_type(text: str, wanted: str, question: str) -> float:
 
 
 # "What was the birth name of ...?", "born under what name?", "the real name of ...?"
-_BIRTH_NAME_ASKED = re.compile(r"\b(?:birth\s+name|name\s+at\s+birth|real\s+name|"
-                               r"born\s+(?:under|with|as)\s+(?:what|which)\b)", re.I)
+# (a "real name" only of a go-between person: "of the country music star who released ...",
+# not the secret identity of a character)
+_BIRTH_NAME_ASKED = re.compile(r"\b(?:birth\s+name|name\s+at\s+birth|born\s+(?:under|with|as)"
+                               r"\s+(?:what|which)\b|real\s+name\s+of\s+(?:the|an?)\s+"
+                               r"(?:[\w'-]+\s+){1,5}?(?:who|that|whose)\b)", re.I)
 # ... after "born", or opening a passage that says its subject is better known otherwise
 # ("Randy Bruce Traywick (born May 4, 1959), better known by his stage name, Randy Travis")
 _BORN_NAMED = re.compile(r"\b(?:born|n[ée]e?)\s+(?!(?:in|on|at|to|into|of)\b)"

