@@ -1742,8 +1742,11 @@ def _described(predicate: str, sides: list[tuple[str, int]],
             by is not None and maker is not None and missing == [by.group(1)]
             and _made_by(maker, by.group(1), text)))
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
+        # "connected to the Charlotte Sting" of a passage naming what he did there: a vague
+        # relation is said in other words or not at all, never a No
         other_words = bool(missing) and not undescribed \
-            and _renamed(predicate, missing, said[:2])
+            and (_renamed(predicate, missing, said[:2])
+                 or {w.casefold() for w in missing} <= _VAGUE_RELATIONS)
         renamed = renamed or other_words
         lacking = lacking or (bool(missing) and not undescribed and not other_words)
         # only words right before the noun are which kind of it: not "win" of "win an Oscar"
@@ -1771,6 +1774,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     return Verdict("No", reasons, basis=Basis.ABSENCE)
 
 
+_VAGUE_RELATIONS = frozenset({"connected", "associated", "affiliated", "linked", "related",
+                              "involved", "tied"})
 _TAKE_PART = re.compile(r"\b(?:take|takes|took|taken|taking)\s+part\s+in\b", re.I)
 _PART_WORDS = frozenset({"take", "takes", "took", "taken", "taking", "part"})
 

@@ -3643,3 +3643,10 @@ def test_the_fourteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                                        "professional American football team founded in 1960."),
                     ("Dynasty", "Dynasty is an American prime time television soap opera that "
                                 "aired from 1981 to 1989.")) is None
+    # a vague relation ("connected to") is no No where each passage names the thing
+    assert _decided("Were Mugs Bogs and Ayla Walk both connected to the Charlotte Stingers?",
+                    ("Mugs Bogs", "Mugs Bogs (born 1965) is an American retired basketball "
+                                  "player. He later served as head coach of the Charlotte "
+                                  "Stingers."),
+                    ("Ayla Walk", "Ayla Walk (born 1979) is an American basketball player. She "
+                                  "signed with the Charlotte Stingers in 2004.")) is None
