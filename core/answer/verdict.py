@@ -1746,7 +1746,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         # relation is said in other words or not at all, never a No
         other_words = bool(missing) and not undescribed \
             and (_renamed(predicate, missing, said[:2])
-                 or {w.casefold() for w in missing} <= _VAGUE_RELATIONS)
+                 or {w.casefold() for w in missing} <= _VAGUE_RELATIONS
+                 or _continent_by_its_countries(missing, text))
         renamed = renamed or other_words
         lacking = lacking or (bool(missing) and not undescribed and not other_words)
         # only words right before the noun are which kind of it: not "win" of "win an Oscar"
@@ -1772,6 +1773,20 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         person = bool(words_asked) and lexicon().is_person(words_asked[-1])
         return Verdict("Yes", reasons, basis=Basis.BROAD) if broad and person else None
     return Verdict("No", reasons, basis=Basis.ABSENCE)
+
+
+_CONTINENTS = frozenset({"asia", "africa", "europe", "america", "americas", "oceania",
+                         "antarctica"})
+_COMPASS = frozenset({"north", "south", "central", "east", "west", "southeast", "southwest",
+                      "northeast", "northwest", "eastern", "western", "northern", "southern"})
+
+
+def _continent_by_its_countries(missing: list[str], text: str) -> bool:
+    """Whether a passage lacks only a continent the question names ("native to Asia") while
+    it names countries ("native to China and Japan"): it may say so by them, no No."""
+    lacked = {w.casefold() for w in missing}
+    return bool(lacked & _CONTINENTS) and lacked <= _CONTINENTS | _COMPASS \
+        and bool(countries_in(text))
 
 
 _VAGUE_RELATIONS = frozenset({"connected", "associated", "affiliated", "linked", "related",

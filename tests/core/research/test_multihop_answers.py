@@ -3650,3 +3650,10 @@ def test_the_fourteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                                   "Stingers."),
                     ("Ayla Walk", "Ayla Walk (born 1979) is an American basketball player. She "
                                   "signed with the Charlotte Stingers in 2004.")) is None
+    # a continent asked of a passage that names countries instead is no No
+    asia = "Are Pteros and Dregia both native to Asia?"
+    assert _decided(asia, ("Pteros", "Pteros hispa is a species of flowering plant in the family "
+                                     "Styracaceae, native to China and Japan."),
+                    ("Dregia", "Dregia is a genus of plants native to China.")) is None
+    assert _decided(asia, ("Pteros", "Pteros is a genus of flowering plants native to Asia."),
+                    ("Dregia", "Dregia is a genus of plants native to the Andes.")) == "No"
