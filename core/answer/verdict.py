@@ -540,7 +540,7 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # Ice"), as a passage is about it; or one said to be in a place whose name joins
         # two ("Is A located in Dumfries and Galloway?")
         if one is not None and not joined and _TWO.search(question) is not None \
-                and re.search(r"\s(?:and|&)\s", one[0]) is not None:
+                and _JOINED.search(one[0]) is not None:
             return None  # "both" of two names not read apart ("Are Hour to Kill and Happen
             # to Me both ...?"): not one thing's question
         return _single(question, intent, sources)
@@ -548,11 +548,10 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if any(n is None for n in found) or len(set(found)) < len(found):
         # a passage for each, and not one for two; but "both American films?" is No when
         # the one passage found gives its subject another country
-        # (the one the question names first, where its names were not read apart)
-        first = _about(one[0], sources) if one is not None and not set(found) - {None} \
-            and not re.search(r"\s(?:and|&)\s", one[0]) else None
-        alone = [n for n in dict.fromkeys(found) if n is not None] \
-            or ([first] if first is not None else [])
+        alone = [n for n in dict.fromkeys(found) if n is not None]
+        if not alone and one is not None and not _JOINED.search(one[0]):
+            # the one the question names first, where its names were not read apart
+            alone = [n for n in [_about(one[0], sources)] if n is not None]
         # (not where the names split a title: "Pride" and "Prejudice", "and Zombies ...")
         split_title = re.match(r"\W*(?:and|&|or)\b", predicate) is not None
         return _one_from_elsewhere(predicate, alone, sources) \
@@ -626,9 +625,9 @@ def _played(predicate: str, sides: list[tuple[str, int]], sources: Sequence[Sour
     known = _each(sides, sources, _players_of) if player else None
     if known is None:
         return None
-    return Verdict("Yes" if all(player in v for v, _, _ in known) else "No",
-                   [(n, sentence) for _, sentence, n in known],
-                   basis=None if all(player in v for v, _, _ in known) else Basis.OTHERWISE)
+    plays = all(player in v for v, _, _ in known)
+    return Verdict("Yes" if plays else "No", [(n, sentence) for _, sentence, n in known],
+                   basis=None if plays else Basis.OTHERWISE)
 
 
 # "share a director", "have a director in common": the same director
@@ -662,6 +661,7 @@ _STATE_WORDS = frozenset({"republic", "union", "empire", "kingdom", "federation"
 
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
+_JOINED = re.compile(r"\s(?:and|&)\s")  # two names in one: "Hour to Kill and Happen to Me"
 # "not" and "never" as words of the question, not of a title ("Punk's Not Dead")
 _NEGATED = re.compile(r"^\W*\w+n't\b|(?-i:\b(?:not|never|NOT|NEVER)\b)", re.I)
 # what stands between two names that one question weighs against the other: "Was A born
@@ -1856,21 +1856,21 @@ def _denied(asked: list[str], said: list[str], subject: str) -> str | None:
     return next((sentence for sentence in said if denial.search(sentence)), None)
 
 
-def _described_otherwise(wanted: list[str], asked: list[str], said: list[str]) -> list[str]:
-    """The describing words of the question's last noun ("animated" of "animated films")
-    that a passage's first sentence leaves out where it gives that noun with describing
-    words of its own ("a 1994 American drama film"): what the passage says it is."""
+def _described_otherwise(wanted: list[str], asked: list[str], said: list[str]) -> bool:
+    """Whether a passage's first sentence leaves out a describing word of the question's last
+    noun ("animated" of "animated films") where it gives that noun with describing words of
+    its own ("a 1994 American drama film"): what the passage says it is."""
     if len(asked) < 2 or not said or not asked[-1].islower() \
             or not lexicon().is_noun(asked[-1]) \
             or any(w.casefold() in STOPWORDS for w in asked):  # a noun phrase, no more
-        return []
+        return False
     head = _forms(asked[-1])
     words = re.findall(r"[\w'-]+", said[0])
     # the noun, or a kind right below it ("an Italian action thriller" of "films")
     at = next((k for k, w in enumerate(words) if head & _forms(w.casefold())
                or (w.islower() and lexicon().is_kind_of(w, asked[-1], steps=1))), None)
     if at is None:
-        return []
+        return False
     own = []  # the noun's own describing words, back to its article
     for word in reversed(words[:at]):
         if word.casefold() in STOPWORDS:
@@ -1881,9 +1881,9 @@ def _described_otherwise(wanted: list[str], asked: list[str], said: list[str]) -
     describing = [w for w in wanted if w.islower() and not head & _forms(w)
                   and lexicon().is_adjective(w) and not lexicon().is_noun(w)]
     if not any(w.islower() and not lexicon().is_verb(w) for w in own) or not describing:
-        return []
-    return [w for w in describing if not (_says(w, said[0], senses=False)
-                                          or _said_by_its_noun(w, asked, said[0]))]
+        return False
+    return any(not (_says(w, said[0], senses=False) or _said_by_its_noun(w, asked, said[0]))
+               for w in describing)
 
 
 def _placed_within(predicate: str, text: str) -> bool:
