@@ -275,3 +275,40 @@ def unstorable_characters(text: str) -> list[str]:
 def without_lone_surrogates(text: str) -> str:
     """`text` with each lone surrogate replaced by U+FFFD, so that it can be encoded."""
     return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def names_itself(name: str, texts: tuple[str, ...], question: str = "") -> bool:
+    """Whether one of `texts` names `name` on its own, not as the start of a longer name:
+    "Toy Story 3", "Casablanca Records" and "Blade Runner 2049" are other things than Toy
+    Story, Casablanca and Blade Runner. A word the question itself puts there, or a legal
+    form ("Carlsberg Group", "Everton F.C."), does not make it another."""
+    wanted = [fold(w) for w in _NAME_TOKEN.findall(name) if w[0].isalnum()]
+    asked = {fold(w) for w in _NAME_TOKEN.findall(question)}
+    for text in texts:
+        tokens = _NAME_TOKEN.findall(text)
+        at_word = [n for n, t in enumerate(tokens) if t[0].isalnum()]
+        words = [fold(tokens[n]) for n in at_word]
+        for at in range(len(words) - len(wanted) + 1):
+            if words[at:at + len(wanted)] != wanted:
+                continue
+            last = at_word[at + len(wanted) - 1]
+            after = tokens[last + 1] if last + 1 < len(tokens) else ""
+            if not extends_name(after) or fold(after) in asked:
+                return True
+    return not wanted
+
+
+_NAME_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
+_LEGAL_FORMS = frozenset({"group", "inc", "corp", "corporation", "company", "co", "ltd",
+                          "limited", "plc", "ag", "gmbh", "sa", "se", "llc", "nv", "bv", "ab",
+                          "f", "fc", "afc", "cf", "sc", "football", "club"})
+
+
+def extends_name(token: str) -> bool:
+    """A number or a capitalised word right after a name makes it a longer name."""
+    if not token or not token[0].isalnum():
+        return False
+    if token[0].isdigit():
+        return len(token) < 5 or token.isdigit()
+    return (token[0].isupper() and token.casefold() not in STOPWORDS
+            and fold(token) not in _LEGAL_FORMS)

@@ -41,6 +41,7 @@ from core.text import (
     CAPITAL,
     STOPWORDS,
     fold,
+    names_itself,
     opening,
     opening_subject,
     phrase,
@@ -268,7 +269,7 @@ def weigh(cited: Sequence[Source], intent: QueryIntent, question: str = "",
     weighs = [n for n in weighed_subjects(question, intent) if n in things]
     compared = weighs if len(weighs) == 2 else _compared(things, question) \
         if intent.question_type == QuestionType.COMPARISON else []
-    subject_of = {n: [s for s in pool if _names_itself(n, _subject_texts(s), question)]
+    subject_of = {n: [s for s in pool if names_itself(n, _subject_texts(s), question)]
                   for n in things}  # the passages whose title or first words are about n
     unmentioned = [n for n in names if not any(mentions(n, p) for p in passages)]
     # what the question is about, which a passage should be about: not a country, a
@@ -419,7 +420,7 @@ def _about(name: str, source: Source, question: str) -> bool:
     start = opening(source.content or source.snippet)
     lead = phrase(f"{source.title} {start}")
     return (phrase(name) in lead and described_as(name, question) <= set(terms(lead))
-            and _names_itself(name, (source.title, start), question))
+            and names_itself(name, (source.title, start), question))
 
 
 def _subject_texts(source: Source) -> tuple[str, str]:
@@ -428,48 +429,11 @@ def _subject_texts(source: Source) -> tuple[str, str]:
     return without_place(source.title), opening_subject(source.content or source.snippet)
 
 
-def _names_itself(name: str, texts: tuple[str, ...], question: str) -> bool:
-    """Whether one of `texts` names `name` on its own, not as the start of a longer name:
-    "Toy Story 3", "Casablanca Records" and "Blade Runner 2049" are other things than Toy
-    Story, Casablanca and Blade Runner. A word the question itself puts there, or a legal
-    form ("Carlsberg Group", "Everton F.C."), does not make it another."""
-    wanted = [fold(w) for w in _TOKEN.findall(name) if w[0].isalnum()]
-    asked = {fold(w) for w in _TOKEN.findall(question)}
-    for text in texts:
-        tokens = _TOKEN.findall(text)
-        at_word = [n for n, t in enumerate(tokens) if t[0].isalnum()]
-        words = [fold(tokens[n]) for n in at_word]
-        for at in range(len(words) - len(wanted) + 1):
-            if words[at:at + len(wanted)] != wanted:
-                continue
-            last = at_word[at + len(wanted) - 1]
-            after = tokens[last + 1] if last + 1 < len(tokens) else ""
-            if not _extends(after) or fold(after) in asked:
-                return True
-    return not wanted
-
-
-_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
-_LEGAL_FORMS = frozenset({"group", "inc", "corp", "corporation", "company", "co", "ltd",
-                          "limited", "plc", "ag", "gmbh", "sa", "se", "llc", "nv", "bv", "ab",
-                          "f", "fc", "afc", "cf", "sc", "football", "club"})
-
-
-def _extends(token: str) -> bool:
-    """A number or a capitalised word right after a name makes it a longer name."""
-    if not token or not token[0].isalnum():
-        return False
-    if token[0].isdigit():
-        return len(token) < 5 or token.isdigit()
-    return (token[0].isupper() and token.casefold() not in STOPWORDS
-            and fold(token) not in _LEGAL_FORMS)
-
-
 def _naming_all(cited: Sequence[Source], things: list[str], question: str) -> list[Source]:
     """The cited passages that name every thing the question names: the first link of its
     chain when no passage is about them ("an IFBB competition held in September 1991")."""
     return [s for s in cited
-            if all(_names_itself(n, (s.content or s.snippet,), question) for n in things)]
+            if all(names_itself(n, (s.content or s.snippet,), question) for n in things)]
 
 
 def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:

@@ -59,6 +59,7 @@ from core.text import (
     NAME,
     STOPWORDS,
     all_words,
+    extends_name,
     is_hatnote,
     opening_subject,
     phrase,
@@ -2656,11 +2657,12 @@ def _titled_about(name: str, sources: Sequence[Source]) -> int | None:
 
 
 def _continued(name: str, opening: str) -> bool:
-    """Whether the opening writes `name` as the start of a longer name: "The Dallas Cowboys"
-    is not Dallas."""
+    """Whether the opening writes `name` first as the start of a longer name: "The Dallas
+    Cowboys" is not Dallas."""
     words = r"\W+".join(map(re.escape, re.findall(r"[^\W_]+", name)))
     at = re.search(rf"(?i:{words})(?![\w'-])", opening) if words else None
-    return at is not None and re.match(rf"\s+[{CAPITAL}]", opening[at.end():]) is not None
+    after = re.match(r"\s+([^\W_]+)", opening[at.end():]) if at else None
+    return after is not None and extends_name(after.group(1))
 
 
 def _titles(name: str, sources: Sequence[Source]) -> bool:
