@@ -210,6 +210,8 @@ def decide(question: str, intent: QueryIntent, sources: Sequence[Source]) -> Ver
     named = _NAMED_FIRST.match(question)
     if named and named.group("stated"):  # "A and B both had hits called "Stay"; are both
         return None  # acts American?": what the clause says of them is not read
+    if _RELATION_OR_OTHER.search(question):  # "born before or after B?" asks which, not
+        return None  # whether: Yes or No answers neither
     question = _asked_plainly(question)
     options = either_or(question, intent)
     if options:
@@ -376,7 +378,11 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
     left, sep, right = body.rpartition(" or ")
     if not sep:
         return []
-    left = re.split(r",|:|--|—|–|\bbetween\b", left)[-1].strip()
+    parts = [p.strip() for p in re.split(r",|:|--|—|–|\bbetween\b", left.rstrip(" ,"))]
+    left = parts[-1]
+    if len(parts) > 2 and re.match(r"(?-i:the|an?)\s", left) and any(
+            parts[-2].endswith(e) for e in intent.entities):
+        left = parts[-2]  # "Who is older, A, the first Pole in space, or B, ...?"
     named = [e for e in intent.entities if left.endswith(e)]
     if named and not _titled(left):  # "The City in History" is one title, not "History"
         left = max(named, key=len)
@@ -576,10 +582,10 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         # one relation for both where each passage gives it, else each its own
         relations = [verb] if agent is None or agent == verb else [verb, agent]
         for relation in relations:
-            uniform = _compare(sides, sources, functools.partial(_agent, relation))
+            uniform = _same_maker(sides, sources, functools.partial(_agent, relation))
             if uniform is not None:
                 return uniform
-        return _compare(sides, sources, lambda s: next(
+        return _same_maker(sides, sources, lambda s: next(
             (by for by in (_agent(r, s) for r in relations) if by is not None), None))
     same = re.search(r"\bsame\s+(.+)$", _as_same(predicate), re.I)
     if same:
@@ -662,6 +668,8 @@ _STATE_WORDS = frozenset({"republic", "union", "empire", "kingdom", "federation"
 
 
 _TWO = re.compile(r"\b(?:both|same|each|either|neither|different)\b", re.I)  # two things
+_RELATION_OR_OTHER = re.compile(r"\b(?:before|after|earlier|later|older|younger)\s+or\s+"
+                                r"(?:before|after|earlier|later|older|younger)\b", re.I)
 _JOINED = re.compile(r"\s(?:and|&)\s")  # two names in one: "Hour to Kill and Happen to Me"
 # "not" and "never" as words of the question, not of a title ("Punk's Not Dead")
 _NEGATED = re.compile(r"^\W*\w+n't\b|(?-i:\b(?:not|never|NOT|NEVER)\b)", re.I)
@@ -671,7 +679,10 @@ _RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
              r"|(?P<degree>(?:more|fewer|less|larger|bigger|greater|higher|taller|smaller|"
              r"lower|shorter)(?:\s+[\w-]+){0,2}?)\s+than"
              r"|(?P<time>before|after)"
-             r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+(?:the\s+(?-i:[a-z][\w-]*\s+){0,2})?")
+             r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+"
+             # what the second one is, before its name: "than the actor B", "than actor B"
+             r"(?:(?:the\s+)?(?:(?!(?:or|and|both|either|neither|not|after|before)\b)"
+             r"(?-i:[a-z][\w-]*\s+)){1,2}|the\s+)?")
 _BETWEEN = re.compile(_RELATION + "$", re.I)  # all that stands between the two names
 _BETWEEN_OPEN = re.compile(_RELATION, re.I)  # followed by the second thing
 
@@ -1177,9 +1188,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     role = next((noun for noun in _AGENTS if re.search(rf"\b{noun}s?\b", asked)), None)
     if role is not None:  # "lyricist Tim Rice", else who wrote it
         return _compare(sides, sources, functools.partial(_role_named, role)) \
-            or _compare(sides, sources, functools.partial(_agent, _AGENTS[role]))
+            or _same_maker(sides, sources, functools.partial(_agent, _AGENTS[role]))
     if re.fullmatch(r"(?:publication\s+|release\s+)?(?:frequency|schedule)", asked):
         return _compare(sides, sources, _frequency_of)
+    bred = re.fullmatch(r"breeds?(?:\s+of\s+([a-z]+?)s?)?", asked)
+    if bred:  # "the same breed of dog": "a basset hound" and "a male basset hound"
+        return _overlap(sides, sources, functools.partial(_breeds, bred.group(1) or "animal"))
     graded = re.fullmatch(r"([a-z]+)\s+of\s+(?:an?\s+|the\s+)?([a-z]+?)s?", asked)
     if graded:  # "the same level of city": "a prefecture-level city", "a county-level city"
         grade, kind = graded.groups()
@@ -1204,6 +1218,21 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
             return _same_family(families)
     if lexicon().is_noun(noun):  # "the same plant family": the name each opening gives it
         return _compare(sides, sources, lambda s: _named_as(noun, s, asked))
+    return None
+
+
+def _breeds(kind: str, source: Source) -> tuple[frozenset[str], str] | None:
+    """The most particular kinds of `kind` ("dog") the passage's first sentences name
+    ("basset", not "hound", of "an anthropomorphic basset hound"), and that sentence."""
+    said = sentences(_text(source))
+    for at, sentence in enumerate(said[:3]):
+        named = {w.casefold() for w in re.findall(r"[A-Za-z][a-z-]{2,}", sentence)}
+        kinds = {w for w in named if w != kind and lexicon().is_noun(w)
+                 and lexicon().is_kind_of(w, kind)}
+        particular = frozenset(w for w in kinds if not any(
+            other != w and lexicon().is_kind_of(other, w) for other in kinds))
+        if particular:
+            return particular, _quote(said, at)
     return None
 
 
@@ -2403,20 +2432,26 @@ _DAYS = frozenset(d.casefold() + plural for d in calendar.day_name for plural in
 _DATE_WORDS = _DAYS | {m.casefold() for m in calendar.month_name if m}
 
 
-def _agent(verb: str, source: Source) -> tuple[str, str] | None:
+def _agent(verb: str, source: Source) -> tuple[frozenset[str], str] | None:
     """Who did `verb` (a participle: "written") to the passage's subject, and the sentence
-    saying so: "written by B" anywhere in it, or in its opening a "by B" that no other verb
-    makes ("a 1942 novel by French author B" is written by B, not "produced by B")."""
+    saying so: "written by B" anywhere in it, every one of "written by B, C and D", or in
+    its opening a "by B" that no other verb makes ("a 1942 novel by French author B" is
+    written by B, not "produced by B")."""
     said = sentences(_text(source))
     # a game or a record "released in 1994 by B" is published by B, where nothing says so
     for made in [verb, *(["released"] if verb.casefold() == "published" else [])]:
         for sentence in said:
-            done = re.search(rf"\b(?i:{made})\s+(?:and\s+\w+\s+|{_WHERE.pattern}|in\s+"
-                             rf"(?:1[0-9]{{3}}|20[0-9]{{2}})\s+)?by\s+"
-                             rf"(?:{_MAKER_ROLE.pattern})?({NAME.pattern})", sentence)
+            made_by = rf"\b(?i:{made})\s+(?:and\s+\w+\s+|{_WHERE.pattern}|in\s+" \
+                 rf"(?:1[0-9]{{3}}|20[0-9]{{2}})\s+)?by\s+(?:{_MAKER_ROLE.pattern})?"
+            names = rf"({NAME.pattern}(?:\s*,\s*(?:and\s+)?{NAME.pattern})*)"
+            done = re.search(f"{made_by}({_DESCRIBED_MAKER.pattern}){names}", sentence)
+            if done is None or not _describes(done.group(1)):
+                done = re.search(f"{made_by}(){names}", sentence)
             if done:  # "directed by B", "Directed by B, the film ...", "published in North
-                # America by B", "published in 1994 by B"
-                return phrase(done.group(1)), sentence
+                # America by B", "published in 1994 by B", "recorded by American country
+                # music artist B"; "written by B, C and D" names three
+                return frozenset(phrase(name) for name in _MAKERS_APART.split(done.group(2))
+                                 if name), sentence
     works = _WORKS_MADE.get(verb, ())
     for sentence in said[:1]:
         for by in _BY_MAKER.finditer(sentence):
@@ -2427,21 +2462,37 @@ def _agent(verb: str, source: Source) -> tuple[str, str] | None:
             if work and any(lexicon().is_kind_of(work.group(1), kind) for kind in works) \
                     and not is_nationality(maker.split()[0]) \
                     and _made_so(verb, sentence[:by.start()]):
-                return phrase(maker), sentence
+                return frozenset({phrase(maker)}), sentence
     for at, sentence in enumerate(said[:3] if verb == "won" else []):  # "Tiger Woods won
         # his second straight ..."; not "Ridley Scott directed the original film"
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\b", sentence):
             if done.group(1).split()[0] not in _NO_MAKER and not _TITLE_OF.search(
                     sentence[:done.start()]):
-                return phrase(done.group(1)), _quote(said, at)
+                return frozenset({phrase(done.group(1))}), _quote(said, at)
     kind = set(re.findall(r"[a-z]+", said[0])) if said else set()
     for at, sentence in enumerate(said[:4]):  # "Square Enix Montreal developed the game",
         # the noun the opening calls the subject ("a 2015 puzzle video game")
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\s+the\s+([a-z]+)\b"
                                 r"(?!['’\w-])", sentence):  # not "the game's engine"
             if done.group(2) in kind and done.group(1).split()[0] not in _NO_MAKER:
-                return phrase(done.group(1)), _quote(said, at)
+                return frozenset({phrase(done.group(1))}), _quote(said, at)
     return None
+
+
+def _same_maker(sides: list[tuple[str, int]], sources: Sequence[Source],
+                makers_of: Callable[[Source], tuple[frozenset[str], str] | None]
+                ) -> Verdict | None:
+    """Yes when the sides' passages name a maker in common ("written by Ritchie, Joby Harold
+    and Lionel Wigram" and "by Joby Harold, Peter Craig and David James Kelly"), No when
+    they name none; None when only a surname is shared ("Ritchie" and "Guy Ritchie")."""
+    known = _each(sides, sources, makers_of)
+    if known is None:
+        return None
+    first, second = (v for v, _, _ in known[:2])
+    if first & second:
+        return _yes_if(True, known)
+    surnames = [{name.split()[-1] for name in names} for names in (first, second)]
+    return None if surnames[0] & surnames[1] else _yes_if(False, known)
 
 
 # capitalised words that open a sentence, not a winner's name: "He won", "In 2001 won"
@@ -2455,6 +2506,21 @@ _TITLE_OF = re.compile(r"[\"“]\s*$")
 _MAKER_ROLE = re.compile(r"(?:the\s+)?(?:director|filmmaker|film-maker|author|writer|novelist|"
                          r"composer|producer|artist|architect|designer|publisher|"
                          r"company)\s+")
+# what the maker is, between "by" and its name: "by American country music group B"
+_DESCRIBED_MAKER = re.compile(r"(?:the\s+)?(?:[A-Z][a-z]+\s+){0,2}(?:[a-z][\w-]*\s+){1,3}")
+
+
+def _describes(words: str) -> bool:
+    """Whether `words` before a maker's name say what the maker is: "American country music
+    group", "his wife"; not "Georg Arbo and starring"."""
+    capitalised = re.findall(r"[A-Z]\w*", words)
+    return all(is_nationality(word) for word in capitalised) and not any(
+        word in STOPWORDS - {"his", "her", "their", "its"}
+        for word in re.findall(r"\b[a-z]+\b", words))
+
+
+# between the names of a list of makers: "B, C, and D"
+_MAKERS_APART = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 # where a thing was made, between the verb and its maker: "published in North America by B"
 _WHERE = re.compile(rf"(?:in|on)\s+(?:the\s+)?{NAME.pattern}\s+")
 # the works whose maker "a <work> by B" names, by what making them is: a novel by B is

@@ -180,6 +180,28 @@ _PREPOSITIONS = frozenset({"like", "unlike", "besides", "beside", "alongside", "
                            "except"})
 
 
+# the kinds of person an occupation is ("songwriter", "actress", "footballer"), and the
+# words for a person that English writes as titles before a name ("General Motors",
+# "Queen Elizabeth", "Doctor Who"): an occupation opening a question is no part of the name
+_OCCUPIED = ("creator", "performer", "entertainer", "athlete", "communicator", "scientist",
+             "leader")
+_TITLES_OF_ADDRESS = frozenset({
+    "king", "queen", "prince", "princess", "duke", "duchess", "lord", "lady", "sir", "dame",
+    "saint", "pope", "president", "general", "captain", "colonel", "major", "admiral", "chief",
+    "governor", "senator", "judge", "emperor", "empress", "count", "countess", "baron", "earl",
+    "bishop", "cardinal", "father", "mother", "sister", "brother", "doctor", "professor",
+    "sultan", "tsar", "czar", "emir", "sheikh", "rabbi", "imam", "reverend", "lieutenant",
+    "sergeant", "marshal", "commander", "mayor", "chancellor", "premier", "minister", "master",
+    "uncle", "aunt", "coach", "elder", "dean", "consul", "khan", "shah", "raja", "maharaja"})
+
+
+def _occupation(word: str) -> bool:
+    """Whether `word` names an occupation and not a title of address."""
+    folded = word.casefold()
+    return folded not in _TITLES_OF_ADDRESS and is_word(word) and any(
+        lexicon().is_kind_of(folded, kind) for kind in _OCCUPIED)
+
+
 def _entities(question: str) -> list[str]:
     found: list[str] = []
     joined_to = 0  # where a place's name that took in its region ends
@@ -204,6 +226,9 @@ def _entities(question: str) -> list[str]:
             # name ("Suicide's album", "Lunaria and Aethionema are ...") and a dictionary
             # word that opens a longer name ("Salisbury Woodland Gardens", "Henry Hall").
             entity = others
+        elif index == 4 and others and match.start() == len(question) - len(question.lstrip()) \
+                and _occupation(first_word):
+            entity = others  # "Songwriter Janna Allen's sister ...": what she is, then her name
         before = question[:match.start()].casefold()
         if index == 4 and " " not in entity and is_word(entity) and (
                 (before.endswith("the ") and _ROLE_FOLLOWS.match(question, match.end()))

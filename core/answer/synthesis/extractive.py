@@ -67,6 +67,21 @@ BROAD = ("The answer Yes rests on a passage that names what the question asks wi
 _NOTE = {Basis.ABSENCE: ABSENCE, Basis.OTHERWISE: OTHERWISE, Basis.LOOSE: LOOSE,
          Basis.BROAD: BROAD}  # what a Yes or No rests on, as the answer says it
 NOT_ANSWERED = NO_ANSWER
+# the go-between a question asks about ("an actress born on what date?"), which no quoted
+# passage is about: the answer may stop a step short of it
+SHORT_OF = "No passage quoted is about the {kind} the question asks about; the answer may " \
+    "stop a step short of it."
+
+
+# go-betweens that any person is: "one of the two people who recorded ..."
+_ANYONE = frozenset({"people", "person", "persons", "man", "men", "woman", "women", "one",
+                     "ones", "someone", "individual", "individuals"})
+
+
+def stops_short(notes: Sequence[str]) -> bool:
+    """Whether the writer's `notes` say its answer may stop short of the go-between."""
+    start = SHORT_OF.split("{", 1)[0]
+    return any(note.startswith(start) for note in notes)
 ANSWER_TYPE_BONUS = 0.12
 LEAD_MARGIN = 0.15
 KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from further behind
@@ -282,7 +297,11 @@ class ExtractiveSynthesizer:
             chain = [stating, *(c for c in chain if c is not stating)]
         rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
+        short = between is not None and between not in _ANYONE and not any(
+            _described_as(between, sources[c.source_index])
+            or _is_kind(between, sources[c.source_index]) for c in chain)
         return Draft(
+            notes=[SHORT_OF.format(kind=between)] if short else [],
             summary=_cite(chain[0]),
             detail=" ".join(_cite(c) for c in chain[1:] + rest),
             citations=[

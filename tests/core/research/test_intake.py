@@ -89,3 +89,13 @@ def test_a_kind_of_record_before_a_title_is_not_part_of_it() -> None:
     question = "In which city was the band that released the EP Songs from the Attic formed?"
     assert detect_intent(question).entities[0] == "Songs"
     assert detect_intent("Is EP Daily a show?").entities == ["EP Daily"]  # a name's own word
+
+
+def test_an_occupation_opening_the_question_is_no_part_of_the_name() -> None:
+    assert detect_intent("Songwriter Janna Vell's sister Sara dated which singer?"
+                         ).entities[:1] == ["Janna Vell"]
+    assert detect_intent("Footballer Joe Marsk plays for which team?").entities == ["Joe Marsk"]
+    # a title of address, or a word for a person that opens a name, stays
+    assert detect_intent("General Motors was founded when?").entities == ["General Motors"]
+    assert detect_intent("Queen Elizabeth II was born when?").entities == ["Queen Elizabeth II"]
+    assert detect_intent("Boy George was born where?").entities == ["Boy George"]

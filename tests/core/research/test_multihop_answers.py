@@ -3657,3 +3657,87 @@ def test_the_fourteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                     ("Dregia", "Dregia is a genus of plants native to China.")) is None
     assert _decided(asia, ("Pteros", "Pteros is a genus of flowering plants native to Asia."),
                     ("Dregia", "Dregia is a genus of plants native to the Andes.")) == "No"
+
+
+# ---- the fifteenth set: makers listed, a go-between not reached, breeds -------------------
+
+def test_makers_are_read_as_the_whole_list_a_passage_gives() -> None:
+    # "share a screenwriter": one name in common among three
+    films = (("Harrow Gate", "Harrow Gate is a 2017 fantasy film directed by Ivo Brandt and "
+                             "written by Brandt, Lena Corr and Mats Velling."),
+             ("Salt Road", "Salt Road is an upcoming adventure film directed by Ada Kress and "
+                           "written by Lena Corr, Paul Dorne, and Ida Sefton."))
+    assert _decided("Do Harrow Gate and Salt Road share a screenwriter?", *films) == "Yes"
+    # no name in common: No; a surname alone in common: unsettled
+    other = ("Salt Road", "Salt Road is a film written by Paul Dorne and Ida Sefton.")
+    assert _decided("Do Harrow Gate and Salt Road share a screenwriter?",
+                    films[0], other) == "No"
+    namesake = ("Salt Road", "Salt Road is a film written by Ivo Brandt and Ida Sefton.")
+    assert _decided("Do Harrow Gate and Salt Road share a screenwriter?",
+                    films[0], namesake) is None
+    # what the maker is, before its name, is not the maker: "American" in both
+    songs = (("Mill Lane", '"Mill Lane" is a song written by Ola Berg and Tim Hale, and '
+                           "recorded by American country music artist Wes Dunn."),
+             ("River Bend", '"River Bend" is a song written by Ola Berg, and recorded by '
+                            "American country music group Pine Creek."))
+    assert _decided("Were the songs Mill Lane and River Bend recorded by the same artist?",
+                    *songs) == "No"
+    # "directed by A and starring B": A alone directed it
+    directed = (("Lanes at Dusk", "Lanes at Dusk is a 1943 film directed by Georg Arvo and "
+                                  "starring Will Bode."),
+                ("Campus Nights", "Campus Nights is a 1938 film directed by Georg Arvo, "
+                                  "featuring Betty Gale."))
+    assert _decided("Were Lanes at Dusk and Campus Nights directed by the same person?",
+                    *directed) == "Yes"
+
+
+def test_a_weighed_name_may_follow_what_it_is() -> None:
+    people = (("Dana Holm", "Dana Holm (born May 16, 1966) is an American singer."),
+              ("Jiro Sato", "Jiro Sato (born November 18, 1957) is a Japanese American actor."))
+    assert _decided("Is Dana Holm older than actor Jiro Sato?", *people) == "No"
+    assert _decided("Is Jiro Sato older than singer Dana Holm?", *people) == "Yes"
+    # "before or after" asks which, not whether
+    assert _decided("Was Dana Holm born before or after Jiro Sato?", *people) is None
+
+
+def test_the_same_breed_is_the_most_particular_kind_each_passage_names() -> None:
+    question = "Are Rusty Dawg and Fred Hollis the same breed of dog?"
+    rusty = ("Rusty Dawg", 'Rusty Dawg is a cartoon character. An adult basset hound, he is '
+                           "the enemy of a rooster.")
+    assert _decided(question, rusty, ("Fred Hollis", "Fred Hollis is a comic strip about a "
+                                                     "male basset hound.")) == "Yes"
+    assert _decided(question, rusty, ("Fred Hollis", "Fred Hollis is a comic strip about a "
+                                                     "beagle.")) == "No"
+    # a dog of no named breed: unsettled
+    assert _decided(question, rusty, ("Fred Hollis", "Fred Hollis is a comic strip about a "
+                                                     "talking dog.")) is None
+
+
+async def test_an_answer_short_of_the_go_between_says_so_and_is_low(embedder: Any) -> None:
+    from core.answer.synthesis.extractive import stops_short
+
+    question = ("The man who directed the 1921 film Harbor Winds was married to an actress "
+                "who was born on what date?")
+    director = _page(700, "Tom Arlen", "Tom Arlen (March 2, 1880 – May 9, 1930) was an American "
+                     "film director. He directed the 1921 film Harbor Winds. He was married to "
+                     "the actress Vera Lund.")
+    actress = _page(701, "Vera Lund", "Vera Lund (November 19, 1884 – 1950) was an American "
+                    "stage and film actress.")
+    short = await _answer(embedder, question, [director])
+    assert stops_short(short.notes) and "actress" in short.notes[0]
+    verified = verify_citations(short, [director])
+    graded = grade(verified, [director], detect_intent(question), [], only_local=True,
+                   question=question, notes=short.notes)
+    assert graded.confidence == Confidence.LOW
+    reached = await _answer(embedder, question, [director, actress])
+    assert "November 19, 1884" in reached.summary and not stops_short(reached.notes)
+
+
+def test_an_option_may_be_followed_by_what_it_is() -> None:
+    question = ("Who is older, Jan Mroz, the first Pole on the moon, or Luc Brel, the first "
+                "Frenchman on the moon?")
+    assert either_or(question, detect_intent(question)) == ["Jan Mroz", "Luc Brel"]
+    assert _decided(question, ("Jan Mroz", "Jan Mroz (born September 15, 1941) is a Polish "
+                                           "cosmonaut."),
+                    ("Luc Brel", "Luc Brel (born 20 August 1938) is a French cosmonaut.")
+                    ) == "Luc Brel"
