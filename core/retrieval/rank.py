@@ -336,7 +336,20 @@ def _subject_names(source: Source) -> list[str]:
     text = source.content or source.snippet
     title = title_subject(unescape(source.title))
     placed = _PLACED.fullmatch(title)
-    return [title, opening_subject(text), *([placed.group(1)] if placed else [])]
+    opening = opening_subject(text)
+    if _NO_NAME.fullmatch(opening) and phrase(opening) not in phrase(title):
+        opening = ""  # "The following is the discography of ...": no subject of its own
+    works = _WORKS_OF.fullmatch(title)  # "Royal Blood discography": the band's records
+    return [title, *([opening] if opening else []), *([placed.group(1)] if placed else []),
+            *([works.group(1)] if works else [])]
+
+
+_WORKS_OF = re.compile(r"(.+?)\s+(?:discography|filmography|bibliography|videography)")
+
+
+# an opening's first words that are words of the language alone, after an article: "The
+# following", "The band" (its title says what it is about)
+_NO_NAME = re.compile(r"(?:The|A|An)\s+[a-z][a-z\s-]*")
 
 
 # the kinds of place a passage's opening may give, which other passages put after the first

@@ -67,10 +67,20 @@ BROAD = ("The answer Yes rests on a passage that names what the question asks wi
 _NOTE = {Basis.ABSENCE: ABSENCE, Basis.OTHERWISE: OTHERWISE, Basis.LOOSE: LOOSE,
          Basis.BROAD: BROAD}  # what a Yes or No rests on, as the answer says it
 NOT_ANSWERED = NO_ANSWER
-# the go-between a question asks about ("an actress born on what date?"), which no quoted
+# the go-between a question asks about ("an actress who was born when?"), which no quoted
 # passage is about: the answer may stop a step short of it
 SHORT_OF = "No passage quoted is about the {kind} the question asks about; the answer may " \
     "stop a step short of it."
+ANSWER_TYPE_BONUS = 0.12
+LEAD_MARGIN = 0.15
+KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from further behind
+KIND_BONUS = 0.2  # a second hop's passage whose opening is the kind of go-between asked of
+EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
+# How far back a referring sentence may reach for the sentence that names its subject,
+# across referring sentences only; four ("It ... The park ... It was designed by ...")
+# quoted whole openings whose words then covered questions they did not answer (see
+# docs/benchmarks/quality.md)
+MAX_ANTECEDENT_DISTANCE = 2
 
 
 # go-betweens that any person is: "one of the two people who recorded ..."
@@ -82,16 +92,7 @@ def stops_short(notes: Sequence[str]) -> bool:
     """Whether the writer's `notes` say its answer may stop short of the go-between."""
     start = SHORT_OF.split("{", 1)[0]
     return any(note.startswith(start) for note in notes)
-ANSWER_TYPE_BONUS = 0.12
-LEAD_MARGIN = 0.15
-KIND_MARGIN = 0.3  # a passage about the kind of thing asked for may lead from further behind
-KIND_BONUS = 0.2  # a second hop's passage whose opening is the kind of go-between asked of
-EARNING_SHARE = 0.85  # of the lead's score: another passage's sentence, when nothing is named
-# How far back a referring sentence may reach for the sentence that names its subject,
-# across referring sentences only; four ("It ... The park ... It was designed by ...")
-# quoted whole openings whose words then covered questions they did not answer (see
-# docs/benchmarks/quality.md)
-MAX_ANTECEDENT_DISTANCE = 2
+
 
 _REFERRING = re.compile(
     r"^(?:[\"'(]*)(?:he|she|it|they|his|her|its|their|him|them|this|these|those|that|such|"

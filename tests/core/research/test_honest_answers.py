@@ -278,6 +278,30 @@ def test_a_lead_passage_tied_to_nothing_the_question_names_does_not_answer() -> 
         == Confidence.INSUFFICIENT
 
 
+def test_an_opening_of_common_words_ties_its_passage_to_nothing() -> None:
+    question = "Tom Varley was the drummer of a rock band formed in what city?"
+    drummer, listing = _passages(
+        ("Tom Varley", "Tom Varley (born 1965) is an American musician. He was the drummer of "
+                       "the rock band Iron Gulls, following which he joined Road Crew."),
+        ("Gray Lanterns discography", "The following is the discography of Gray Lanterns, an "
+                                      "American rock band that formed in Duluth in 1997."))
+    # "The following" is no subject that the drummer's "following which" names: the lead
+    # is tied to nothing the question names (High before)
+    assert _graded(question, [listing, drummer]) == Confidence.LOW
+
+
+def test_a_discography_is_about_the_band_whose_records_it_lists() -> None:
+    question = "The British rock duo that released \"Tin Crown\" in 2014 was formed in what city?"
+    listing, song = _passages(
+        ("Gray Lanterns discography", "English rock band Gray Lanterns has released two "
+                                      "albums. Formed in Brighton in 2013, Gray Lanterns is a "
+                                      "duo."),
+        ("Tin Crown (song)", "\"Tin Crown\" is a song by British rock duo Gray Lanterns, "
+                             "released as a single in 2014."))
+    # the go-between the song's passage names is reached (Insufficient before)
+    assert _graded(question, [listing, song]) != Confidence.INSUFFICIENT
+
+
 def test_a_comparison_needs_a_passage_about_each_thing_compared() -> None:
     question = "Which band formed earlier, Nirvana or Radiohead?"
     nirvana, radiohead, album = _passages(
