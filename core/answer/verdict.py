@@ -380,9 +380,11 @@ def either_or(question: str, intent: QueryIntent) -> list[str]:
         return []
     parts = [p.strip() for p in re.split(r",|:|--|—|–|\bbetween\b", left.rstrip(" ,"))]
     left = parts[-1]
-    if len(parts) > 2 and re.match(r"(?-i:the|an?)\s", left) and any(
-            parts[-2].endswith(e) for e in intent.entities):
+    if len(parts) > 2 and re.match(r"(?-i:the|an?)\s+(?-i:[a-z])", left) \
+            and parts[-2] in intent.entities:
         left = parts[-2]  # "Who is older, A, the first Pole in space, or B, ...?"
+    elif body.rpartition(" or ")[0].rstrip().endswith(","):
+        return []  # "A, B, or C": more than two
     named = [e for e in intent.entities if left.endswith(e)]
     if named and not _titled(left):  # "The City in History" is one title, not "History"
         left = max(named, key=len)
@@ -681,8 +683,8 @@ _RELATION = (r"\b(?:(?P<order>older|younger|earlier|later)\s+than"
              r"|(?P<time>before|after)"
              r"|same\s+(?P<same>[\w ]{2,30}?)\s+as)\s+"
              # what the second one is, before its name: "than the actor B", "than actor B"
-             r"(?:(?:the\s+)?(?:(?!(?:or|and|both|either|neither|not|after|before)\b)"
-             r"(?-i:[a-z][\w-]*\s+)){1,2}|the\s+)?")
+             r"(?:(?:the\s+)?(?:(?!(?:or|and|both|either|neither|not|after|before|of|with|in|"
+             r"on|at|by|for|from|to|into)\b|[a-z]+ing\b)(?-i:[a-z][\w-]*\s+)){1,2}|the\s+)?")
 _BETWEEN = re.compile(_RELATION + "$", re.I)  # all that stands between the two names
 _BETWEEN_OPEN = re.compile(_RELATION, re.I)  # followed by the second thing
 
@@ -711,6 +713,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         relation = _BETWEEN_OPEN.search(question, start)
         if relation is not None:
             second = question[relation.end():].strip(" ?.!")
+            if re.match(r"[a-z]", second):  # "after members of B", "than half of B"
+                continue
             # or a passage's title with small words ("Književni jug")
             if _titled(second) or second in names or _titles(second, sources):
                 return _weigh_pair(question, [first, second], relation, sources)
@@ -1226,13 +1230,21 @@ def _breeds(kind: str, source: Source) -> tuple[frozenset[str], str] | None:
     ("basset", not "hound", of "an anthropomorphic basset hound"), and that sentence."""
     said = sentences(_text(source))
     for at, sentence in enumerate(said[:3]):
-        named = {w.casefold() for w in re.findall(r"[A-Za-z][a-z-]{2,}", sentence)}
-        kinds = {w for w in named if w != kind and lexicon().is_noun(w)
-                 and lexicon().is_kind_of(w, kind)}
-        particular = frozenset(w for w in kinds if not any(
-            other != w and lexicon().is_kind_of(other, w) for other in kinds))
-        if particular:
-            return particular, _quote(said, at)
+        words = re.findall(r"[A-Za-z][a-z-]{2,}", sentence)
+        kinds = {w.casefold() for w in words if w.casefold() != kind
+                 and lexicon().is_noun(w) and lexicon().is_kind_of(w.casefold(), kind)}
+        particular = {w for w in kinds if not any(
+            other != w and lexicon().is_kind_of(other, w) for other in kinds)}
+        # a breed named with a capitalised word before its kind: "a Golden Retriever" is
+        # not "a Labrador Retriever"
+        named = {f"{m.group(1)} {m.group(2)}".casefold() for m in re.finditer(
+            r"(?<=\s)(?=([A-Z][a-z]+)\s+([A-Z][a-z]+)\b)", sentence)
+            if m.group(2).casefold() in particular}
+        particular = {w for w in particular if not any(n.endswith(f" {w}") for n in named)}
+        if particular or named:
+            return frozenset(particular | named), _quote(said, at)
+        if re.search(rf"\b{re.escape(kind)}s?\b", sentence):
+            return None  # the kind said without a breed: "a German Shepherd police dog"
     return None
 
 
@@ -2450,8 +2462,10 @@ def _agent(verb: str, source: Source) -> tuple[frozenset[str], str] | None:
             if done:  # "directed by B", "Directed by B, the film ...", "published in North
                 # America by B", "published in 1994 by B", "recorded by American country
                 # music artist B"; "written by B, C and D" names three
-                return frozenset(phrase(name) for name in _MAKERS_APART.split(done.group(2))
-                                 if name), sentence
+                makers = frozenset(phrase(name) for name in _MAKERS_APART.split(done.group(2))
+                                   if _maker(name))
+                if makers:
+                    return makers, sentence
     works = _WORKS_MADE.get(verb, ())
     for sentence in said[:1]:
         for by in _BY_MAKER.finditer(sentence):
@@ -2484,15 +2498,20 @@ def _same_maker(sides: list[tuple[str, int]], sources: Sequence[Source],
                 ) -> Verdict | None:
     """Yes when the sides' passages name a maker in common ("written by Ritchie, Joby Harold
     and Lionel Wigram" and "by Joby Harold, Peter Craig and David James Kelly"), No when
-    they name none; None when only a surname is shared ("Ritchie" and "Guy Ritchie")."""
+    they name none; None when one names a surname alone that the other's full name ends
+    with ("Ritchie" and "Guy Ritchie")."""
     known = _each(sides, sources, makers_of)
     if known is None:
         return None
     first, second = (v for v, _, _ in known[:2])
     if first & second:
         return _yes_if(True, known)
+    # a surname alone may be one of the other's full names; two full names are two people
+    alone = [{name.split()[-1] for name in names if len(name.split()) == 1}
+             for names in (first, second)]
     surnames = [{name.split()[-1] for name in names} for names in (first, second)]
-    return None if surnames[0] & surnames[1] else _yes_if(False, known)
+    return None if alone[0] & surnames[1] or alone[1] & surnames[0] \
+        else _yes_if(False, known)
 
 
 # capitalised words that open a sentence, not a winner's name: "He won", "In 2001 won"
@@ -2519,6 +2538,16 @@ def _describes(words: str) -> bool:
         for word in re.findall(r"\b[a-z]+\b", words))
 
 
+def _maker(piece: str) -> bool:
+    """Whether a piece of a list after "by" is a maker: not a legal form or a suffix ("Inc",
+    "Jr", "Sons" of "Charles Scribner's Sons"), nor the place after a comma ("New York")."""
+    return bool(piece) and piece.casefold().rstrip(".") not in _NOT_MAKERS \
+        and not is_region(piece) and not countries_in(piece)
+
+
+_NOT_MAKERS = frozenset({"jr", "sr", "inc", "co", "company", "corporation", "corp", "ltd",
+                         "limited", "llc", "plc", "sons", "brothers", "bros", "group", "gmbh",
+                         "ag", "sa", "associates", "partners"})
 # between the names of a list of makers: "B, C, and D"
 _MAKERS_APART = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 # where a thing was made, between the verb and its maker: "published in North America by B"

@@ -195,6 +195,12 @@ _TITLES_OF_ADDRESS = frozenset({
     "uncle", "aunt", "coach", "elder", "dean", "consul", "khan", "shah", "raja", "maharaja"})
 
 
+# the last words of a company's or a group's name: "Drummer Boy Records" is one name
+_BODIES = frozenset({"records", "band", "group", "company", "inc", "club", "entertainment",
+                     "productions", "studios", "music", "films", "pictures", "press", "books",
+                     "orchestra", "choir", "ensemble", "society", "trio", "quartet"})
+
+
 def _occupation(word: str) -> bool:
     """Whether `word` names an occupation and not a title of address."""
     folded = word.casefold()
@@ -226,9 +232,12 @@ def _entities(question: str) -> list[str]:
             # name ("Suicide's album", "Lunaria and Aethionema are ...") and a dictionary
             # word that opens a longer name ("Salisbury Woodland Gardens", "Henry Hall").
             entity = others
-        elif index == 4 and others and match.start() == len(question) - len(question.lstrip()) \
-                and _occupation(first_word):
-            entity = others  # "Songwriter Janna Allen's sister ...": what she is, then her name
+        elif index == 4 and len(others.split()) >= 2 \
+                and match.start() == len(question) - len(question.lstrip()) \
+                and _occupation(first_word) and others.split()[-1].casefold() not in _BODIES:
+            # "Songwriter Janna Allen's sister ...": what she is, then her name of two words
+            # or more (not "Taylor Swift", "Harper Lee")
+            entity = others
         before = question[:match.start()].casefold()
         if index == 4 and " " not in entity and is_word(entity) and (
                 (before.endswith("the ") and _ROLE_FOLLOWS.match(question, match.end()))

@@ -339,12 +339,7 @@ def _subject_names(source: Source) -> list[str]:
     opening = opening_subject(text)
     if _NO_NAME.fullmatch(opening) and phrase(opening) not in phrase(title):
         opening = ""  # "The following is the discography of ...": no subject of its own
-    works = _WORKS_OF.fullmatch(title)  # "Royal Blood discography": the band's records
-    return [title, *([opening] if opening else []), *([placed.group(1)] if placed else []),
-            *([works.group(1)] if works else [])]
-
-
-_WORKS_OF = re.compile(r"(.+?)\s+(?:discography|filmography|bibliography|videography)")
+    return [title, *([opening] if opening else []), *([placed.group(1)] if placed else [])]
 
 
 # an opening's first words that are words of the language alone, after an article: "The

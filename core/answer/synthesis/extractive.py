@@ -299,8 +299,7 @@ class ExtractiveSynthesizer:
         rest = sorted(_earning(chain, chosen, sources, names),
                       key=lambda c: (c.source_index, c.position))
         short = between is not None and between not in _ANYONE and not any(
-            _described_as(between, sources[c.source_index])
-            or _is_kind(between, sources[c.source_index]) for c in chain)
+            _reaches(between, sources[c.source_index]) for c in chain)
         return Draft(
             notes=[SHORT_OF.format(kind=between)] if short else [],
             summary=_cite(chain[0]),
@@ -393,8 +392,8 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
 # the go-between a question asks its answer of, named by its kind: "historian" of "... the
 # work of a Tunisian historian who died on what date?"
 _GO_BETWEEN_KIND = re.compile(r"\b(?:an?|the)\s+((?:[\w'-]+\s+){0,2}?)([a-z]{3,})\s+"
-                              r"(?:who|whom|whose|which|that)\b[^?]*?\b(?:what|which|when|where|"
-                              r"whom|who|how)\b[^?]*\?\s*$")
+                              r"(?:who|whom|whose|which|that|(?P<born>born)|(?P<done>[a-z]{3,}ed))\b[^?]*?"
+                              r"\b(?:what|which|when|where|whom|who|how)\b[^?]*\?\s*$")
 
 
 def _clause_asked(asked_of: re.Match[str]) -> set[str]:
@@ -412,8 +411,17 @@ def _go_between(question: str) -> re.Match[str] | None:
     "president", "musician") a word of the language, and the words before that noun (group
     1: "Tunisian"); else None."""
     found = _GO_BETWEEN_KIND.search(question)
-    noun = found.group(2) if found else ""
-    return found if noun and noun not in STOPWORDS and lexicon().is_noun(noun) else None
+    if found is None:
+        return None
+    # or a participle after it, of "a" or "an" one: "an actress born on what date?", "a
+    # band formed in what city?"; not "the youngest mayor elected in which city?", the
+    # subject's own
+    done = found.group("done") or found.group("born")
+    if done and (not found.group(0).startswith("a") or (
+            done != "born" and not lexicon().participle_base(done))):
+        return None
+    noun = found.group(2)
+    return found if noun not in STOPWORDS and lexicon().is_noun(noun) else None
 
 
 def _stating(question: str, wanted: str, chain: list[_Candidate],
@@ -625,6 +633,26 @@ def _described_as(kind: str, source: Source) -> bool:
         # rock band and record label"
         word.casefold() == kind or lexicon().is_kind_of(word.casefold(), kind)
         for word in described.group(1).split(" and ")[0].split())
+
+
+def _reaches(kind: str, source: Source) -> bool:
+    """Whether the passage may be about the go-between asked of, a `kind` of thing: its
+    opening says its subject is one (`_described_as`, `_is_kind`), or something `kind` is a
+    kind of ("an English actor" of "an actress"), or, of things other than people, a thing of
+    the same sort ("a synth-pop duo" of "a band", "a sitcom" of "a series")."""
+    if _described_as(kind, source) or _is_kind(kind, source):
+        return True
+    described = IS_A.search((sentences(source.content or source.snippet) or [""])[0])
+    if described is None:
+        return False
+    # the noun before what is said of it: "an English rock group formed in", "a 1972
+    # single by"
+    said = re.split(r"\s(?:by|[a-z]+ed)\b", described.group(1).split(" and ")[0])[0]
+    words = said.split()
+    head = words[-1].casefold() if words else ""
+    return bool(head) and lexicon().is_noun(head) and (
+        lexicon().is_kind_of(kind, head)
+        or (not lexicon().is_person(kind) and lexicon().same_category(kind, head)))
 
 
 def _about_a_name(source: Source, names: Sequence[str]) -> bool:
