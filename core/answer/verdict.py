@@ -2542,7 +2542,7 @@ def _maker(piece: str) -> bool:
     """Whether a piece of a list after "by" is a maker: not a legal form or a suffix ("Inc",
     "Jr", "Sons" of "Charles Scribner's Sons"), nor the place after a comma ("New York")."""
     return bool(piece) and piece.casefold().rstrip(".") not in _NOT_MAKERS \
-        and not is_region(piece) and not countries_in(piece)
+        and not is_region(piece) and not is_country_name(piece)
 
 
 _NOT_MAKERS = frozenset({"jr", "sr", "inc", "co", "company", "corporation", "corp", "ltd",
