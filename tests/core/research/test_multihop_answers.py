@@ -3768,3 +3768,60 @@ async def test_a_go_between_described_in_a_neighbouring_word_is_reached(embedder
                                                                                  reached))]
         draft = await _answer(embedder, question, sources)
         assert not stops_short(draft.notes), (question, draft.summary)
+
+
+def test_the_fifteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
+    # a suffix, a legal form or a place in a list after "by" is no maker the two share
+    assert _decided("Were Dark Tide and Long Fall written by the same screenwriter?",
+                    ("Dark Tide", "Dark Tide is a 1990 film written by Rob Hale, Jr. and "
+                                  "starring Ann Lee."),
+                    ("Long Fall", "Long Fall is a 1992 film written by Tom Kemp, Jr. and "
+                                  "starring Bo Dahl.")) == "No"
+    assert _decided("Were Salt Cove and Iron Bell published by the same publisher?",
+                    ("Salt Cove", "Salt Cove is a novel published by Carl Brandt's Sons, New "
+                                  "York."),
+                    ("Iron Bell", "Iron Bell is a novel published by Harlow and Brothers, New "
+                                  "York.")) == "No"
+    assert _decided("Were Ridge Runner and Sky Rail developed by the same company?",
+                    ("Ridge Runner", "Ridge Runner is a 1995 game developed by Kestrel Soft, "
+                                     "Inc. and published by Vanta."),
+                    ("Sky Rail", "Sky Rail is a 1996 game developed by Hale Interactive, Inc. "
+                                 "and published by Orvo.")) == "No"
+    # a maker whose name holds a nationality's word is a maker
+    assert _decided("Were Vale Road and Sons of Tarn directed by the same person?",
+                    ("Vale Road", "Vale Road is a 1944 western film directed by John English "
+                                  "and starring Roy Vell."),
+                    ("Sons of Tarn", "Sons of Tarn is a 1942 western film directed by Jo Kane "
+                                     "and starring Roy Vell.")) == "No"
+    # two full names sharing a surname are two people
+    assert _decided("Were Red Dune and Blue Mile directed by the same person?",
+                    ("Red Dune", "Red Dune is a 1971 film directed by Luca Ferri."),
+                    ("Blue Mile", "Blue Mile is a 1974 film directed by Marco Ferri.")) == "No"
+    # words after "than" or "after" that are no description of the second name
+    banks = (("Kelso Bank", "Kelso Bank is a bank founded in 1850. In 1921 it merged with the "
+                            "Dunmore Trust."),
+             ("Dunmore Trust", "Dunmore Trust is a bank founded in 1810."))
+    assert _decided("Was Kelso Bank founded before merging with Dunmore Trust?", *banks) is None
+    bands = (("Kestrel Lane", "Kestrel Lane is an English rock band formed in Leeds in 2001."),
+             ("Hollow Pines", "Hollow Pines was an English rock band formed in Sheffield in "
+                              "1990. The band broke up in 2005."))
+    assert _decided("Was Kestrel Lane formed after breakup of Hollow Pines?", *bands) is None
+    assert _decided("Was Kestrel Lane formed after members of Hollow Pines?", *bands) is None
+    # two breeds sharing their kind's word are two breeds
+    assert _decided("Are Rex and Max the same breed of dog?",
+                    ("Rex", "Rex was a Golden Retriever who starred in films."),
+                    ("Max", "Max was a Labrador Retriever owned by a senator.")) == "No"
+    assert _decided("Are Rex and Bella the same breed of dog?",
+                    ("Rex", "Rex was a German Shepherd police dog. He worked alongside a "
+                            "beagle named Sam."),
+                    ("Bella", "Bella was a beagle owned by a senator.")) is None
+    # a place after a comma is no option; nor is a list of three
+    teams = "Which team is based in Dunmore, Ohio, the Kelso Hawks or the Marwick Rams?"
+    assert either_or(teams, detect_intent(teams)) == ["Kelso Hawks", "Marwick Rams"]
+    films = "Which film came out first, Kestrel Road, the 1998 film, or The Lost Road?"
+    assert "1998 film" not in either_or(films, detect_intent(films))
+    # a first name that is also an occupation's word stays part of the name
+    assert detect_intent("Taylor Vell's debut album was released in what year?"
+                         ).entities[:1] == ["Taylor Vell"]
+    assert detect_intent("Harper Lund's novel was adapted by which director?"
+                         ).entities[:1] == ["Harper Lund"]
