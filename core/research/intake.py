@@ -202,10 +202,15 @@ _BODIES = frozenset({"records", "band", "group", "company", "inc", "club", "ente
 
 
 def _occupation(word: str) -> bool:
-    """Whether `word` names an occupation and not a title of address."""
+    """Whether `word` names an occupation, as occupations end ("songwriter", "actress",
+    "physicist", "comedian"), and not a title of address or a given name a dictionary files
+    under one ("Charles" of Ray Charles)."""
     folded = word.casefold()
-    return folded not in _TITLES_OF_ADDRESS and is_word(word) and any(
-        lexicon().is_kind_of(folded, kind) for kind in _OCCUPIED)
+    return folded not in _TITLES_OF_ADDRESS and _OCCUPATION_ENDING.search(folded) is not None \
+        and is_word(word) and any(lexicon().is_kind_of(folded, kind) for kind in _OCCUPIED)
+
+
+_OCCUPATION_ENDING = re.compile(r"(?:er|or|ist|ess|ian|ant|ent|ete)$")
 
 
 def _entities(question: str) -> list[str]:

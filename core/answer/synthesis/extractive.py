@@ -392,7 +392,10 @@ def _second_hop(question: str, lead: _Candidate, candidates: list[_Candidate],
 # the go-between a question asks its answer of, named by its kind: "historian" of "... the
 # work of a Tunisian historian who died on what date?"
 _GO_BETWEEN_KIND = re.compile(r"\b(?:an?|the)\s+((?:[\w'-]+\s+){0,2}?)([a-z]{3,})\s+"
-                              r"(?:who|whom|whose|which|that|(?P<born>born)|(?P<done>[a-z]{3,}ed))\b[^?]*?"
+                              r"(?:who|whom|whose|which|that|(?P<born>born)|(?P<done>formed|founded|"
+                              r"established|created|released|published|built|opened|"
+                              r"located|based|named|headquartered|designed|directed|"
+                              r"written|produced|composed|recorded|launched))\b[^?]*?"
                               r"\b(?:what|which|when|where|whom|who|how)\b[^?]*\?\s*$")
 
 
@@ -413,15 +416,19 @@ def _go_between(question: str) -> re.Match[str] | None:
     found = _GO_BETWEEN_KIND.search(question)
     if found is None:
         return None
-    # or a participle after it, of "a" or "an" one: "an actress born on what date?", "a
-    # band formed in what city?"; not "the youngest mayor elected in which city?", the
-    # subject's own
-    done = found.group("done") or found.group("born")
-    if done and (not found.group(0).startswith("a") or (
-            done != "born" and not lexicon().participle_base(done))):
-        return None
+    # or a participle of making or placing after it, of "a" or "an" one: "an actress born on
+    # what date?", "a band formed in what city?"; not "the youngest mayor elected in which
+    # city?", the subject's own
     noun = found.group(2)
+    if (found.group("done") or found.group("born")) and (
+            not found.group(0).startswith("a") or noun in _NO_KIND):
+        return None
     return found if noun not in STOPWORDS and lexicon().is_noun(noun) else None
+
+
+# words before a participle that say when, not what: "a novel first published in"
+_NO_KIND = frozenset({"first", "last", "later", "once", "originally", "also", "since",
+                      "still", "recently", "newly", "then", "only"})
 
 
 def _stating(question: str, wanted: str, chain: list[_Candidate],

@@ -3763,7 +3763,13 @@ async def test_a_go_between_described_in_a_neighbouring_word_is_reached(embedder
             ("Ann Vell starred in a series that was created by which writer?",
              ("Ann Vell", "Ann Vell (born 1970) is an American actress. She starred in Hollow "
                           "Pines."),
-             ("Hollow Pines", "Hollow Pines is an American sitcom created by Sam Hill."))):
+             ("Hollow Pines", "Hollow Pines is an American sitcom created by Sam Hill.")),
+            # "first" is no kind of thing
+            ("The 1974 film Vell's Dream is based on a novel first published in what year?",
+             ("Vell's Dream", "Vell's Dream is a 1974 film based on the novel Ash Garden by "
+                              "Ida Orr."),
+             ("Ash Garden", "Ash Garden is a 1940 novel by Ida Orr, first published in "
+                            "1940."))):
         sources = [_page(730 + n, title, text) for n, (title, text) in enumerate((named,
                                                                                  reached))]
         draft = await _answer(embedder, question, sources)
@@ -3825,3 +3831,5 @@ def test_the_fifteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                          ).entities[:1] == ["Taylor Vell"]
     assert detect_intent("Harper Lund's novel was adapted by which director?"
                          ).entities[:1] == ["Harper Lund"]
+    assert detect_intent("Charles Hastings Vell served as Chamberlain to which king?"
+                         ).entities[:1] == ["Charles Hastings Vell"]
