@@ -299,9 +299,11 @@ def names_itself(name: str, texts: tuple[str, ...], question: str = "") -> bool:
 
 
 _NAME_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
-_LEGAL_FORMS = frozenset({"group", "inc", "corp", "corporation", "company", "co", "ltd",
-                          "limited", "plc", "ag", "gmbh", "sa", "se", "llc", "nv", "bv", "ab",
-                          "f", "fc", "afc", "cf", "sc", "football", "club"})
+# the legal forms and club words that end an organisation's name ("Carlsberg Group",
+# "Everton F.C.")
+LEGAL_FORMS = frozenset({"group", "inc", "corp", "corporation", "company", "co", "ltd",
+                         "limited", "plc", "ag", "gmbh", "sa", "se", "llc", "nv", "bv", "ab",
+                         "f", "fc", "afc", "cf", "sc", "football", "club"})
 
 
 def extends_name(token: str) -> bool:
@@ -311,4 +313,4 @@ def extends_name(token: str) -> bool:
     if token[0].isdigit():
         return len(token) < 5 or token.isdigit()
     return (token[0].isupper() and token.casefold() not in STOPWORDS
-            and fold(token) not in _LEGAL_FORMS)
+            and fold(token) not in LEGAL_FORMS)

@@ -190,7 +190,7 @@ def grade(
     elif UNSETTLED in notes or BROAD in notes or stops_short(notes):
         # what was asked is not settled by the answer, or settled only as the question
         # reads a passage that does not say which kind; or no passage quoted is about the
-        # go-between asked of ("an actress who was born when?"): on a blind set, 4 of 6
+        # go-between asked of ("an actress who was born when?"): on a blind set, 5 of 7
         # answers so short were wrong
         confidence = Confidence.LOW
     elif (ABSENCE in notes or LOOSE in notes or contradicted or evidence.respelled) \

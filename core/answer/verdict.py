@@ -56,6 +56,7 @@ from core.countries import (
 from core.models import QueryIntent, Source
 from core.text import (
     CAPITAL,
+    LEGAL_FORMS,
     NAME,
     STOPWORDS,
     all_words,
@@ -2545,9 +2546,7 @@ def _maker(piece: str) -> bool:
         and not is_region(piece) and not is_country_name(piece)
 
 
-_NOT_MAKERS = frozenset({"jr", "sr", "inc", "co", "company", "corporation", "corp", "ltd",
-                         "limited", "llc", "plc", "sons", "brothers", "bros", "group", "gmbh",
-                         "ag", "sa", "associates", "partners"})
+_NOT_MAKERS = LEGAL_FORMS | {"jr", "sr", "sons", "brothers", "bros", "associates", "partners"}
 # between the names of a list of makers: "B, C, and D"
 _MAKERS_APART = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 # where a thing was made, between the verb and its maker: "published in North America by B"

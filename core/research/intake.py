@@ -16,7 +16,7 @@ from core.countries import (
 )
 from core.errors import InvalidQuestionError
 from core.models import ConversationTurn, Depth, QueryIntent, QuestionType, TimeConstraint
-from core.text import CAPITAL, STOPWORDS, terms, unstorable_characters
+from core.text import CAPITAL, LEGAL_FORMS, STOPWORDS, terms, unstorable_characters
 
 MAX_QUESTION_CHARS = 2000
 MAX_CONTEXT_CHARS = 2000
@@ -196,9 +196,9 @@ _TITLES_OF_ADDRESS = frozenset({
 
 
 # the last words of a company's or a group's name: "Drummer Boy Records" is one name
-_BODIES = frozenset({"records", "band", "group", "company", "inc", "club", "entertainment",
-                     "productions", "studios", "music", "films", "pictures", "press", "books",
-                     "orchestra", "choir", "ensemble", "society", "trio", "quartet"})
+_BODIES = LEGAL_FORMS | {"records", "band", "entertainment", "productions", "studios", "music",
+                         "films", "pictures", "press", "books", "orchestra", "choir",
+                         "ensemble", "society", "trio", "quartet"}
 
 
 def _occupation(word: str) -> bool:

@@ -90,8 +90,10 @@ _ANYONE = frozenset({"people", "person", "persons", "man", "men", "woman", "wome
 
 def stops_short(notes: Sequence[str]) -> bool:
     """Whether the writer's `notes` say its answer may stop short of the go-between."""
-    start = SHORT_OF.split("{", 1)[0]
-    return any(note.startswith(start) for note in notes)
+    return any(note.startswith(_SHORT_OF_START) for note in notes)
+
+
+_SHORT_OF_START = SHORT_OF.split("{", 1)[0]
 
 
 _REFERRING = re.compile(
@@ -634,12 +636,15 @@ def _described_as(kind: str, source: Source) -> bool:
     """Whether the passage's opening says its subject is a `kind` or a kind of it ("was the
     lead guitarist" of "musician", "was an American historian" of "historian"), not only
     that it has one ("a band formed by guitarist B")."""
-    opening = (sentences(source.content or source.snippet) or [""])[0]
-    described = IS_A.search(opening)
-    return described is not None and any(  # the first thing it is: "a rock band", not "a
-        # rock band and record label"
-        word.casefold() == kind or lexicon().is_kind_of(word.casefold(), kind)
-        for word in described.group(1).split(" and ")[0].split())
+    return any(word.casefold() == kind or lexicon().is_kind_of(word.casefold(), kind)
+               for word in _described_words(source).split())
+
+
+def _described_words(source: Source) -> str:
+    """What the passage's opening says its subject is, the first thing only: "a rock band",
+    not "a rock band and record label"; "" when it says no "is a"."""
+    described = IS_A.search((sentences(source.content or source.snippet) or [""])[0])
+    return described.group(1).split(" and ")[0] if described else ""
 
 
 def _reaches(kind: str, source: Source) -> bool:
@@ -649,13 +654,9 @@ def _reaches(kind: str, source: Source) -> bool:
     the same sort ("a synth-pop duo" of "a band", "a sitcom" of "a series")."""
     if _described_as(kind, source) or _is_kind(kind, source):
         return True
-    described = IS_A.search((sentences(source.content or source.snippet) or [""])[0])
-    if described is None:
-        return False
     # the noun before what is said of it: "an English rock group formed in", "a 1972
     # single by"
-    said = re.split(r"\s(?:by|[a-z]+ed)\b", described.group(1).split(" and ")[0])[0]
-    words = said.split()
+    words = re.split(r"\s(?:by|[a-z]+ed)\b", _described_words(source))[0].split()
     head = words[-1].casefold() if words else ""
     return bool(head) and lexicon().is_noun(head) and (
         lexicon().is_kind_of(kind, head)
