@@ -61,6 +61,7 @@ from core.text import (
     STOPWORDS,
     all_words,
     extends_name,
+    folded_words,
     is_hatnote,
     opening_subject,
     phrase,
@@ -554,7 +555,8 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
             return None  # "both" of two names not read apart ("Are Hour to Kill and Happen
             # to Me both ...?"): not one thing's question
         return _single(question, intent, sources)
-    found = [_about(s, sources) for s in subjects]
+    kind = _kind_named_before(question, subjects[0]) if subjects else None
+    found = [_about_as(s, kind, sources) for s in subjects]
     if any(n is None for n in found) or len(set(found)) < len(found):
         # a passage for each, and not one for two; but "both American films?" is No when
         # the one passage found gives its subject another country
@@ -591,6 +593,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
         return _same_maker(sides, sources, lambda s: next(
             (by for by in (_agent(r, s) for r in relations) if by is not None), None))
     same = re.search(r"\bsame\s+(.+)$", _as_same(predicate), re.I)
+    if same and re.search(r"\bbased\s+on\b[^,;]*\bby\s+the\s+same\b", predicate):
+        # "based on novels by the same author": whom each names after what it is based on
+        return _same_maker(sides, sources, _based_on)
     if same:
         alike = _same(same.group(1), sides, sources, question)
         done = re.search(r"\b([a-z]+)\s+(on|in|at|for|from|with|by)\s+the\s+same\b", predicate)
@@ -1046,9 +1051,11 @@ def _split_at_and(span: str, sources: Sequence[Source]) -> list[tuple[str, int]]
     return min(splits, key=lambda split: split[0])[1] if splits else None
 
 
-# "Did the same director make A and B?": what the two share, named before them
+# "Did the same director make A and B?", "Did the same composer write the scores for A and
+# B?": what the two share, named before them
 _SAME_FIRST = re.compile(r"^\W*(?i:is|are|was|were|do|does|did|has|have|had)\s+(?i:the\s+)?"
                          r"(?i:same)\s+(?P<same>[a-z]+(?:\s+[a-z]+)?)\s+[a-z]+\s+(?:both\s+)?"
+                         r"(?:(?:the|a|an)\s+[a-z]+\s+(?:for|of|to|in|on)\s+(?:both\s+)?)?"
                          r"(?P<things>(?:the\s+(?:[a-z]+\s+)?)?[A-Z\"“].+?)[?.!]*$")
 
 
@@ -1075,8 +1082,9 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
         return None
     rest = question[asked.end():].strip().rstrip("?.! ")
 
-    def title(words: list[str]) -> str:
-        return re.sub(r"^the\s+", "", " ".join(words), flags=re.I)
+    def title(words: list[str]) -> str:  # not its year: "The King and I (1956)"
+        return re.sub(r"^the\s+|\s+\((?:1[0-9]{3}|20[0-9]{2})\)$", "", " ".join(words),
+                      flags=re.I)
 
     def titled(name: str) -> int | None:  # word for word, short words too
         return next((n for n, s in enumerate(sources)
@@ -1193,7 +1201,8 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     role = next((noun for noun in _AGENTS if re.search(rf"\b{noun}s?\b", asked)), None)
     if role is not None:  # "lyricist Tim Rice", else who wrote it
         return _compare(sides, sources, functools.partial(_role_named, role)) \
-            or _same_maker(sides, sources, functools.partial(_agent, _AGENTS[role]))
+            or _same_maker(sides, sources, lambda s: _agent(_AGENTS[role], s)
+                           or _role_making(role, s))
     if re.fullmatch(r"(?:publication\s+|release\s+)?(?:frequency|schedule)", asked):
         return _compare(sides, sources, _frequency_of)
     bred = re.fullmatch(r"breeds?(?:\s+of\s+([a-z]+?)s?)?", asked)
@@ -1331,7 +1340,7 @@ _WORKS = frozenset({"album", "play", "film", "movie", "novel", "book", "series",
 _GATHERED = re.compile(r"\b(?:compilation|live|greatest|hits|best-of|box|anthology|"
                        r"soundtrack|collected)\s+(?:[\w-]+\s+)?$", re.I)
 # a quoted title and the word before it: 'his 1976 album "Thirty Three & 1/3"'
-_QUOTED_WORK = re.compile(r"([\w'’-]+)\s+(?:\(\d{4}\)\s+)?[\"“]([^\"”]{2,80})[\"”]")
+_QUOTED_WORK = re.compile(r"([\w'’-]+),?\s+(?:\(\d{4}\)\s+)?[\"“]([^\"”]{2,80})[\"”]")
 
 
 def _work_titled(noun: str, maker: str, source: Source) -> tuple[str, str] | None:
@@ -1516,13 +1525,19 @@ def _graded(grade: str, kind: str, source: Source) -> tuple[str, str] | None:
     return None
 
 
+# what a band is called where a passage names it ("the punk trio Test Icicles")
+_MUSICAL_GROUPS = ("band", "group", "duo", "trio", "quartet", "quintet", "sextet", "outfit",
+                   "supergroup")
+
+
 def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:
     """The name a passage's opening gives its subject's `noun`: "Malvaceae" of "in the
     family Malvaceae" or "a Malvaceae family plant"; and that sentence. A year before the
     name is part of it ("the 1968 Summer Olympics"); a name made only of the question's own
     words ("Summer" of "the same Summer Olympics") is none without one."""
     name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"  # case-sensitive: "Rosaceae", not "... that"
-    noun = re.escape(noun)
+    noun = "|".join(map(re.escape, _MUSICAL_GROUPS)) if noun in _MUSICAL_GROUPS \
+        else re.escape(noun)
     said = sentences(_text(source)) or []
     for at, sentence in enumerate(said[:2]):
         after = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence)
@@ -2173,9 +2188,26 @@ def _country(source: Source) -> tuple[str, str] | None:
     place), and that sentence; the United States for a place in one of its states ("in
     Midtown Manhattan, New York City")."""
     said = sentences(_text(source))
-    return _first_named(_origins, said) or _first_named(
+    surname = _surname_country(source)
+
+    def origins(sentence: str) -> list[str]:
+        return _origins(re.sub(rf"\b{re.escape(surname)}\b", " ", sentence) if surname
+                        else sentence)
+
+    return _first_named(origins, said) or _first_named(
         lambda sentence: ["United States"] if us_states_in(sentence) else [], said) \
         or _by_title(countries_in, source, said)
+
+
+def _surname_country(source: Source) -> str:
+    """The last word of the passage's subject when it names a country and the words before
+    it do not: a surname ("Julian Holland", "Michael Jordan"), not where the subject is
+    from; else ""."""
+    words = title_subject(source.title).split()
+    if len(words) < 2 or not words[-1][:1].isupper():
+        return ""
+    return words[-1] if countries_in(words[-1]) and not countries_in(" ".join(words[:-1])) \
+        else ""
 
 
 # a country something was made or done for, not where it is from: "produced for the Japanese
@@ -2416,6 +2448,32 @@ def _role_named(role: str, source: Source) -> tuple[str, str] | None:
     return None
 
 
+def _based_on(source: Source) -> tuple[frozenset[str], str] | None:
+    """Who made what the passage's subject is based on ("based on the 1987 novel of the same
+    name by Scott Turow", "based on an original story by Edmund Goulding"), and that
+    sentence."""
+    said = sentences(_text(source))
+    for at, sentence in enumerate(said[:3]):
+        based = re.search(rf"\bbased\s+on\s+[^,;:]{{0,80}}?\bby\s+({NAME.pattern})", sentence)
+        if based:
+            return frozenset({_maker_named(based.group(1))}), _quote(said, at)
+    return None
+
+
+def _role_making(role: str, source: Source) -> tuple[frozenset[str], str] | None:
+    """The one name a passage gives in its role making something ("The composer Jerry
+    Goldsmith wrote the score", "by lyricist Tim Rice"), and that sentence; not one the role
+    merely names ("worked with lyricist Tim Rice")."""
+    for sentence in sentences(_text(source)):
+        named = {_maker_named(m.group(2)) for m in re.finditer(
+            rf"\b(by\s+(?:the\s+)?)?(?i:{re.escape(role)})\s+({NAME.pattern})(?!['’])"
+            r"(?=(\s+(?:wrote|composed|scored|directed|produced|created|designed|penned)\b)?)",
+            sentence) if m.group(1) or m.group(3)}
+        if named:
+            return (frozenset(named), sentence) if len(named) == 1 else None
+    return None
+
+
 _PLACE_NOUN = re.compile(r"\b(?:city|cities|town|village|state|province|country|countries|"
                          r"county|region|area|place|location|neighbou?rhood|borough|district|"
                          r"island|continent)\b", re.I)
@@ -2454,7 +2512,7 @@ def _agent(verb: str, source: Source) -> tuple[frozenset[str], str] | None:
     # a game or a record "released in 1994 by B" is published by B, where nothing says so
     for made in [verb, *(["released"] if verb.casefold() == "published" else [])]:
         for sentence in said:
-            made_by = rf"\b(?i:{made})\s+(?:and\s+\w+\s+|{_WHERE.pattern}|in\s+" \
+            made_by = rf"\b(?i:{made}){_OTHER_MAKING.pattern}\s+(?:{_WHERE.pattern}|in\s+" \
                  rf"(?:1[0-9]{{3}}|20[0-9]{{2}})\s+)?by\s+(?:{_MAKER_ROLE.pattern})?"
             names = rf"({NAME.pattern}(?:\s*,\s*(?:and\s+)?{NAME.pattern})*)"
             done = re.search(f"{made_by}({_DESCRIBED_MAKER.pattern}){names}", sentence)
@@ -2463,7 +2521,8 @@ def _agent(verb: str, source: Source) -> tuple[frozenset[str], str] | None:
             if done:  # "directed by B", "Directed by B, the film ...", "published in North
                 # America by B", "published in 1994 by B", "recorded by American country
                 # music artist B"; "written by B, C and D" names three
-                makers = frozenset(phrase(name) for name in _MAKERS_APART.split(done.group(2))
+                makers = frozenset(_maker_named(name)
+                                   for name in _MAKERS_APART.split(done.group(2))
                                    if _maker(name))
                 if makers:
                     return makers, sentence
@@ -2477,21 +2536,28 @@ def _agent(verb: str, source: Source) -> tuple[frozenset[str], str] | None:
             if work and any(lexicon().is_kind_of(work.group(1), kind) for kind in works) \
                     and not is_nationality(maker.split()[0]) \
                     and _made_so(verb, sentence[:by.start()]):
-                return frozenset({phrase(maker)}), sentence
+                return frozenset({_maker_named(maker)}), sentence
     for at, sentence in enumerate(said[:3] if verb == "won" else []):  # "Tiger Woods won
         # his second straight ..."; not "Ridley Scott directed the original film"
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\b", sentence):
             if done.group(1).split()[0] not in _NO_MAKER and not _TITLE_OF.search(
                     sentence[:done.start()]):
-                return frozenset({phrase(done.group(1))}), _quote(said, at)
+                return frozenset({_maker_named(done.group(1))}), _quote(said, at)
     kind = set(re.findall(r"[a-z]+", said[0])) if said else set()
     for at, sentence in enumerate(said[:4]):  # "Square Enix Montreal developed the game",
         # the noun the opening calls the subject ("a 2015 puzzle video game")
         for done in re.finditer(rf"({NAME.pattern})\s+{re.escape(verb)}\s+the\s+([a-z]+)\b"
                                 r"(?!['’\w-])", sentence):  # not "the game's engine"
             if done.group(2) in kind and done.group(1).split()[0] not in _NO_MAKER:
-                return frozenset({phrase(done.group(1))}), _quote(said, at)
+                return frozenset({_maker_named(done.group(1))}), _quote(said, at)
     return None
+
+
+def _maker_named(name: str) -> str:
+    """A maker's name as `_same_maker` compares them: its words, initials kept ("V. K.
+    Singh" is not "Singh")."""
+    words = [w for w in folded_words(name) if w not in STOPWORDS]
+    return f" {' '.join(words)} "
 
 
 def _same_maker(sides: list[tuple[str, int]], sources: Sequence[Source],
@@ -2549,6 +2615,9 @@ def _maker(piece: str) -> bool:
 _NOT_MAKERS = LEGAL_FORMS | {"jr", "sr", "sons", "brothers", "bros", "associates", "partners"}
 # between the names of a list of makers: "B, C, and D"
 _MAKERS_APART = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+# what else the maker did, between the verb and "by": "directed and produced by",
+# "directed, co-written, and produced by"
+_OTHER_MAKING = re.compile(r"(?:,?\s+(?:and\s+)?(?-i:[a-z][\w-]*(?:ed|en))\b){0,3},?")
 # where a thing was made, between the verb and its maker: "published in North America by B"
 _WHERE = re.compile(rf"(?:in|on)\s+(?:the\s+)?{NAME.pattern}\s+")
 # the works whose maker "a <work> by B" names, by what making them is: a novel by B is
@@ -2728,6 +2797,29 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
         return inner if inner is not None and owner in phrase(_text(sources[inner])) \
             else None
     return found
+
+
+def _kind_named_before(question: str, first: str) -> str | None:
+    """The kind of thing the question calls its two before naming them: "song" of "the
+    Disney songs Belle and Evermore"; None when it names none."""
+    called = re.search(r"\b([a-z]+s)\s+(?:[\"“])?" + re.escape(first), question)
+    if called is None:
+        return None
+    base = lexicon().lemma(called.group(1)).base
+    return base if base and base != called.group(1) and lexicon().is_noun(base) else None
+
+
+def _about_as(name: str, kind: str | None, sources: Sequence[Source]) -> int | None:
+    """The passage about `name` as the `kind` of thing the question calls it ("Belle (Disney
+    song)", not the character "Belle (Disney)"), where several are titled for it; else the
+    passage `_about` finds."""
+    if kind:
+        for n, source in enumerate(sources):
+            apart = re.search(r"\(([^()]*)\)\s*$", source.title)
+            if apart and kind in apart.group(1).casefold().split() \
+                    and same_phrase(title_subject(source.title), name):
+                return n
+    return _about(name, sources)
 
 
 def _titled_about(name: str, sources: Sequence[Source]) -> int | None:

@@ -3833,3 +3833,79 @@ def test_the_fifteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
                          ).entities[:1] == ["Harper Lund"]
     assert detect_intent("Charles Hastings Vell served as Chamberlain to which king?"
                          ).entities[:1] == ["Charles Hastings Vell"]
+
+
+def test_the_sixteenth_sets_makers_are_read_as_passages_write_them() -> None:
+    # an initial is part of a maker's name: "R. K. Dutt" is not the "Dutt" of "Amit Dutt"
+    directed = (("Mela Nights", "Mela Nights is a 2009 Bollywood film. The movie was directed "
+                                "by Amit Dutt and starred Ravi Kohli."),
+                ("Monsoon Road", "Monsoon Road is an Indian drama film written and directed "
+                                 "by R. K. Dutt, produced by Asha Rai."))
+    assert _decided("Were the Ravi Kohli films Mela Nights and Monsoon Road directed by the "
+                    "same person?", *directed) == "No"
+    # a list of what else the maker did before "by"
+    assert _decided("Were Cold Harbor and Grey Mile directed by the same person?",
+                    ("Cold Harbor", "Cold Harbor is a 2011 drama film directed, co-written, "
+                                    "and produced by Nils Berg."),
+                    ("Grey Mile", "Grey Mile is a 2008 war film. It was directed by Nils "
+                                  "Berg, a former pilot.")) == "Yes"
+    # the maker named before the two ("Did the same composer write the scores for A and
+    # B?"), in the role's own words ("The composer B wrote the score")
+    scores = (("Iron Reef", "Iron Reef is a 1991 action film directed by Tom Vale. The "
+                            "original score composed by Lars Oden won an award."),
+              ("Sand Crown", "Sand Crown is a 1986 adventure film directed by Ed Moss. The "
+                             "composer Lars Oden wrote the score."))
+    assert _decided("Did the same composer write the scores for Iron Reef and Sand Crown?",
+                    *scores) == "Yes"
+    # merely named beside the role is not making it
+    assert _decided("Did the same composer write the scores for Iron Reef and Sand Crown?",
+                    scores[0], ("Sand Crown", "Sand Crown is a 1986 adventure film directed "
+                                              "by Ed Moss, who once worked with composer "
+                                              "Lars Oden.")) is None
+    # what both are based on, by whom
+    based = ("Quiet Verdict", "Quiet Verdict is a 1991 legal drama film based on the 1988 "
+                              "novel of the same name by Ada Stone.")
+    assert _decided("Were Quiet Verdict and Night Brief based on novels by the same author?",
+                    based, ("Night Brief", "Night Brief is a 1994 thriller based on the novel "
+                                           "of the same name by Carl Ren.")) == "No"
+    assert _decided("Were Quiet Verdict and Night Brief both based on stories by the same "
+                    "writer?", based,
+                    ("Night Brief", "Night Brief is a 1994 thriller. The film is based on an "
+                                    "original story by Ada Stone written for its star.")
+                    ) == "Yes"
+
+
+def test_the_sixteenth_sets_sides_are_the_things_the_question_calls_them() -> None:
+    # an album after a comma is the album; a title with "and" and a year in brackets
+    assert _decided("Are the Mira Dale songs Glass and Paper Moon from the same album?",
+                    ("Glass (song)", '"Glass" is a song by English singer Mira Dale from her '
+                                     'second studio album, "Tidal" (2012).'),
+                    ("Paper Moon (song)", '"Paper Moon" is a song by English singer Mira '
+                                          'Dale from her second studio album, "Tidal" '
+                                          '(2012).')) == "Yes"
+    assert _decided("Were Ruth and the Sea Captain (1950) and The Keeper and I (1962) directed "
+                    "by the same person?",
+                    ("Ruth and the Sea Captain (film)", "Ruth and the Sea Captain is a 1950 "
+                                                        "drama film directed by Ann Ford."),
+                    ("The Keeper and I (1962 film)", "The Keeper and I is a 1962 musical "
+                                                     "film directed by Bo Lind.")) == "No"
+    # "the songs Belle and Evermore": the song, not the character of the same name
+    assert _decided("Do the Vell songs Marta and Always share the same lyricist?",
+                    ("Marta (Vell)", "Marta is a fictional character who appears in Vell "
+                                     "Pictures' animated film with lyrics everywhere."),
+                    ("Marta (Vell song)", '"Marta" is a song written by composer Al Moss and '
+                                          'lyricist Hal Ash.'),
+                    ("Always (Vell song)", '"Always" is a song written by composer Al Moss '
+                                           'and lyricist Tim Roe.')) == "No"
+    # a band by what passages call it: "the punk trio B" and "the band B"
+    assert _decided("Were Rob Tell and Dev Orr members of the same band?",
+                    ("Rob Tell", "Rob Tell is an English musician, best known for his part in "
+                                 "UK punk trio Glass Owls, who formed in 2003."),
+                    ("Dev Orr", "Dev Orr (born 1984) is a British singer. From 2003 to 2006, "
+                                "Orr was a member of the band Glass Owls.")) == "Yes"
+    # a surname that names a country is no nationality
+    assert _decided("Are Tom Holland and Ray Cole both Australian boxers?",
+                    ("Tom Holland (boxer)", "Tom Holland (born 1972 in Bendigo) is an "
+                                            "Australian professional welterweight boxer."),
+                    ("Ray Cole", "Ray Cole (born 1956 in Perth) is an Australian professional "
+                                 "middleweight boxer.")) == "Yes"
