@@ -151,7 +151,11 @@ def grade(
         limitations.append("The documents found are not about each thing the question "
                            "weighs, so they cannot settle it.")
         return Grade(Confidence.INSUFFICIENT, limitations, evidence)
-    if evidence.coverage < ANSWERING_COVERAGE and not contradicted:
+    # a comparison the cited passages settle has a passage about each side, however the
+    # grade's own reading of their titles goes; what it compares may be said in other words
+    # ("an Irish Fine Gael politician" for the party they are members of)
+    settled = evidence.subjects_needed >= 2 and decide(question, intent, cited) is not None
+    if evidence.coverage < ANSWERING_COVERAGE and not contradicted and not settled:
         limitations.append(
             "The one document found holds only part of what the question asks; it does not "
             "seem to answer it." if evidence.documents == 1 else "The documents found hold "
@@ -181,9 +185,6 @@ def grade(
         limitations.append(
             f"{removed} citation(s) that did not match a retrieved source were removed."
         )
-    # a comparison the cited passages settle has a passage about each side, however the
-    # grade's own reading of their titles goes
-    settled = evidence.subjects_needed >= 2 and decide(question, intent, cited) is not None
     confidence = _confidence(evidence, bool(failures), settled)
     if disputes:
         confidence = Confidence.LOW  # the design grades conflicting evidence Low
@@ -250,7 +251,7 @@ def _confidence(evidence: Signals, outage: bool, settled: bool = False) -> Confi
     sides = evidence.subjects >= evidence.subjects_needed
     shortfalls = (evidence.about < evidence.names, not sides, not enough)
     if (linked and sum(shortfalls) <= 1 and (sides or settled or evidence.subjects_needed < 2)
-            and evidence.coverage >= MEDIUM_COVERAGE
+            and (evidence.coverage >= MEDIUM_COVERAGE or settled)
             and (evidence.best_relevance >= MEDIUM_RELEVANCE or weighed)):
         return Confidence.MEDIUM
     return Confidence.LOW

@@ -532,6 +532,11 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     relative = _relative(question, intent, sources) or _same_first(question, sources)
     if relative is not None:  # "Was A published before B?", whatever else B's name holds
         return relative
+    maker = _MAKER_OF_BOTH.match(question)
+    if maker is not None and maker.group("who") in intent.entities \
+            and _making(maker.group("verb")) is not None:
+        return _made_both(maker.group("who"), _making(maker.group("verb")) or "",
+                          maker.group("things"), sources)
     subjects, predicate = _subjects(question, intent)
     split = _split_titles(question, sources)
     if split is not None:  # "Are A and B and the C both ...?", "Were A and B released
@@ -624,6 +629,39 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if played is not None:
         return played
     return _described(predicate, sides, sources, question)
+
+
+# "Did B write both A and C?", "Did B help write A and C?": one maker of two things
+_MAKER_OF_BOTH = re.compile(rf"^\W*(?i:did|has|have|had)\s+(?P<who>{NAME.pattern})\s+"
+                            r"(?:(?i:help|helped)\s+|co-)?(?P<verb>[a-z]+)\s+(?:both\s+)?"
+                            r"(?P<things>(?:the\s+)?[A-Z\"“].+?)[?.!]*$")
+
+
+def _making(verb: str) -> str | None:
+    """The participle `_agent` reads of a verb of making ("write": "written"), else None."""
+    return next((made for made in dict.fromkeys(_AGENTS.values())
+                 if lexicon().participle_base(made) == verb.casefold()), None)
+
+
+def _made_both(who: str, made: str, things: str, sources: Sequence[Source]) -> Verdict | None:
+    """Yes when each thing's passage names `who` among its makers (a surname alone as well),
+    No when one names makers without them; None when the two are not two passages' or a
+    passage names no maker."""
+    sides = _split_at_and(things, sources)
+    if sides is None:
+        return None
+    known = _each(sides, sources, lambda s: _agent(made, s))
+    if known is None:
+        return None
+    named, surname = _maker_named(who), who.split()[-1].casefold()
+    each = [named in makers or any(m.split() == [surname] for m in makers)
+            for makers, _, _ in known]
+    reasons = [(n, said) for _, said, n in known]
+    if all(each):
+        return Verdict("Yes", reasons)
+    # the side that lacks them first
+    return Verdict("No", sorted(reasons, key=lambda r: each[[n for _, _, n in known].index(
+        r[0])]), basis=Basis.OTHERWISE)
 
 
 def _played(predicate: str, sides: list[tuple[str, int]], sources: Sequence[Source]
@@ -1100,10 +1138,15 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
         if first is None:
             continue
         first_n = titled(first)
-        for end in range(len(after) - 1, 0, -1):  # something must be said of both
-            n = titled(title(after[:end]))
-            if n is not None and n != first_n and not after[end][:1].isupper():
-                return [first, title(after[:end])], _EACH.sub("", " ".join(after[end:]))
+        # what the question calls the second first: "the 1956 film Tosca", "the album B"
+        called = next((k for k, word in enumerate(after) if not re.fullmatch(
+            r"(?-i:[a-z][\w-]*)|1[0-9]{3}|20[0-9]{2}", word)), 0)
+        for start in dict.fromkeys((0, called)):
+            for end in range(len(after) - 1, start, -1):  # something must be said of both
+                n = titled(title(after[start:end]))
+                if n is not None and n != first_n and not after[end][:1].isupper():
+                    return [first, title(after[start:end])], _EACH.sub(
+                        "", " ".join(after[end:]))
     return None
 
 
@@ -1223,6 +1266,11 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     work = lexicon().lemma(noun).base or noun  # "albums": "album"
     if work in _WORKS:  # "the same Shakespeare play": its title
         maker = " ".join(w for w in attribute.split()[:-1] if w[:1].isupper())
+        titles = _each(sides, sources, functools.partial(_work_titled, work, maker)) or []
+        if len({title for title, _, _ in titles}) == 2 and any(
+                a != b and a in b for a, b in itertools.permutations(t for t, _, _ in titles)):
+            return None  # "Manon Lescaut" and "L'histoire ... de Manon Lescaut": maybe one
+            # work by its short and its whole title
         titled = _compare(sides, sources, functools.partial(_work_titled, work, maker))
         if titled is not None:
             return titled
@@ -1540,15 +1588,26 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
         else re.escape(noun)
     said = sentences(_text(source)) or []
     for at, sentence in enumerate(said[:2]):
-        after = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence)
+        # the noun as a word of its own, not of a name ("Major League Baseball")
+        after = next((m for m in re.finditer(
+            rf"\b(?i:{noun})\s+(?:of\s+)?(?:the\s+)?{name}", sentence)
+            if not re.search(r"[A-Z][\w-]*\s+$", sentence[:m.start()])), None)
         if after is not None and set(terms(after.group(1))) <= set(terms(asked)):
             after = None  # "the Central Division of the Coast League" for "the same division
             # of the Coast League": the name before the noun
         given = after or re.search(
-            rf"(?:\b(1[0-9]{{3}}|20[0-9]{{2}})\s+)?{name}\s+(?i:{noun})\b", sentence)
+            rf"(?:\b(1[0-9]{{3}}|20[0-9]{{2}})\s+)?{name}\s+(?i:{noun})\b"
+            r"(?:\s+([IVX]{1,4})\b)?(?!\s+[A-Z])", sentence)
         if given:
-            edition = given.group(1) if given.re.groups == 2 else None
-            named = given.group(given.re.groups)
+            edition = given.group(1) if given.re.groups == 3 else None
+            named = given.group(1) if given.re.groups == 1 else " ".join(
+                # not a nationality before it: "World War I" of "an English World War I
+                # flying ace" (but "the American League")
+                list(itertools.dropwhile(is_nationality, given.group(2).split()))
+                or given.group(2).split())
+            numeral = given.group(3) if given.re.groups == 3 else None
+            if numeral:  # "World War II" and "World War I" are two wars
+                return f"{phrase(named)}{numeral.casefold()} ", _quote(said, at)
             if edition is not None:  # one edition only: not "the 1972 and 1976 Olympics"
                 near = sentence[max(0, given.start() - 40):given.end()]
                 editions = len(re.findall(rf"\b(?i:{noun})\b", sentence))
@@ -1796,7 +1855,13 @@ def _described(predicate: str, sides: list[tuple[str, int]],
             continue
         holds = holds and not missing
         only_part = only_part and {w.casefold() for w in missing} <= _PART_WORDS
-        loose = loose and (missing in ([], [verb]) or (
+        # "made by Granada Television" of "directed ... for Granada Television" or
+        # "produced by Granada Television": made by it in other words
+        made_anyhow = by is not None and missing == [by.group(1)] \
+            and by.group(1).casefold() in _MADE_ANYHOW and re.search(
+                rf"\b(?:{'|'.join(_MAKING)})\b[^.;]{{0,60}}?\b(?:by|for)\s+(?:the\s+)?"
+                rf"{re.escape(by.group(2))}(?![\w'-])", text) is not None
+        loose = loose and (missing in ([], [verb]) or made_anyhow or (
             by is not None and maker is not None and missing == [by.group(1)]
             and _made_by(maker, by.group(1), text)))
         undescribed = bool(missing) and _undescribed(predicate, missing, said[:2])
@@ -1811,7 +1876,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         # only words right before the noun are which kind of it: not "win" of "win an Oscar"
         broad = broad and {w.casefold() for w in missing} <= kind_words
         best = max(range(len(said)), key=lambda k: len(stems & set(terms(said[k]))))
-        reasons.append((n, _quote(said, best if missing in ([], [verb])
+        reasons.append((n, _quote(said, best if (missing in ([], [verb]) or made_anyhow)
                                   and stems & set(terms(said[best])) else 0)))
     if denied:
         return Verdict("No", reasons, basis=Basis.OTHERWISE)
@@ -1855,6 +1920,11 @@ _PART_WORDS = frozenset({"take", "takes", "took", "taken", "taking", "part"})
 
 # the verbs whose maker a made thing's noun before "by" gives ("a card game by B" is
 # published by B); of a work, "a film by B" or "an album by B" says another role
+# making in general ("made by B"), which a passage says with a verb of making: "produced by
+# B", "directed by C for B" (not "an album by B", which names its artist)
+_MADE_ANYHOW = frozenset({"made"})
+_MAKING = ("produced", "directed", "made", "created", "developed", "built", "filmed", "shot",
+           "commissioned")
 _MADE_THINGS = {"published": ("game",), "developed": ("game", "software"),
                 "manufactured": ("device", "vehicle", "product"),
                 "designed": ("structure", "device", "vehicle")}
@@ -2251,8 +2321,16 @@ def _home_nation(source: Source) -> tuple[str, str] | None:
     return (nations[0], first[1]) if nations else None
 
 
+# a part of a place, before the place: "in the downtown area of Guelph, Ontario", "in the
+# Douglas community area of Chicago, Illinois", "in the borough of Manhattan, New York City"
+_WITHIN = ("centre", "center", "heart", "downtown", "area", "outskirts", "suburbs", "suburb",
+           "part", "middle", "north", "south", "east", "west", "northern", "southern",
+           "eastern", "western", "central", "town", "city", "village", "borough", "district",
+           "municipality", "community", "neighbourhood", "neighborhood", "county")
 # "from Chicago, Illinois", "in Midtown Manhattan, New York City": the places of a chain
-_PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
+_PLACES = re.compile(rf"\b(?:from|in|at)\s+(?:the\s+)?(?:(?:{NAME.pattern}\s+)?"
+                     rf"(?:(?:{'|'.join(_WITHIN)})\s+){{1,3}}(?:of\s+(?:the\s+)?)?)?"
+                     rf"((?:{NAME.pattern})(?:,\s+{NAME.pattern})+)")
 
 
 # a place named alone, closing its clause: "a former church in Istanbul, converted into a
@@ -2290,7 +2368,7 @@ def _cities(source: Source, born: bool, alone_too: bool = True) -> list[tuple[st
                       if part and not is_country_name(part) and (not is_region(part) or (
                           n == 0 and len(parts) > 1 and is_region(parts[1])
                           and not is_country_name(parts[1])))]
-    named = None if born else _named_as("city", source)
+    named = None if born else _named_as("city", source) or _named_as("town", source)
     return found + ([named] if named else [])
 
 
@@ -2450,11 +2528,13 @@ def _role_named(role: str, source: Source) -> tuple[str, str] | None:
 
 def _based_on(source: Source) -> tuple[frozenset[str], str] | None:
     """Who made what the passage's subject is based on ("based on the 1987 novel of the same
-    name by Scott Turow", "based on an original story by Edmund Goulding"), and that
-    sentence."""
+    name by Scott Turow", "based on an original story by Edmund Goulding", "based on Giacomo
+    Puccini's opera"), and that sentence."""
     said = sentences(_text(source))
     for at, sentence in enumerate(said[:3]):
-        based = re.search(rf"\bbased\s+on\s+[^,;:]{{0,80}}?\bby\s+({NAME.pattern})", sentence)
+        based = re.search(rf"\bbased\s+on\s+[^,;:]{{0,80}}?\bby\s+({NAME.pattern})", sentence) \
+            or re.search(rf"\bbased\s+on\s+(?:the\s+)?(?:[a-z][\w-]*\s+){{0,3}}?"
+                         rf"({NAME.pattern})['’]s\s", sentence)  # "on Giacomo Puccini's B"
         if based:
             return frozenset({_maker_named(based.group(1))}), _quote(said, at)
     return None
@@ -2791,11 +2871,17 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
     found = _titled_about(name, sources)
     owned = re.fullmatch(r"([^'’]+)['’]s\s+(.+)", name)
     if found is None and owned:  # "Puccini's Manon Lescaut": the passage about Manon Lescaut
-        # that names Puccini (not "Eleven" of a show for "Ocean's Eleven")
-        inner = _titled_about(owned.group(2), sources)
+        # that names Puccini (not "Eleven" of a show for "Ocean's Eleven"); of several so
+        # titled, the one its title sets apart by him ("Stay (Sugarland song)"), else the
+        # first whose opening names him
         owner = phrase(owned.group(1))
-        return inner if inner is not None and owner in phrase(_text(sources[inner])) \
-            else None
+        titled = [n for n in range(len(sources))
+                  if _titled_about(owned.group(2), sources[n:n + 1]) is not None]
+        for named_in in (lambda s: s.title, lambda s: (sentences(_text(s)) or [""])[0]):
+            inner = next((n for n in titled if owner in phrase(named_in(sources[n]))), None)
+            if inner is not None:
+                return inner
+        return None
     return found
 
 

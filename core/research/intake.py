@@ -120,7 +120,12 @@ _ENTITY = re.compile(
     r"\"([^\"]{2,80})\"|(?<!\w)'([^']{2,80})'(?!\w)|`([^`]{1,80})`|"
     r"\b([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))|"  # code-like
     # capitalised runs: "Craig v. Boren", "Paramount Pictures, Inc."
-    rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*(?:,?\s+(?:Inc|Ltd|Corp|LLC|plc)\b\.?)?)"
+    rf"\b((?:{_WORD})(?:\s+{_INSIDE}(?:{_WORD}))*(?:,?\s+(?:Inc|Ltd|Corp|LLC|plc)\b\.?)?"
+    # and its number: "Air Tahoma Flight 185", "Apollo 11" (not a year after a name)
+    r"(?:\s+(?!(?:1\d{3}|20\d{2})\b)\d{1,4}(?![\d,.:'’%-]*\w)(?!\s*(?:st|nd|rd|th)\b)"
+    r"(?!\s+(?:feet|foot|ft|inches|metres|meters|m|km|kg|lb|lbs|pounds|miles|years|year|days|"
+    r"months|hours|minutes|seconds|times|people|points|goals|games|percent|million|billion|"
+    r"thousand|hundred)\b))?)"
 )
 # a number before a name, where a name starts: "Are 11 Harrowhouse and ...", "..., 30 Rock or"
 _NUMBERED = re.compile(r"(?:^\W*(?:is|are|was|were|do|does|did|has|have|had)"

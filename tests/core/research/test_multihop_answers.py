@@ -3909,3 +3909,78 @@ def test_the_sixteenth_sets_sides_are_the_things_the_question_calls_them() -> No
                                             "Australian professional welterweight boxer."),
                     ("Ray Cole", "Ray Cole (born 1956 in Perth) is an Australian professional "
                                  "middleweight boxer.")) == "Yes"
+
+
+def test_the_seventeenth_sets_places_parts_and_numbers_are_read() -> None:
+    # a part of a place before it: "the downtown area of B, C", "the town of B"
+    assert _decided("Are the Vell Farm College and the Vell Owls based in the same city?",
+                    ("Vell Farm College", "The Vell Farm College is the oldest farm school in "
+                                          "Canada. It is located in Vell, Ontario."),
+                    ("Vell Owls", "The Vell Owls are a baseball team based in the downtown "
+                                  "area of Vell, Ontario.")) == "Yes"
+    assert _decided("Are St Ann's Church and Abbey Green located in the same town?",
+                    ("St Ann's Church", "St Ann's Church is a church situated in the centre of "
+                                        "the town of Tarnley in the county of Wessex."),
+                    ("Abbey Green", "Abbey Green is a public park in the town of Tarnley in "
+                                    "the county of Wessex.")) == "Yes"
+    assert _decided("Are the Orme Building and the Kell Tower in the same city?",
+                    ("Orme Building", "The Orme Building is an office building located at 35 "
+                                      "Main Street in the Douglas community area of Chicago, "
+                                      "Illinois."),
+                    ("Kell Tower", "The Kell Tower is a building located at 12 Fifth Avenue in "
+                                   "the borough of Manhattan, New York City.")) == "No"
+    # a name's number is part of it: "Flight 185" crashed in 2004, "Flight 9446" in 2003
+    assert _decided("Did Vell Air Flight 185 crash before Orme Air Flight 9446?",
+                    ("Vell Air Flight 185", "Vell Air Flight 185 was a cargo flight. On "
+                                            "August 13, 2004, the flight crashed on approach."),
+                    ("Orme Air Flight 9446", "Orme Air Flight 9446 was a repositioning flight. "
+                                             "On August 26, 2003 the plane crashed into "
+                                             "water.")) == "No"
+    # "World War I" and "World War II" are two wars; "Major League Baseball" is no league of
+    # its own beside "the American League"
+    assert _decided("Did Tom Vell and Ari Orme fly in the same world war?",
+                    ("Tom Vell", "Tom Vell (1895 – 1923) was an English World War I flying "
+                                 "ace."),
+                    ("Ari Orme", "Ari Orme (1914 – 1999) was a fighter pilot who flew in World "
+                                 "War II (1939–45).")) == "No"
+    assert _decided("Do the Vell Owls and the Orme Hawks play in the same league?",
+                    ("Vell Owls", "The Vell Owls are a baseball team who compete in Major "
+                                  "League Baseball as a member club of the American League "
+                                  "(AL)."),
+                    ("Orme Hawks", "The Orme Hawks are a baseball team who compete in Major "
+                                   "League Baseball as a member club of the National League "
+                                   "(NL).")) == "No"
+
+
+def test_the_seventeenth_sets_makers_and_works_are_read() -> None:
+    # one maker of both
+    works = (("Iron Gate", "Iron Gate is a children's novel, co-written by Ada Stone and her "
+                           "brother Tom Webb."),
+             ("Ash Road", "Ash Road is a series of novels by Ada Stone."))
+    assert _decided("Did Ada Stone write both Iron Gate and Ash Road?", *works) == "Yes"
+    assert _decided("Did Tom Webb write both Iron Gate and Ash Road?", *works) == "No"
+    # "made by B" said by another verb of making, not by "an album by B"
+    made = ("Quay Street", "Quay Street is a British drama series. It was produced by Ann Moss "
+                           "and directed by Tim Vell for Harbour Television on ITV.")
+    assert _decided("Were Quay Street and Low Tide both made by Harbour Television?", made,
+                    ("Low Tide", "Low Tide is a British crime series produced by Harbour "
+                                 "Television, first broadcast in 2004.")) == "Yes"
+    # the second named as what it is ("the 1956 film B"), based on a possessive's work
+    assert _decided("Are the 1988 film Vell and the 1956 film Orme based on operas by the same "
+                    "composer?",
+                    ("Vell (1988 film)", "Vell is a 1988 film of an opera. It is based on "
+                                         "Carlo Rossi's \"Vell\"."),
+                    ("Orme (1956 film)", "Orme is a 1956 musical film. It is based on the "
+                                         "opera \"Orme\" by Carlo Rossi.")) == "Yes"
+    # "Sugarland's Stay": the passage its title sets apart by the owner
+    stays = (("Stay (Vell song)", '"Stay" is a song by pop act Vell, released in 1992.'),
+             ("Stay (Orme song)", '"Stay" is a song recorded by country duo Orme. It was '
+                                  'released in 2007.'))
+    assert _decided("Were Orme's Stay and Vell's Stay released in the same year?",
+                    *stays) == "No"
+    # a novel by its short and its whole title may be one novel: not a No
+    assert _decided("Are Rossi's Manon and Vell's Manon based on the same novel?",
+                    ("Manon (Rossi)", 'Manon is an opera by Carlo Rossi. The story is based on '
+                                      'the 1731 novel "The History of Manon" by Jean Abbe.'),
+                    ("Manon (Vell)", 'Manon is an opera by Vell, based on the novel "Manon" '
+                                     'by Jean Abbe.')) is None
