@@ -3984,3 +3984,23 @@ def test_the_seventeenth_sets_makers_and_works_are_read() -> None:
                                       'the 1731 novel "The History of Manon" by Jean Abbe.'),
                     ("Manon (Vell)", 'Manon is an opera by Vell, based on the novel "Manon" '
                                      'by Jean Abbe.')) is None
+
+
+async def test_a_comparison_its_passages_settle_is_not_refused_for_words_said_otherwise(
+        embedder: Any) -> None:
+    from core.answer.grading import ANSWERING_COVERAGE
+
+    # "members of the same political party" of "an Irish Fine Gael politician": the party
+    # each is of, said without the question's words
+    question = "Are Tom Ashe and Ann Rell members of the same political party?"
+    sources = [_page(760, "Tom Ashe", "Tom Ashe (born 16 August 1955) is an Irish Fine Gael "
+                                      "politician and medical doctor."),
+               _page(761, "Ann Rell", "Ann Rell (born 1 August 1950) is an Irish Fine Gael "
+                                      "politician who has served as a minister since 2016.")]
+    draft = await _answer(embedder, question, sources)
+    assert draft.summary.startswith("Yes: ")
+    verified = verify_citations(draft, sources)
+    graded = grade(verified, sources, detect_intent(question), [], only_local=True,
+                   question=question, notes=draft.notes)
+    assert graded.evidence is not None and graded.evidence.coverage < ANSWERING_COVERAGE
+    assert graded.confidence == Confidence.MEDIUM
