@@ -195,13 +195,33 @@ _LIKE = re.compile(r"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>[^,;:?]+?),\s
 _PLURAL = {"is": "are", "was": "were", "does": "do", "did": "did", "has": "have"}
 
 
+# a thing's name: capitalised words and the small words between them ("Man of Steel")
+_THING = (r"(?:the\s+)?(?-i:[A-Z0-9\"“])[\w'’\".:-]*(?:\s+(?:(?:of|the|and|in|on|a|an|de|du|"
+          r"la|for|to)\s+)*(?-i:[A-Z0-9\"“])[\w'’\".:-]*)*")
+# "Is A made with vodka, like B?" asks "Are A and B both made with vodka?"
+_LIKE_AFTER = re.compile(rf"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>{_THING})\s+"
+                         r"(?P<rest>(?-i:[a-z])[^,;:?]*?),\s+(?:like|as\s+is|just\s+like)\s+"
+                         r"(?P<second>[^,;:?]+?)\s*[?.!]*$", re.I)
+# "Was A directed by the same person as B?" asks "Were A and B directed by the same person?"
+_SAME_AS = re.compile(rf"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>{_THING})\s+"
+                      r"(?P<rest>(?-i:[a-z])[^,;:?]*?\bsame\b[^,;:?]*?)\s+as\s+"
+                      r"(?P<second>[^,;:?]+?)\s*[?.!]*$", re.I)
+
+
 def _asked_plainly(question: str) -> str:
     """The question with the things it names after its verb, where it names them first;
-    and with both things it likens together ("Is A, like B, ...?")."""
+    and with both things it likens together ("Is A, like B, ...?", "Is A made with vodka,
+    like B?", "Was A directed by the same person as B?")."""
     like = _LIKE.match(question)
     if like:
         return (f"{_PLURAL[like.group('verb').casefold()].capitalize()} {like.group('first')} "
                 f"and {like.group('second')} both {like.group('rest')}")
+    for form, both in ((_LIKE_AFTER, " both"), (_SAME_AS, "")):
+        told = form.match(question)
+        if told:
+            return (f"{_PLURAL[told.group('verb').casefold()].capitalize()} "
+                    f"{told.group('first')} and {told.group('second')}{both} "
+                    f"{told.group('rest')}?")
     named = _NAMED_FIRST.match(question)
     return _named_after(named) if named else question
 
@@ -532,6 +552,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     relative = _relative(question, intent, sources) or _same_first(question, sources)
     if relative is not None:  # "Was A published before B?", whatever else B's name holds
         return relative
+    cast = _CAST_IN_BOTH.match(question)
+    if cast is not None and cast.group("who") in intent.entities:
+        return _in_both(cast.group("who"), cast.group("things"), sources)
     maker = _MAKER_OF_BOTH.match(question)
     if maker is not None and maker.group("who") in intent.entities \
             and _making(maker.group("verb")) is not None:
@@ -635,6 +658,33 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
 _MAKER_OF_BOTH = re.compile(rf"^\W*(?i:did|has|have|had)\s+(?P<who>{NAME.pattern})\s+"
                             r"(?:(?i:help|helped)\s+|co-)?(?P<verb>[a-z]+)\s+(?:both\s+)?"
                             r"(?P<things>(?:the\s+)?[A-Z\"“].+?)[?.!]*$")
+
+
+# "Did B appear in both A and C?": one player in two things
+_CAST_IN_BOTH = re.compile(rf"^\W*(?i:did|has|have|had)\s+(?P<who>{NAME.pattern})\s+"
+                           r"(?i:appear|star|act|perform|play)(?:ed)?\s+in\s+(?:both\s+)?"
+                           r"(?P<things>(?:the\s+)?[A-Z\"“].+?)[?.!]*$")
+
+
+def _in_both(who: str, things: str, sources: Sequence[Source]) -> Verdict | None:
+    """Yes when each thing's passage names `who` in a sentence of its cast ("starring ...
+    B", "portrayed by B"); None otherwise (a cast a passage leaves out is no No)."""
+    sides = _split_at_and(things, sources)
+    if sides is None:
+        return None
+
+    def cast_of(source: Source) -> tuple[str, str] | None:
+        said = sentences(_text(source))
+        return next(((who, _quote(said, k)) for k, sentence in enumerate(said)
+                     if phrase(who) in phrase(sentence) and _CASTING.search(sentence)), None)
+
+    known = _each(sides, sources, cast_of)
+    return None if known is None else Verdict("Yes", [(n, said) for _, said, n in known])
+
+
+_CASTING = re.compile(r"\b(?:star(?:s|ring|red)?|portray(?:s|ed)?|play(?:s|ed|ing)?|"
+                      r"featur(?:es|ed|ing)|appear(?:s|ed|ing)?|cast|co-?star(?:s|ring|red)?|"
+                      r"voiced)\b", re.I)
 
 
 def _making(verb: str) -> str | None:
@@ -747,6 +797,8 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         # "Did A die before B was born?" weighs two kinds of year: not here; a beginning
         # against a beginning does ("established before B was first published")
         rest = question[end + len(second):].strip(" ?.!")
+        if re.fullmatch(r",\s*(?:the|a|an)\s+[^,;]+", rest):  # "than B, the Irish footballer"
+            rest = ""
         if relation is not None and (not rest or _both_begun(
                 question[start:start + relation.start()], rest)
                 or (relation.group("degree") and _WHEN_MEASURED.fullmatch(rest))):
@@ -1627,6 +1679,12 @@ def _each(sides: list[tuple[str, int]], sources: Sequence[Source],
     found = []
     for _, n in sides:
         value = value_of(sources[n])
+        if value is None:  # of two passages titled alike ("Ed Wood" and "Ed Wood (film)"),
+            # the other may give it
+            same = title_subject(sources[n].title).casefold()
+            n, value = next(((k, v) for k, source in enumerate(sources) if k != n
+                             and title_subject(source.title).casefold() == same
+                             and (v := value_of(source)) is not None), (n, None))
         if value is None:
             return None
         found.append((value[0], value[1], n))
@@ -1795,7 +1853,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     part_of = _PART_OF.search(predicate)
     plain = _PART_OF.sub(r" of \1", _plain_state(predicate))
     wanted = [w for w in re.findall(r"[\w'-]+", plain)
-              if w.casefold() not in STOPWORDS and terms(w)]
+              if w.casefold() not in STOPWORDS and terms(w) and w.casefold() not in _REPUTE]
     if not wanted:
         return None
     first = predicate.split()[0] if predicate.split() else ""
@@ -1912,6 +1970,8 @@ def _continent_by_its_countries(missing: list[str], text: str) -> bool:
         and bool(countries_in(text))
 
 
+# what a thing is known for is what it did: "known for voice work" of "has done voice work"
+_REPUTE = frozenset({"known", "famous", "noted", "renowned", "famed", "well-known"})
 _VAGUE_RELATIONS = frozenset({"connected", "associated", "affiliated", "linked", "related",
                               "involved", "tied"})
 _TAKE_PART = re.compile(r"\b(?:take|takes|took|taken|taking)\s+part\s+in\b", re.I)
@@ -2564,13 +2624,14 @@ def _done_with(verb: str, preposition: str, source: Source) -> tuple[str, str] |
     ("aired on CBS" for "air on"), and that sentence."""
     said = sentences(_text(source))
     for at, sentence in enumerate(said[:3]):
-        for done in re.finditer(rf"\b([a-z]+)\s+{preposition}\s+(?:the\s+)?({NAME.pattern})",
-                                sentence):
+        # "released on Columbia Records", "released in 1994 on Columbia Records"
+        for done in re.finditer(rf"\b([a-z]+)(?:\s+in\s+(?:1[0-9]{{3}}|20[0-9]{{2}}))?\s+"
+                                rf"{preposition}\s+(?:the\s+)?({NAME.pattern})", sentence):
             if not _forms(done.group(1)) & _forms(verb):
                 continue
             # one name, and the one: not "played for the Gulls and then the Rams", nor
-            # "aired on Thursday nights on CBN"
-            clause = re.split(r"[,;]", sentence[done.end():], maxsplit=1)[0]
+            # "aired on Thursday nights on CBN" (a name after "by" is who did it)
+            clause = re.split(r"[,;]|\s+by\s+", sentence[done.end():], maxsplit=1)[0]
             if done.group(2).casefold() in _DAYS or any(
                     other.group(0).split()[0].casefold() not in _DATE_WORDS
                     for other in NAME.finditer(clause)):  # "from September 27, 1987" is none

@@ -4004,3 +4004,52 @@ async def test_a_comparison_its_passages_settle_is_not_refused_for_words_said_ot
                    question=question, notes=draft.notes)
     assert graded.evidence is not None and graded.evidence.coverage < ANSWERING_COVERAGE
     assert graded.confidence == Confidence.MEDIUM
+
+
+def test_the_eighteenth_sets_forms_are_read_as_both() -> None:
+    # "Is A made with vodka, like B?" and "Was A directed by the same person as B?"
+    lakes = (("Lake Vell", "Lake Vell is a lake located in Manitoba, Canada."),
+             ("Lake Orme", "Lake Orme is a lake located in Minnesota, United States."),
+             ("Lake Hale", "Lake Hale is a lake located in Ontario, Canada."))
+    assert _decided("Is Lake Vell located in Canada, like Lake Orme?", *lakes) == "No"
+    assert _decided("Is Lake Vell located in Canada, like Lake Hale?", *lakes) == "Yes"
+    films = (("Lane of Ash", "Lane of Ash is a 2014 French comedy film directed by Alain Vell "
+                             "in his final feature."),
+             ("Orme mon amour", "Orme mon amour is a 1959 drama film directed by French film "
+                                "director Alain Vell."))
+    assert _decided("Was Lane of Ash directed by the same person as Orme mon amour?",
+                    *films) == "Yes"
+    # "than B, the Irish footballer": what B is, after B
+    assert _decided("Is Sam Vell older than Paul Orme, the Northern Irish footballer?",
+                    ("Sam Vell", "Sam Vell (born 12 July 1967) is a former footballer."),
+                    ("Paul Orme (footballer)", "Paul Orme (born 8 September 1965) is a retired "
+                                               "Northern Irish footballer.")) == "No"
+    # one player in both, a Yes only where each cast names them
+    cast = (("Ash Code", "Ash Code is a 1995 crime film directed by Ian Vell and starring Tom "
+                         "Orme, Ann Hale and Ray Dunn."),
+            ("Glass Tomb", "Glass Tomb is a 2001 action film featuring the character Lara "
+                           "Vane portrayed by Ann Hale."))
+    assert _decided("Did Ann Hale appear in both Ash Code and Glass Tomb?", *cast) == "Yes"
+    assert _decided("Did Tom Orme appear in both Ash Code and Glass Tomb?", *cast) is None
+
+
+def test_the_eighteenth_sets_values_are_read_where_passages_give_them() -> None:
+    # of two passages titled alike, the one that gives it: the film, not the man
+    assert _decided("Were Grab and Ed Vell directed by the same person?",
+                    ("Ed Vell", "Ed Vell (1924 – 1978) was an American filmmaker."),
+                    ("Grab (film)", "Grab is a 2000 British crime film written and directed "
+                                    "by Guy Orme."),
+                    ("Ed Vell (film)", "Ed Vell is a 1994 American film directed and produced "
+                                       "by Tim Hale.")) == "No"
+    # what one is known for is what it did
+    assert _decided("Are Tara Vell and Yuri Orme both known for voice work?",
+                    ("Tara Vell", "Tara Vell (born 1973) is a Canadian actress who has done "
+                                  "voice work for numerous animations."),
+                    ("Yuri Orme", "Yuri Orme (born 1971) is an American actor known chiefly "
+                                  "for his voice work in anime.")) == "Yes"
+    # "released in 1994 on B by the band C": the label, the band after "by" aside
+    assert _decided("Were Ungo and Cold Wire released on the same record label?",
+                    ("Ungo", "Ungo is the debut album released in 1994 on Columbia Records by "
+                             "the American rock band Vell."),
+                    ("Cold Wire", "Cold Wire is the debut album from American rock band Orme. "
+                                  "It was released in 1988 on Atlantic Records.")) == "No"
