@@ -222,6 +222,14 @@ def provinces_in(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(0) for m in _PROVINCE.finditer(text)))
 
 
+def province_countries_in(text: str) -> list[str]:
+    """The countries of the provinces and states `provinces_in` finds: "in Tamil Nadu" ->
+    ["India"]."""
+    return list(dict.fromkeys(country for province in provinces_in(text)
+                              for country, provinces in _PROVINCES.items()
+                              if province in provinces))
+
+
 def states_in(text: str) -> list[str]:
     """The US states and the other countries' provinces and states `text` names, in the
     order it names them."""

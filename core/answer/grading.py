@@ -452,11 +452,16 @@ def _second_hop(cited: Sequence[Source], firsts: Sequence[Source]) -> bool:
     # two things of one name, each with its own document, one naming the other beyond its
     # own opening ("Higgins Lake is a community along the shores of Higgins Lake"): that
     # one may be the go-between of the other (not a film and a waterfall of one name)
-    documents = {s.document_id or s.id: (subjects_of(s), phrase(s.content or s.snippet))
+    # ("a video game based on the 2004 film of the same name" names the film)
+    documents = {s.document_id or s.id: (subjects_of(s), phrase(s.content or s.snippet),
+                                         _SAME_NAME.search(s.content or s.snippet) is not None)
                  for s in cited if s in firsts}
-    return any(a != b and any(said.count(name) > 1
+    return any(a != b and any(said.count(name) > 1 or same_name
                               for name in documents[a][0] & documents[b][0])
-               for a, (_, said) in documents.items() for b in documents)
+               for a, (_, said, same_name) in documents.items() for b in documents)
+
+
+_SAME_NAME = re.compile(r"\bof\s+the\s+same\s+(?:name|title)\b")
 
 
 def _compared(names: list[str], question: str) -> list[str]:

@@ -48,6 +48,7 @@ from core.countries import (
     is_country_name,
     is_nationality,
     is_region,
+    province_countries_in,
     provinces_in,
     states_in,
     us_states_in,
@@ -199,13 +200,16 @@ _PLURAL = {"is": "are", "was": "were", "does": "do", "did": "did", "has": "have"
 _THING = (r"(?:the\s+)?(?-i:[A-Z0-9\"“])[\w'’\".:-]*(?:\s+(?:(?:of|the|and|in|on|a|an|de|du|"
           r"la|for|to)\s+)*(?-i:[A-Z0-9\"“])[\w'’\".:-]*)*")
 # "Is A made with vodka, like B?" asks "Are A and B both made with vodka?"
-_LIKE_AFTER = re.compile(rf"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>{_THING})\s+"
-                         r"(?P<rest>(?-i:[a-z])[^,;:?]*?),\s+(?:like|as\s+is|just\s+like)\s+"
+# (what it is or was, not what it did or where it was born: "Did A star in B, like C?" is
+# about B's cast, "born in a capital, like Paris" likens a city to a person)
+_LIKE_AFTER = re.compile(rf"^\s*(?P<verb>is|was)\s+(?P<first>{_THING})\s+"
+                         r"(?P<rest>(?!born\b)(?-i:[a-z])[^,;:?]*?),\s+(?:like|as\s+is|just\s+like)\s+"
                          r"(?P<second>[^,;:?]+?)\s*[?.!]*$", re.I)
 # "Was A directed by the same person as B?" asks "Were A and B directed by the same person?"
 _SAME_AS = re.compile(rf"^\s*(?P<verb>is|was|does|did|has)\s+(?P<first>{_THING})\s+"
                       r"(?P<rest>(?-i:[a-z])[^,;:?]*?\bsame\b[^,;:?]*?)\s+as\s+"
-                      r"(?P<second>[^,;:?]+?)\s*[?.!]*$", re.I)
+                      r"(?P<second>(?![^,;:?]*['’]s\s+(?-i:[a-z]))[^,;:?]+?)\s*[?.!]*$",
+                      re.I)  # B a name: not "as Vertigo's sequel"
 
 
 def _asked_plainly(question: str) -> str:
@@ -676,15 +680,31 @@ def _in_both(who: str, things: str, sources: Sequence[Source]) -> Verdict | None
     def cast_of(source: Source) -> tuple[str, str] | None:
         said = sentences(_text(source))
         return next(((who, _quote(said, k)) for k, sentence in enumerate(said)
-                     if phrase(who) in phrase(sentence) and _CASTING.search(sentence)), None)
+                     if named_in_cast(sentence)), None)
+
+    def named_in_cast(sentence: str) -> bool:
+        # "starring A, B and C" (the names right after it, not "... and dedicated to B"),
+        # "portrayed by B", "B starred in ..."
+        for cast in _STARRING.finditer(sentence):
+            names = []
+            for piece in re.split(r",\s*(?:and\s+)?|\s+and\s+", sentence[cast.end():]):
+                whole = NAME.match(piece.strip())
+                if whole is None:
+                    break
+                names.append(whole.group(0))
+                if whole.end() < len(piece.strip()):
+                    break  # the list ends within this piece
+            if any(same_phrase(name, who) for name in names):
+                return True
+        return re.search(rf"\b(?:portrayed|voiced)\s+by\s+{re.escape(who)}(?![\w'-])|"
+                         rf"{re.escape(who)}\s+(?:co-?)?star(?:s|red)\s+(?:as|in)\b",
+                         sentence) is not None
 
     known = _each(sides, sources, cast_of)
     return None if known is None else Verdict("Yes", [(n, said) for _, said, n in known])
 
 
-_CASTING = re.compile(r"\b(?:star(?:s|ring|red)?|portray(?:s|ed)?|play(?:s|ed|ing)?|"
-                      r"featur(?:es|ed|ing)|appear(?:s|ed|ing)?|cast|co-?star(?:s|ring|red)?|"
-                      r"voiced)\b", re.I)
+_STARRING = re.compile(r"\b(?:starring|co-starring|stars|starred)\s+")
 
 
 def _making(verb: str) -> str | None:
@@ -694,24 +714,32 @@ def _making(verb: str) -> str | None:
 
 
 def _made_both(who: str, made: str, things: str, sources: Sequence[Source]) -> Verdict | None:
-    """Yes when each thing's passage names `who` among its makers (a surname alone as well),
-    No when one names makers without them; None when the two are not two passages' or a
-    passage names no maker."""
+    """Yes when each thing's passage names `who` among its makers (of passages titled alike,
+    "Carrow" the film and "Carrow (novel)", any one), No when each names makers and one names
+    others; None when the two are not two passages', a passage names no maker or names
+    only a surname (which may be another person's)."""
     sides = _split_at_and(things, sources)
     if sides is None:
         return None
-    known = _each(sides, sources, lambda s: _agent(made, s))
-    if known is None:
-        return None
     named, surname = _maker_named(who), who.split()[-1].casefold()
-    each = [named in makers or any(m.split() == [surname] for m in makers)
-            for makers, _, _ in known]
-    reasons = [(n, said) for _, said, n in known]
-    if all(each):
+    reasons, lacking = [], []
+    for _, n in sides:
+        same = title_subject(sources[n].title).casefold()
+        alike = [n, *(k for k, s in enumerate(sources)
+                      if k != n and title_subject(s.title).casefold() == same)]
+        known = [(k, found) for k in alike if (found := _agent(made, sources[k])) is not None]
+        if not known:
+            return None
+        by_them = next(((k, said) for k, (makers, said) in known if named in makers), None)
+        if by_them is not None:
+            reasons.append(by_them)
+            continue
+        if any(m.split() == [surname] for _, (makers, _) in known for m in makers):
+            return None  # "composed by Barry": maybe them, maybe another Barry
+        lacking.append((known[0][0], known[0][1][1]))
+    if not lacking:
         return Verdict("Yes", reasons)
-    # the side that lacks them first
-    return Verdict("No", sorted(reasons, key=lambda r: each[[n for _, _, n in known].index(
-        r[0])]), basis=Basis.OTHERWISE)
+    return Verdict("No", [*lacking, *reasons], basis=Basis.OTHERWISE)
 
 
 def _played(predicate: str, sides: list[tuple[str, int]], sources: Sequence[Source]
@@ -797,13 +825,22 @@ def _relative(question: str, intent: QueryIntent, sources: Sequence[Source]
         # "Did A die before B was born?" weighs two kinds of year: not here; a beginning
         # against a beginning does ("established before B was first published")
         rest = question[end + len(second):].strip(" ?.!")
-        if re.fullmatch(r",\s*(?:the|a|an)\s+[^,;]+", rest):  # "than B, the Irish footballer"
+        # "than B, the Irish footballer": what B is, which the passage weighed must say
+        described = re.fullmatch(r",\s*(?:the|a|an)\s+([^,;]+)", rest)
+        if described:
             rest = ""
         if relation is not None and (not rest or _both_begun(
                 question[start:start + relation.start()], rest)
                 or (relation.group("degree") and _WHEN_MEASURED.fullmatch(rest))):
-            return _weigh_pair(question, [_whole_title(question, first, sources), second],
-                               relation, sources)
+            weighed_pair = _weigh_pair(
+                question, [_whole_title(question, first, sources), second], relation, sources)
+            firsts = {_about(first, sources)}
+            if weighed_pair is not None and described and not any(
+                    set(terms(described.group(1))) <= set(terms(" ".join(
+                        sentences(_text(sources[n]))[:2])))
+                    for n, _ in weighed_pair.reasons if n not in firsts):
+                return None  # the passage weighed is about another B
+            return weighed_pair
     for first in names:  # the second a title its names split: "before Freud and Philosophy"
         start = question.find(first) + len(first)
         relation = _BETWEEN_OPEN.search(question, start)
@@ -1172,30 +1209,29 @@ def _titled_pair(question: str, sources: Sequence[Source]) -> tuple[list[str], s
         return None
     rest = question[asked.end():].strip().rstrip("?.! ")
 
-    def title(words: list[str]) -> str:  # not its year: "The King and I (1956)"
-        return re.sub(r"^the\s+|\s+\((?:1[0-9]{3}|20[0-9]{2})\)$", "", " ".join(words),
-                      flags=re.I)
+    def title(words: list[str]) -> str:  # with its year, which `_about` reads
+        return re.sub(r"^the\s+", "", " ".join(words), flags=re.I)
 
-    def titled(name: str) -> int | None:  # word for word, short words too
-        return next((n for n, s in enumerate(sources)
-                     if all_words(title_subject(s.title)) == all_words(name)), None)
+    def titled(words: list[str]) -> int | None:  # word for word, short words too
+        return _about_dated(title(words), sources, lambda name, s: all_words(
+            title_subject(s.title)) == all_words(name))
 
     for joint in re.finditer(r"\s+and\s+", rest):
         before, after = rest[:joint.start()].split(), rest[joint.end():].split()
         # a side is a whole name: not "Harbour" of "Tin Harbour", nor "Tin Harbour" of "Tin
         # Harbour Blues"
-        first = next((title(before[start:]) for start in range(len(before))
-                      if not (start and before[start - 1][:1].isupper())
-                      and titled(title(before[start:])) is not None), None)
-        if first is None:
+        first_at = next((start for start in range(len(before))
+                         if not (start and before[start - 1][:1].isupper())
+                         and titled(before[start:]) is not None), None)
+        if first_at is None:
             continue
-        first_n = titled(first)
+        first, first_n = title(before[first_at:]), titled(before[first_at:])
         # what the question calls the second first: "the 1956 film Tosca", "the album B"
         called = next((k for k, word in enumerate(after) if not re.fullmatch(
             r"(?-i:[a-z][\w-]*)|1[0-9]{3}|20[0-9]{2}", word)), 0)
         for start in dict.fromkeys((0, called)):
             for end in range(len(after) - 1, start, -1):  # something must be said of both
-                n = titled(title(after[start:end]))
+                n = titled(after[start:end])
                 if n is not None and n != first_n and not after[end][:1].isupper():
                     return [first, title(after[start:end])], _EACH.sub(
                         "", " ".join(after[end:]))
@@ -1625,9 +1661,14 @@ def _graded(grade: str, kind: str, source: Source) -> tuple[str, str] | None:
     return None
 
 
-# what a band is called where a passage names it ("the punk trio Test Icicles")
+# what a band is called where a passage names it ("the punk trio Test Icicles"), after a kind
+# of music (not "the comedy trio B", "a group of painters")
 _MUSICAL_GROUPS = ("band", "group", "duo", "trio", "quartet", "quintet", "sextet", "outfit",
                    "supergroup")
+_GENRES = ("rock", "pop", "punk", "metal", "folk", "jazz", "indie", "vocal", "grunge", "blues",
+           "soul", "rap", "hop", "electronic", "synth-pop", "synthpop", "country", "reggae",
+           "ska", "emo", "funk", "disco", "techno", "house", "dance-punk", "garage",
+           "psychedelic", "alternative", "gospel", "choral", "R&B", "boy", "girl", "musical")
 
 
 def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:
@@ -1635,9 +1676,18 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
     family Malvaceae" or "a Malvaceae family plant"; and that sentence. A year before the
     name is part of it ("the 1968 Summer Olympics"); a name made only of the question's own
     words ("Summer" of "the same Summer Olympics") is none without one."""
+    if noun in _MUSICAL_GROUPS:  # the band as named so, else as "the punk trio B"
+        as_bands = re.sub(rf"\b((?i:{'|'.join(map(re.escape, _GENRES))}))\s+"
+                          rf"(?i:{'|'.join(_MUSICAL_GROUPS)})\b", rf"\1 {noun}",
+                          source.content or source.snippet)
+        return _named_as_exact(re.escape(noun), source, asked) or _named_as_exact(
+            re.escape(noun), source.model_copy(update={"content": as_bands}), asked)
+    return _named_as_exact(re.escape(noun), source, asked)
+
+
+def _named_as_exact(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:
+    """`_named_as` for `noun` as a regular expression."""
     name = r"([A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)"  # case-sensitive: "Rosaceae", not "... that"
-    noun = "|".join(map(re.escape, _MUSICAL_GROUPS)) if noun in _MUSICAL_GROUPS \
-        else re.escape(noun)
     said = sentences(_text(source)) or []
     for at, sentence in enumerate(said[:2]):
         # the noun as a word of its own, not of a name ("Major League Baseball")
@@ -1652,13 +1702,13 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
             r"(?:\s+([IVX]{1,4})\b)?(?!\s+[A-Z])", sentence)
         if given:
             edition = given.group(1) if given.re.groups == 3 else None
-            named = given.group(1) if given.re.groups == 1 else " ".join(
-                # not a nationality before it: "World War I" of "an English World War I
-                # flying ace" (but "the American League")
-                list(itertools.dropwhile(is_nationality, given.group(2).split()))
-                or given.group(2).split())
+            named = given.group(given.re.groups - (given.re.groups == 3))
             numeral = given.group(3) if given.re.groups == 3 else None
-            if numeral:  # "World War II" and "World War I" are two wars
+            if numeral:  # "World War II" and "World War I" are two wars; not a nationality
+                # before it ("an English World War I flying ace"), nor both in one sentence
+                if len(set(re.findall(rf"\b(?i:{noun})\s+([IVX]{{1,4}})\b", sentence))) > 1:
+                    return None
+                named = " ".join(itertools.dropwhile(is_nationality, named.split())) or named
                 return f"{phrase(named)}{numeral.casefold()} ", _quote(said, at)
             if edition is not None:  # one edition only: not "the 1972 and 1976 Olympics"
                 near = sentence[max(0, given.start() - 40):given.end()]
@@ -1673,14 +1723,15 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
 
 
 def _each(sides: list[tuple[str, int]], sources: Sequence[Source],
-          value_of: Callable[[Source], tuple[V, str] | None]) -> list[tuple[V, str, int]] | None:
+          value_of: Callable[[Source], tuple[V, str] | None], alike: bool = False
+          ) -> list[tuple[V, str, int]] | None:
     """Each side's value, the sentence that gives it and its passage; None when a passage
     does not give it."""
     found = []
     for _, n in sides:
         value = value_of(sources[n])
-        if value is None:  # of two passages titled alike ("Ed Wood" and "Ed Wood (film)"),
-            # the other may give it
+        if value is None and alike:  # of two passages titled alike ("Ed Wood" and "Ed Wood
+            # (film)"), the other may give who made it
             same = title_subject(sources[n].title).casefold()
             n, value = next(((k, v) for k, source in enumerate(sources) if k != n
                              and title_subject(source.title).casefold() == same
@@ -1853,7 +1904,7 @@ def _described(predicate: str, sides: list[tuple[str, int]],
     part_of = _PART_OF.search(predicate)
     plain = _PART_OF.sub(r" of \1", _plain_state(predicate))
     wanted = [w for w in re.findall(r"[\w'-]+", plain)
-              if w.casefold() not in STOPWORDS and terms(w) and w.casefold() not in _REPUTE]
+              if w.casefold() not in STOPWORDS and terms(w)]
     if not wanted:
         return None
     first = predicate.split()[0] if predicate.split() else ""
@@ -1917,8 +1968,8 @@ def _described(predicate: str, sides: list[tuple[str, int]],
         # "produced by Granada Television": made by it in other words
         made_anyhow = by is not None and missing == [by.group(1)] \
             and by.group(1).casefold() in _MADE_ANYHOW and re.search(
-                rf"\b(?:{'|'.join(_MAKING)})\b[^.;]{{0,60}}?\b(?:by|for)\s+(?:the\s+)?"
-                rf"{re.escape(by.group(2))}(?![\w'-])", text) is not None
+                rf"\b(?:{'|'.join(_MAKING)})\s+(?:by\s+{NAME.pattern}\s+)?(?:by|for)\s+"
+                rf"(?:the\s+)?{re.escape(by.group(2))}(?![\w'-])", text) is not None
         loose = loose and (missing in ([], [verb]) or made_anyhow or (
             by is not None and maker is not None and missing == [by.group(1)]
             and _made_by(maker, by.group(1), text)))
@@ -1970,10 +2021,10 @@ def _continent_by_its_countries(missing: list[str], text: str) -> bool:
         and bool(countries_in(text))
 
 
-# what a thing is known for is what it did: "known for voice work" of "has done voice work"
-_REPUTE = frozenset({"known", "famous", "noted", "renowned", "famed", "well-known"})
+# relations a passage may say otherwise or not at all; and repute ("known for voice work"
+# of "has done voice work"; "famous" of a painter no passage calls so), never a No
 _VAGUE_RELATIONS = frozenset({"connected", "associated", "affiliated", "linked", "related",
-                              "involved", "tied"})
+                              "involved", "tied", "known", "famous", "noted", "renowned"})
 _TAKE_PART = re.compile(r"\b(?:take|takes|took|taken|taking)\s+part\s+in\b", re.I)
 _PART_WORDS = frozenset({"take", "takes", "took", "taken", "taking", "part"})
 
@@ -2316,17 +2367,31 @@ def _quote(said: list[str], at: int) -> str:
 def _country(source: Source) -> tuple[str, str] | None:
     """The first country the passage's opening sentence names (its subject's nationality or
     place), and that sentence; the United States for a place in one of its states ("in
-    Midtown Manhattan, New York City")."""
+    Midtown Manhattan, New York City"), India for one in Tamil Nadu."""
     said = sentences(_text(source))
     surname = _surname_country(source)
 
     def origins(sentence: str) -> list[str]:
-        return _origins(re.sub(rf"\b{re.escape(surname)}\b", " ", sentence) if surname
-                        else sentence)
+        return _origins(_without_surname(sentence, surname) if surname else sentence)
 
     return _first_named(origins, said) or _first_named(
         lambda sentence: ["United States"] if us_states_in(sentence) else [], said) \
+        or _first_named(province_countries_in, said) \
         or _by_title(countries_in, source, said)
+
+
+def _without_surname(sentence: str, surname: str) -> str:
+    """The sentence without `surname` where it ends a name (after a capitalised word or a
+    quoted nickname: 'Julian "Fighting Farrier" Holland'), keeping the country it also names
+    ("born in Cork, Ireland", "a footballer from Jordan")."""
+    def kept(found: re.Match[str]) -> str:
+        before = sentence[:found.start()].split()
+        word = before[-1] if before else ""
+        ends_name = bool(re.fullmatch(r"[\"“(]?[A-Z][\w'.-]*[\"”)]?|[\"“][^\"”]*[\"”]", word)) \
+            and not word.endswith(",")
+        return " " if ends_name else found.group(0)
+
+    return re.sub(rf"\b{re.escape(surname)}\b", kept, sentence)
 
 
 def _surname_country(source: Source) -> str:
@@ -2432,6 +2497,15 @@ def _cities(source: Source, born: bool, alone_too: bool = True) -> list[tuple[st
     return found + ([named] if named else [])
 
 
+def _region_of(place: str, sentence: str) -> str | None:
+    """The state, province or country the sentence writes after the place ("Springfield,
+    Oregon": Oregon), or None."""
+    words = r"\W+".join(map(re.escape, place.split()))
+    at = re.search(rf"\b(?i:{words})\b", sentence) if words else None
+    after = re.match(rf",\s+({NAME.pattern})", sentence[at.end():]) if at else None
+    return after.group(1) if after and is_region(after.group(1)) else None
+
+
 def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source],
                question: str) -> Verdict | None:
     """Yes when the passages put both in one place, No when each names places and none is
@@ -2441,6 +2515,10 @@ def _same_city(sides: list[tuple[str, int]], sources: Sequence[Source],
     if not all(places):
         return None
     shared = set.intersection(*({place for place, _ in found} for found in places))
+    # one name, two places: "Springfield, Oregon" and "Springfield, Illinois"
+    shared = {place for place in shared if len(set.union(*(
+        {_region_of(place, said) for city, said in found if city == place} - {None}
+        for found in places))) <= 1}
     if not shared and not all(_cities(sources[n], born, alone_too=False) for _, n in sides):
         return None  # a place named alone may be a district: "in Manhattan" is no other
         # city than "in Manhattan, New York City"
@@ -2592,11 +2670,14 @@ def _based_on(source: Source) -> tuple[frozenset[str], str] | None:
     Puccini's opera"), and that sentence."""
     said = sentences(_text(source))
     for at, sentence in enumerate(said[:3]):
-        based = re.search(rf"\bbased\s+on\s+[^,;:]{{0,80}}?\bby\s+({NAME.pattern})", sentence) \
-            or re.search(rf"\bbased\s+on\s+(?:the\s+)?(?:[a-z][\w-]*\s+){{0,3}}?"
+        based = next((m for m in re.finditer(
+            rf"\bbased\s+on\s+([^,;:]{{0,80}}?)\bby\s+({NAME.pattern})", sentence)
+            # not "based on the novel B and directed by C": who did another thing
+            if not re.search(r"\b(?!written\b|authored\b)\w+(?:ed|en)\s+$", m.group(1))),
+            None) or re.search(rf"\bbased\s+on\s+(?:the\s+)?(?:[a-z][\w-]*\s+){{0,3}}?"
                          rf"({NAME.pattern})['’]s\s", sentence)  # "on Giacomo Puccini's B"
         if based:
-            return frozenset({_maker_named(based.group(1))}), _quote(said, at)
+            return frozenset({_maker_named(based.group(based.re.groups))}), _quote(said, at)
     return None
 
 
@@ -2708,7 +2789,7 @@ def _same_maker(sides: list[tuple[str, int]], sources: Sequence[Source],
     and Lionel Wigram" and "by Joby Harold, Peter Craig and David James Kelly"), No when
     they name none; None when one names a surname alone that the other's full name ends
     with ("Ritchie" and "Guy Ritchie")."""
-    known = _each(sides, sources, makers_of)
+    known = _each(sides, sources, makers_of, alike=True)
     if known is None:
         return None
     first, second = (v for v, _, _ in known[:2])
@@ -2925,10 +3006,28 @@ def _number(text: str) -> float:
     return float(word) if word is not None else float(text.replace(",", ""))
 
 
+def _about_dated(name: str, sources: Sequence[Source],
+                 about: Callable[[str, Source], bool]) -> int | None:
+    """The passage `about` a name the question gives with its year ("Romeo and Juliet
+    (1968)"): the one whose title has that year, or one titled without a year; None
+    otherwise, or where the name has no year."""
+    year = re.search(r"\s*\((1[0-9]{3}|20[0-9]{2})\)$", name)
+    bare = name[:year.start()] if year else name
+    alike = [n for n, s in enumerate(sources) if about(bare, s)]
+    if year is not None:
+        alike = [n for n in alike if year.group(1) in sources[n].title] \
+            or [n for n in alike if not _YEAR.search(sources[n].title)]
+    return alike[0] if alike else None
+
+
 def _about(name: str, sources: Sequence[Source]) -> int | None:
     """The passage about `name`: the one it titles, else the one whose first words name it;
     None when no passage is about it (a passage that only mentions it, as a son's mentions
-    his father, does not say what the father is)."""
+    his father, does not say what the father is). A year in brackets after it picks the
+    passage of that year ("Romeo and Juliet (1968)")."""
+    if re.search(r"\((?:1[0-9]{3}|20[0-9]{2})\)$", name):
+        return _about_dated(name, sources,
+                            lambda bare, s: _titled_about(bare, [s]) is not None)
     found = _titled_about(name, sources)
     owned = re.fullmatch(r"([^'’]+)['’]s\s+(.+)", name)
     if found is None and owned:  # "Puccini's Manon Lescaut": the passage about Manon Lescaut

@@ -4041,15 +4041,124 @@ def test_the_eighteenth_sets_values_are_read_where_passages_give_them() -> None:
                                     "by Guy Orme."),
                     ("Ed Vell (film)", "Ed Vell is a 1994 American film directed and produced "
                                        "by Tim Hale.")) == "No"
-    # what one is known for is what it did
+    # what one is known for a passage may say otherwise or not at all: never a No
     assert _decided("Are Tara Vell and Yuri Orme both known for voice work?",
                     ("Tara Vell", "Tara Vell (born 1973) is a Canadian actress who has done "
                                   "voice work for numerous animations."),
                     ("Yuri Orme", "Yuri Orme (born 1971) is an American actor known chiefly "
-                                  "for his voice work in anime.")) == "Yes"
+                                  "for his voice work in anime.")) is None
     # "released in 1994 on B by the band C": the label, the band after "by" aside
     assert _decided("Were Ungo and Cold Wire released on the same record label?",
                     ("Ungo", "Ungo is the debut album released in 1994 on Columbia Records by "
                              "the American rock band Vell."),
                     ("Cold Wire", "Cold Wire is the debut album from American rock band Orme. "
                                   "It was released in 1988 on Atlantic Records.")) == "No"
+
+
+def test_the_eighteenth_sets_rules_stop_short_of_a_wrong_answer() -> None:
+    # a league's nationality is part of its name; both wars in one sentence settle nothing
+    assert _decided("Do the Vell Owls and the Orme Hawks play in the same league?",
+                    ("Vell Owls", "The Vell Owls are a team who played in the American "
+                                  "Football League (AFL)."),
+                    ("Orme Hawks", "The Orme Hawks are a team who play in the Australian "
+                                   "Football League (AFL).")) == "No"
+    assert _decided("Did Hugh Vell and Ron Orme fight in the same war?",
+                    ("Hugh Vell", "Hugh Vell (1890 – 1960) was an English officer who served "
+                                  "in World War I and World War II."),
+                    ("Ron Orme", "Ron Orme (1915 – 1990) was an English officer who served in "
+                                 "World War II.")) is None
+    # a surname naming a country is removed only where it ends the name
+    assert _decided("Are Tom Ireland and Sean Vell from the same country?",
+                    ("Tom Ireland", "Tom Ireland (born 1990 in Cork, Ireland) is a footballer "
+                                    "who played in France."),
+                    ("Sean Vell", "Sean Vell (born 1988) is an Irish footballer.")) == "Yes"
+    # the band named so before a trio of another kind; a comedy trio is no band
+    band = ("Dev Orr", "Dev Orr (born 1984) is a British singer, a member of the band Velvet "
+                       "Arcade.")
+    assert _decided("Were Rob Tell and Dev Orr members of the same band?",
+                    ("Rob Tell", "Rob Tell is an English producer, a member of the production "
+                                 "trio The Nightshift, and the lead singer of the band Velvet "
+                                 "Arcade."), band) == "Yes"
+    assert _decided("Were Rob Tell and Dev Orr members of the same band?",
+                    ("Rob Tell", "Rob Tell is an English comedian, a member of the comedy "
+                                 "trio Velvet Arcade."), band) is None
+    # one town name in two states is two towns
+    assert _decided("Are the Vell Block and the Orme House located in the same city?",
+                    ("Vell Block", "The Vell Block is a building in the town of Springfield, "
+                                   "Oregon."),
+                    ("Orme House", "The Orme House is a house in Springfield, Illinois, United "
+                                   "States.")) == "No"
+    # distributing is not making; "based on the novel B and directed by C" names no author
+    assert _decided("Were Harbor Nine and Low Tide both made by Orme Pictures?",
+                    ("Harbor Nine", "Harbor Nine is a film produced by Vell Entertainment and "
+                                    "distributed by Orme Pictures."),
+                    ("Low Tide", "Low Tide is a film produced by Orme Pictures.")) != "Yes"
+    assert _decided("Were Dark Harbor and Cold Light based on novels by the same author?",
+                    ("Dark Harbor (film)", "Dark Harbor is a 1998 film based on the novel "
+                                           "Night Tide and directed by Ron Vell."),
+                    ("Cold Light (film)", "Cold Light is a 2001 film based on the novel "
+                                          "Winter Kill and directed by Ron Vell.")) is None
+    # a year in brackets picks the passage of that year
+    assert _decided("Were Romeo and Juliet (1968) and Hamlet (1990) directed by the same "
+                    "person?",
+                    ("Romeo and Juliet (1936 film)", "Romeo and Juliet is a 1936 film "
+                                                     "directed by George Vell."),
+                    ("Romeo and Juliet (1968 film)", "Romeo and Juliet is a 1968 film "
+                                                     "directed by Franco Orme."),
+                    ("Hamlet (1990 film)", "Hamlet is a 1990 film directed by Franco "
+                                           "Orme.")) == "Yes"
+    # "than B, the Irish footballer" of a passage about another B settles nothing
+    assert _decided("Is Colin Vell older than Paul Orme, the Irish footballer?",
+                    ("Colin Vell", "Colin Vell (born 1960) is an Irish footballer."),
+                    ("Paul Orme", "Paul Orme (born 1955) is an Australian singer.")) is None
+    # a surname alone may be another's; of two passages titled alike, either one's maker
+    works = (("Carrow", "Carrow is a 1990 film written by Lou Cole, based on Stephen Vell's "
+                        "novel."),
+             ("Carrow (novel)", "Carrow is a 1985 novel by Stephen Vell."),
+             ("The Burning Year", "The Burning Year is a 1988 novel by Stephen Vell."))
+    assert _decided("Did Stephen Vell write both Carrow and The Burning Year?", *works) == "Yes"
+    assert _decided("Did John Orme compose both Iron Sky and Low Road?",
+                    ("Iron Sky", "Iron Sky is a 1965 film score composed by John Orme."),
+                    ("Low Road", "Low Road is a 1970 song composed by Orme, a Welsh session "
+                                 "musician.")) is None
+    # a cast is who stars, not who a film is dedicated to or whose songs it plays
+    cast = ("Red Line", "Red Line is a 2004 action film starring Chris Vell.")
+    for other in ("Big Live is a TV special. Its soundtrack features tracks played by Chris "
+                  "Vell on his radio show.",
+                  "Big Live is a 2005 film starring Brad Orme, and dedicated to Chris Vell.",
+                  "Big Live is a 2005 film. Chris Vell was originally cast but withdrew."):
+        assert _decided("Did Chris Vell appear in both Red Line and Big Live?", cast,
+                        ("Big Live", other)) is None, other
+    # likening or weighing against a thing that is no name
+    assert _decided("Was Marta Vell born in a European capital, like Paris?",
+                    ("Marta Vell", "Marta Vell (born 1970 in Lyon) is a French singer."),
+                    ("Paris", "Paris is the capital of France.")) is None
+    assert _decided("Was Marnie released by the same studio as Vertigo's sequel?",
+                    ("Marnie", "Marnie is a 1964 film released by Vell Studios."),
+                    ("Vertigo", "Vertigo is a 1958 film released by Orme Pictures.")) is None
+
+
+def test_a_province_gives_its_country() -> None:
+    assert _decided("Are Vell International Airport and Orme Airport located in the same "
+                    "country?",
+                    ("Vell International Airport", "Vell International Airport is the "
+                                                   "primary airport serving the city of Vellore "
+                                                   "in Tamil Nadu."),
+                    ("Orme Airport", "Orme Airport is a major Australian regional airport.")
+                    ) == "No"
+
+
+async def test_a_thing_of_the_same_name_is_the_go_between(embedder: Any) -> None:
+    # "a video game based on the 2004 film of the same name": the film's passage is the
+    # second hop, though both passages are titled alike
+    question = "Who directed the film on which the Vell video game is based?"
+    sources = [_page(770, "Vell (video game)", "Vell is an action video game based on the "
+                                               "2004 film of the same name."),
+               _page(771, "Vell (film)", "Vell is a 2004 American action film directed by "
+                                         "Ann Orme.")]
+    draft = await _answer(embedder, question, sources)
+    verified = verify_citations(draft, sources)
+    graded = grade(verified, sources, detect_intent(question), [], only_local=True,
+                   question=question, notes=draft.notes)
+    assert "Ann Orme" in f"{draft.summary} {draft.detail}"
+    assert graded.confidence != Confidence.INSUFFICIENT, graded.limitations
