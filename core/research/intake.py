@@ -114,7 +114,9 @@ _WORD = (rf"[{CAPITAL}](?:\.[{CAPITAL}])+\.?|[{CAPITAL}][a-z]{{0,2}}\.(?=\s+[{CA
 _ROLE_FOLLOWS = re.compile(r"\s+(?:who|whom|whose|that|which)\b", re.I)
 # the small words inside names: "Bank of America", "José Echegaray y Eizaguirre",
 # "Rogier van der Weyden", "Battle Beyond the Sun"
-_INSIDE = r"(?:of\s+the\s+|the\s+|vs?\.\s+|(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})"
+_INSIDE = (r"(?:of\s+the\s+|the\s+|vs?\.\s+|(?:of|with|for|to)\s+an?\s+|(?<=About\s)an?\s+|"
+           r"(?:(?:of|de|y|van|von|da|del|der|du|di|la|le)\s+){0,2})")  # "Portrait of a Lady",
+# "About a Boy"
 _ENTITY = re.compile(
     # quoted; a single quote opens and closes outside a word, not as in "Suicide's ... brand's"
     r"\"([^\"]{2,80})\"|(?<!\w)'([^']{2,80})'(?!\w)|`([^`]{1,80})`|"

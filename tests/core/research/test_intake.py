@@ -99,3 +99,13 @@ def test_an_occupation_opening_the_question_is_no_part_of_the_name() -> None:
     assert detect_intent("General Motors was founded when?").entities == ["General Motors"]
     assert detect_intent("Queen Elizabeth II was born when?").entities == ["Queen Elizabeth II"]
     assert detect_intent("Boy George was born where?").entities == ["Boy George"]
+
+
+def test_a_title_with_a_or_an_inside_is_one_name() -> None:
+    # "About a Boy", "Portrait of a Lady", "Girl with a Pearl Earring"; not "Obama a Democrat"
+    assert "About a Tide" in detect_intent(
+        "The singer who made the soundtrack album About a Tide was born in which town?").entities
+    assert detect_intent("Who wrote The Portrait of a Vell?").entities == ["The Portrait of a Vell"]
+    assert detect_intent("Was Girl with a Pearl Orme painted by Vell?").entities == [
+        "Girl with a Pearl Orme", "Vell"]
+    assert detect_intent("Is Vell a Democrat?").entities == ["Vell", "Democrat"]
