@@ -216,16 +216,12 @@ def _asked_plainly(question: str) -> str:
     """The question with the things it names after its verb, where it names them first;
     and with both things it likens together ("Is A, like B, ...?", "Is A made with vodka,
     like B?", "Was A directed by the same person as B?")."""
-    like = _LIKE.match(question)
-    if like:
-        return (f"{_PLURAL[like.group('verb').casefold()].capitalize()} {like.group('first')} "
-                f"and {like.group('second')} both {like.group('rest')}")
-    for form, both in ((_LIKE_AFTER, " both"), (_SAME_AS, "")):
+    for form, both in ((_LIKE, " both"), (_LIKE_AFTER, " both"), (_SAME_AS, "")):
         told = form.match(question)
         if told:
             return (f"{_PLURAL[told.group('verb').casefold()].capitalize()} "
                     f"{told.group('first')} and {told.group('second')}{both} "
-                    f"{told.group('rest')}?")
+                    f"{told.group('rest').rstrip('?.! ')}?")
     named = _NAMED_FIRST.match(question)
     return _named_after(named) if named else question
 
@@ -560,10 +556,9 @@ def _yes_or_no(question: str, intent: QueryIntent, sources: Sequence[Source]) ->
     if cast is not None and cast.group("who") in intent.entities:
         return _in_both(cast.group("who"), cast.group("things"), sources)
     maker = _MAKER_OF_BOTH.match(question)
-    if maker is not None and maker.group("who") in intent.entities \
-            and _making(maker.group("verb")) is not None:
-        return _made_both(maker.group("who"), _making(maker.group("verb")) or "",
-                          maker.group("things"), sources)
+    making = _making(maker.group("verb")) if maker is not None else None
+    if maker is not None and making is not None and maker.group("who") in intent.entities:
+        return _made_both(maker.group("who"), making, maker.group("things"), sources)
     subjects, predicate = _subjects(question, intent)
     split = _split_titles(question, sources)
     if split is not None:  # "Are A and B and the C both ...?", "Were A and B released
@@ -724,10 +719,8 @@ def _made_both(who: str, made: str, things: str, sources: Sequence[Source]) -> V
     named, surname = _maker_named(who), who.split()[-1].casefold()
     reasons, lacking = [], []
     for _, n in sides:
-        same = title_subject(sources[n].title).casefold()
-        alike = [n, *(k for k, s in enumerate(sources)
-                      if k != n and title_subject(s.title).casefold() == same)]
-        known = [(k, found) for k in alike if (found := _agent(made, sources[k])) is not None]
+        known = [(k, found) for k in _titled_alike(n, sources)
+                 if (found := _agent(made, sources[k])) is not None]
         if not known:
             return None
         by_them = next(((k, said) for k, (makers, said) in known if named in makers), None)
@@ -1354,14 +1347,12 @@ def _same(attribute: str, sides: list[tuple[str, int]], sources: Sequence[Source
     work = lexicon().lemma(noun).base or noun  # "albums": "album"
     if work in _WORKS:  # "the same Shakespeare play": its title
         maker = " ".join(w for w in attribute.split()[:-1] if w[:1].isupper())
-        titles = _each(sides, sources, functools.partial(_work_titled, work, maker)) or []
-        if len({title for title, _, _ in titles}) == 2 and any(
-                a != b and a in b for a, b in itertools.permutations(t for t, _, _ in titles)):
-            return None  # "Manon Lescaut" and "L'histoire ... de Manon Lescaut": maybe one
-            # work by its short and its whole title
-        titled = _compare(sides, sources, functools.partial(_work_titled, work, maker))
-        if titled is not None:
-            return titled
+        titles = _each(sides, sources, functools.partial(_work_titled, work, maker))
+        if titles is not None:
+            if any(a != b and a in b for a, b in itertools.permutations(t for t, _, _ in titles)):
+                return None  # "Manon Lescaut" and "L'histoire ... de Manon Lescaut": maybe one
+                # work by its short and its whole title
+            return _yes_if(len({title for title, _, _ in titles}) == 1, titles)
     if noun == "family":  # "in the borage family, Boraginaceae", "in the pink family"
         families = _each(sides, sources, _family_of)
         if families is not None:
@@ -1669,6 +1660,8 @@ _GENRES = ("rock", "pop", "punk", "metal", "folk", "jazz", "indie", "vocal", "gr
            "soul", "rap", "hop", "electronic", "synth-pop", "synthpop", "country", "reggae",
            "ska", "emo", "funk", "disco", "techno", "house", "dance-punk", "garage",
            "psychedelic", "alternative", "gospel", "choral", "R&B", "boy", "girl", "musical")
+_GENRE_GROUP = re.compile(rf"\b((?i:{'|'.join(map(re.escape, _GENRES))}))\s+"
+                          rf"(?i:{'|'.join(_MUSICAL_GROUPS)})\b")
 
 
 def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | None:
@@ -1677,9 +1670,7 @@ def _named_as(noun: str, source: Source, asked: str = "") -> tuple[str, str] | N
     name is part of it ("the 1968 Summer Olympics"); a name made only of the question's own
     words ("Summer" of "the same Summer Olympics") is none without one."""
     if noun in _MUSICAL_GROUPS:  # the band as named so, else as "the punk trio B"
-        as_bands = re.sub(rf"\b((?i:{'|'.join(map(re.escape, _GENRES))}))\s+"
-                          rf"(?i:{'|'.join(_MUSICAL_GROUPS)})\b", rf"\1 {noun}",
-                          source.content or source.snippet)
+        as_bands = _GENRE_GROUP.sub(rf"\1 {noun}", source.content or source.snippet)
         return _named_as_exact(re.escape(noun), source, asked) or _named_as_exact(
             re.escape(noun), source.model_copy(update={"content": as_bands}), asked)
     return _named_as_exact(re.escape(noun), source, asked)
@@ -1701,9 +1692,9 @@ def _named_as_exact(noun: str, source: Source, asked: str = "") -> tuple[str, st
             rf"(?:\b(1[0-9]{{3}}|20[0-9]{{2}})\s+)?{name}\s+(?i:{noun})\b"
             r"(?:\s+([IVX]{1,4})\b)?(?!\s+[A-Z])", sentence)
         if given:
-            edition = given.group(1) if given.re.groups == 3 else None
-            named = given.group(given.re.groups - (given.re.groups == 3))
-            numeral = given.group(3) if given.re.groups == 3 else None
+            # "the family B" gives a name; "the 1968 B Olympics", "B War II" its edition too
+            edition, named, numeral = (None, given.group(1), None) if given is after \
+                else given.groups()
             if numeral:  # "World War II" and "World War I" are two wars; not a nationality
                 # before it ("an English World War I flying ace"), nor both in one sentence
                 if len(set(re.findall(rf"\b(?i:{noun})\s+([IVX]{{1,4}})\b", sentence))) > 1:
@@ -1732,10 +1723,8 @@ def _each(sides: list[tuple[str, int]], sources: Sequence[Source],
         value = value_of(sources[n])
         if value is None and alike:  # of two passages titled alike ("Ed Wood" and "Ed Wood
             # (film)"), the other may give who made it
-            same = title_subject(sources[n].title).casefold()
-            n, value = next(((k, v) for k, source in enumerate(sources) if k != n
-                             and title_subject(source.title).casefold() == same
-                             and (v := value_of(source)) is not None), (n, None))
+            n, value = next(((k, v) for k in _titled_alike(n, sources)[1:]
+                             if (v := value_of(sources[k])) is not None), (n, None))
         if value is None:
             return None
         found.append((value[0], value[1], n))
@@ -3043,6 +3032,14 @@ def _about(name: str, sources: Sequence[Source]) -> int | None:
                 return inner
         return None
     return found
+
+
+def _titled_alike(n: int, sources: Sequence[Source]) -> list[int]:
+    """Passage `n` and then the others titled for the same thing ("Ed Wood", "Ed Wood
+    (film)")."""
+    same = title_subject(sources[n].title).casefold()
+    return [n, *(k for k, source in enumerate(sources)
+                 if k != n and title_subject(source.title).casefold() == same)]
 
 
 def _kind_named_before(question: str, first: str) -> str | None:
